@@ -130,14 +130,19 @@ def stage_check(results, gen):
     return not bad
 
 
+#: (config, asm) candidates: config = (BLOCK_M, BLOCK_N, warps, UNROLL[, CHUNK_A]); CHUNK_A=False is the
+#: one-column-at-a-time loop that was the default until 2026-11-22
 SWEEP = {
-    "int32": [((256, 64, 4, 8), 1), ((32, 128, 2, 8), 1), ((32, 256, 4, 8), 1)],
-    "int16": [((64, 64, 2, 16), 2), ((128, 64, 4, 16), 2)],
-    "float32": [((256, 64, 4, 8), 3), ((256, 64, 4, 8), 0)],
+    "int32": [((256, 64, 4, 8, False), 1), ((256, 64, 4, 8), 1), ((128, 64, 4, 8), 1), ((128, 128, 8, 8), 1),
+              ((256, 128, 8, 8), 1), ((128, 64, 4, 16), 1), ((128, 128, 8, 16), 1), ((256, 64, 8, 8), 1)],
+    "int16": [((64, 64, 2, 16, False), 2), ((128, 64, 4, 8), 2), ((128, 128, 8, 8), 2), ((256, 64, 4, 8), 2),
+              ((256, 128, 8, 8), 2), ((128, 128, 8, 16), 2), ((128, 128, 8, 8), 0), ((256, 128, 8, 8), 0)],
+    "float32": [((256, 64, 4, 8, False), 3), ((256, 64, 4, 8), 3), ((128, 64, 4, 8), 3), ((128, 128, 8, 8), 3),
+                ((256, 128, 8, 8), 3), ((128, 128, 8, 16), 3), ((128, 128, 8, 8), 0)],
 }
 
 
-def stage_sweep(results, gen, n=8192, k=128):
+def stage_sweep(results, gen, n=16384, k=128):
     log(f"== tile sweep on a phase-3 product: C {n}x{n}, K={k}")
     rows = []
     for dname in ("int32", "int16", "float32"):
@@ -160,15 +165,58 @@ def stage_sweep(results, gen, n=8192, k=128):
             t = statistics.median(times)
             rate = n * n * k / t
             rows.append({"dtype": dname, "config": list(cfg), "block_m": cfg[0], "block_n": cfg[1],
-                         "warps": cfg[2], "unroll": cfg[3], "asm": asm, "seconds": t, "updates_per_s": rate, "ok": ok})
-            log(f"  {dname:8s} {cfg!s:18s} asm={asm} {rate / 1e12:7.2f} T/s  ok={ok}")
-        best = max((r for r in rows if r["dtype"] == dname and r["ok"]), key=lambda r: r["updates_per_s"])
-        # report only: the best product at n = 8192 was not the best whole solve at n = 32768
-        # (2026-11-22, H200), so solves keep the measured defaults in apsp/gpu/minplus.py
+                         "warps": cfg[2], "unroll": cfg[3], "chunk_a": cfg[4] if len(cfg) > 4 else True,
+                         "asm": asm, "seconds": t, "updates_per_s": rate, "ok": ok})
+            log(f"  {dname:8s} {cfg!s:24s} asm={asm} {rate / 1e12:7.2f} T/s  ok={ok}")
         minplus.ASM_MODE[dt] = default_asm
-        log(f"  -> {dname}: fastest here {tuple(best['config'])} asm={best['asm']}; "
-            f"solves use {minplus.MINPLUS_CONFIG[dt]} asm={default_asm}")
+        base = a_t = b = ref = c = None
+        torch.cuda.empty_cache()
     results["sweep"] = rows
+    return rows
+
+
+def stage_tune(results, sweep_rows, ceilings, n=32768, top=3, repeats=2):
+    """Whole solves at n with the sweep's fastest products: a product's rate at one size did not
+    predict the whole solve (2026-11-22), so the default table is chosen from these."""
+    log(f"== whole solves at n={n} with the {top} fastest products per dtype")
+    rows = []
+    for dname in ("int32", "int16", "float32"):
+        dt = DTYPES[dname]
+        cands = sorted((r for r in sweep_rows if r["dtype"] == dname and r["ok"]),
+                       key=lambda r: -r["updates_per_s"])[:top]
+        default_asm = minplus.ASM_MODE.get(dt, 0)
+        first = None
+        for r in cands:
+            cfg = tuple(r["config"])
+            minplus.ASM_MODE[dt] = r["asm"]
+            g = torch.Generator(device="cuda")
+            g.manual_seed(n)
+            start = random_start(n, dt, 0.5, 3, g)
+            d = start.clone()
+            buf = torch.empty((128, d.shape[0]), dtype=dt, device="cuda")
+
+            def run():
+                d.copy_(start)
+                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=cfg)
+
+            copy_t = statistics.median(cuda_time(lambda: d.copy_(start), repeats=3))
+            times = [t - copy_t for t in cuda_time(run, repeats=repeats)]
+            t = statistics.median(times)
+            rate = n ** 3 / t
+            frac = rate / ceilings[dname] if dname in ceilings else float("nan")
+            result = as_float(d, n, False)
+            same = None if first is None else bool(torch.equal(result, first))
+            first = result if first is None else first
+            rows.append({"n": n, "dtype": dname, "config": list(cfg), "asm": r["asm"], "seconds": t,
+                         "updates_per_s": rate, "fraction_of_ceiling": frac, "equal_to_first": same})
+            log(f"  n={n} {dname:8s} {cfg!s:24s} asm={r['asm']} {t:7.3f} s {rate / 1e12:6.2f} T/s "
+                f"{frac:6.1%} of ceiling same-as-first={same}")
+            d = start = buf = result = None
+            torch.cuda.empty_cache()
+        minplus.ASM_MODE[dt] = default_asm
+        first = None
+        torch.cuda.empty_cache()
+    results["tune"] = rows
 
 
 def stage_solve(results, gen, sizes, dtypes, blocks, ceilings, repeats):
@@ -220,11 +268,12 @@ def stage_sass(results):
         c = torch.zeros((256, 256), dtype=dt, device="cuda")
         a = torch.zeros((256, 128), dtype=dt, device="cuda")
         b = torch.zeros((128, 256), dtype=dt, device="cuda")
-        bm, bn, w, u = minplus.MINPLUS_CONFIG[dt]
+        bm, bn, w, u, *chunk = minplus.MINPLUS_CONFIG[dt]
         k = minplus._minplus_kernel[(4,)](c, a, b, c, 256, 256, 128, 256, 1, 1, 256, 256, 1, 256, 1,
                                             minplus.inf_for(c), CLAMP=False, HAS_C2=False, EVEN=True,
                                             BLOCK_M=bm, BLOCK_N=bn, GROUP_M=8,
-                                            ASM=minplus.ASM_MODE.get(dt, 0), UNROLL=u, num_warps=w)
+                                            ASM=minplus.ASM_MODE.get(dt, 0), UNROLL=u,
+                                            CHUNK_A=chunk[0] if chunk else True, num_warps=w)
         sass = ""
         try:  # disassemble the cubin with the cuobjdump Triton ships or the system's
             import subprocess, tempfile, shutil
@@ -332,8 +381,10 @@ def main():
     try:
         if "ceiling" in stages:
             ceilings = stage_ceiling(results)
-        if "sweep" in stages:
-            stage_sweep(results, gen)
+        if "sweep" in stages or "tune" in stages:
+            sweep_rows = stage_sweep(results, gen)
+        if "tune" in stages:
+            stage_tune(results, sweep_rows, ceilings)
         if "sass" in stages:
             stage_sass(results)
         if "check" in stages:

@@ -62,6 +62,38 @@ def test_minplus_update_matches_formula(rng, shape, dtype):
     np.testing.assert_array_equal(out2.t().cpu().numpy(), want)
 
 
+#: (BLOCK_M, BLOCK_N, warps, UNROLL, CHUNK_A): both A-loading schemes, unrolls that do and do not divide k
+KERNEL_CONFIGS = [(16, 16, 1, 4, True), (16, 16, 1, 4, False), (16, 32, 1, 8, True), (32, 16, 1, 2, True)]
+
+
+@pytest.mark.parametrize("config", KERNEL_CONFIGS + (["default"] if HAS_CUDA else []))
+@pytest.mark.parametrize("negative", [False, True])
+@pytest.mark.parametrize("dtype", ["int32", "int16", "float32"])
+def test_minplus_update_configs(rng, config, negative, dtype):
+    import torch
+
+    from apsp.gpu.minplus import inf_for, minplus_update
+
+    m, k, s = 37, 19, 45
+    lo = -20 if negative else 0
+    inf = inf_for(torch.empty(0, dtype=getattr(torch, dtype)))
+    a = rng.integers(lo, 50, size=(m, k)).astype(dtype)
+    b = rng.integers(lo, 50, size=(k, s)).astype(dtype)
+    c = rng.integers(lo, 100, size=(m, s)).astype(dtype)
+    a[rng.random(a.shape) < 0.2] = inf  # unreachable entries stay unreachable
+    b[rng.random(b.shape) < 0.2] = inf
+    wide = np.minimum(c.astype(np.float64), (a[:, :, None].astype(np.float64) + b[None, :, :]).min(axis=1))
+    want = np.where(wide >= inf, inf, wide) if not negative else np.maximum(wide, -inf)
+    dev = _device()
+    ct = torch.from_numpy(c).to(dev)
+    a_t = torch.from_numpy(np.ascontiguousarray(a.T)).to(dev)
+    minplus_update(ct, a_t.t(), torch.from_numpy(b).to(dev), negative=negative,
+                   config=None if config == "default" else config)
+    got = ct.cpu().numpy().astype(np.float64)
+    got = np.where(got >= inf, inf, got)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("size", [1, 2, 13, 16, 31])
 def test_close_block_equals_oracle(rng, size):
     import torch

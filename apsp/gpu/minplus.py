@@ -112,12 +112,45 @@ def _rank1_update(acc, a_ptrs, b_ptrs, row_ok, col_ok, INF, CLAMP: tl.constexpr,
 
 
 @triton.jit
+def _minplus_columns(acc, a_cols, b_ptrs, k, stride_bk, col_ok, INF, CLAMP: tl.constexpr, EVEN: tl.constexpr,
+                     KC: tl.constexpr, STEP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     ASM: tl.constexpr):
+    """acc = min(acc, a_cols[:, j] + b[k + j * STEP, :]) over the KC columns j of ``a_cols``.
+
+    The columns are peeled off by halving the last dimension (``tl.split``), which
+    keeps them in registers: the chunk went through one layout conversion when it
+    was loaded, not one per column.
+    """
+    if KC == 1:
+        a = tl.reshape(a_cols, (BLOCK_M,))
+        if EVEN:
+            b = tl.load(b_ptrs + k * stride_bk)
+        else:
+            b = tl.load(b_ptrs + k * stride_bk, mask=col_ok, other=INF)
+        if CLAMP:
+            b = tl.maximum(b, -INF).to(b.dtype)
+        if ASM != 0:
+            acc = minplus_pair(acc, tl.broadcast_to(a[:, None], (BLOCK_M, BLOCK_N)),
+                               tl.broadcast_to(b[None, :], (BLOCK_M, BLOCK_N)), ASM)
+        else:
+            acc = tl.minimum(acc, a[:, None] + b[None, :])
+    else:
+        even_cols, odd_cols = tl.split(tl.reshape(a_cols, (BLOCK_M, KC // 2, 2)))
+        acc = _minplus_columns(acc, even_cols, b_ptrs, k, stride_bk, col_ok, INF, CLAMP, EVEN,
+                               KC // 2, STEP * 2, BLOCK_M, BLOCK_N, ASM)
+        acc = _minplus_columns(acc, odd_cols, b_ptrs, k + STEP, stride_bk, col_ok, INF, CLAMP, EVEN,
+                               KC // 2, STEP * 2, BLOCK_M, BLOCK_N, ASM)
+    return acc
+
+
+@triton.jit
 def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
                     stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn,
                     stride_c2m, stride_c2n, INF,
                     CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
-                    ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr = False):
+                    ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr = False,
+                    CHUNK_A: tl.constexpr = True):
     # grouped launch order: programs running together share rows of A and columns of B in L2
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -141,20 +174,35 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
     if EVEN:
         acc = tl.load(c_ptrs)
     else:
-        acc = tl.load(c_ptrs, mask=(rows < M)[:, None] & (cols < N)[None, :], other=INF)
-    # K in chunks of UNROLL fully unrolled steps: the loads of a chunk issue back to
-    # back with immediate offsets, then UNROLL rank-1 updates; a plain loop does the rest
+        acc = tl.load(c_ptrs, mask=row_ok[:, None] & col_ok[None, :], other=INF)
     k_main = K - K % UNROLL
-    for k0 in range(0, k_main, UNROLL):
-        for kk in tl.static_range(UNROLL):
-            acc = _rank1_update(acc, a_ptrs + (k0 + kk) * stride_ak, b_ptrs + (k0 + kk) * stride_bk,
-                                row_ok, col_ok, INF, CLAMP, EVEN, BLOCK_M, BLOCK_N, ASM)
+    if CHUNK_A:
+        # A in chunks of UNROLL columns, one 2-D load each: the chunk's conversion to the
+        # accumulator's row layout (through shared memory, with a barrier) happens once per
+        # chunk instead of once per column, which is what bounded the per-column loop
+        chunk = tl.arange(0, UNROLL)
+        a_chunk_ptrs = a_ptrs[:, None] + chunk[None, :] * stride_ak
+        for k0 in range(0, k_main, UNROLL):
+            if EVEN:
+                a_cols = tl.load(a_chunk_ptrs + k0 * stride_ak)
+            else:
+                a_cols = tl.load(a_chunk_ptrs + k0 * stride_ak, mask=row_ok[:, None], other=INF)
+            if CLAMP:
+                a_cols = tl.maximum(a_cols, -INF).to(a_cols.dtype)
+            acc = _minplus_columns(acc, a_cols, b_ptrs, k0, stride_bk, col_ok, INF, CLAMP, EVEN,
+                                   UNROLL, 1, BLOCK_M, BLOCK_N, ASM)
+    else:
+        # one column at a time: the loads of a chunk issue back to back with immediate offsets
+        for k0 in range(0, k_main, UNROLL):
+            for kk in tl.static_range(UNROLL):
+                acc = _rank1_update(acc, a_ptrs + (k0 + kk) * stride_ak, b_ptrs + (k0 + kk) * stride_bk,
+                                    row_ok, col_ok, INF, CLAMP, EVEN, BLOCK_M, BLOCK_N, ASM)
     for k in range(k_main, K):
         acc = _rank1_update(acc, a_ptrs + k * stride_ak, b_ptrs + k * stride_bk,
                             row_ok, col_ok, INF, CLAMP, EVEN, BLOCK_M, BLOCK_N, ASM)
     if CLAMP:
         acc = tl.maximum(acc, -INF).to(acc.dtype)
-    tile_ok = (rows < M)[:, None] & (cols < N)[None, :]
+    tile_ok = row_ok[:, None] & col_ok[None, :]
     if EVEN:
         tl.store(c_ptrs, acc)
     else:
@@ -184,7 +232,8 @@ def _naive_step_kernel(d_ptr, n, k, stride, INF, CLAMP: tl.constexpr, BLOCK: tl.
 
 
 # --------------------------------------------------------------------------- launch configuration
-#: (BLOCK_M, BLOCK_N, num_warps, UNROLL) for the min-plus product, per dtype.
+#: (BLOCK_M, BLOCK_N, num_warps, UNROLL[, CHUNK_A]) for the min-plus product, per dtype; CHUNK_A
+#: (default True) loads A in 2-D chunks of UNROLL columns, False one column at a time.
 #: Measured on an H200 (BENCHMARKS.md): the full n = 32768 solves of 2026-11-21 ran int32 and
 #: float32 with (256, 64, 4, 8) and int16 with (64, 64, 2, 16).
 MINPLUS_CONFIG = {
@@ -248,7 +297,8 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
         raise ValueError(f"shapes do not chain: c{tuple(c.shape)} a{tuple(a.shape)} b{tuple(b.shape)}")
     if m == 0 or n == 0 or k == 0:
         return
-    block_m, block_n, warps, unroll = _minplus_config(c, config)
+    block_m, block_n, warps, unroll, *rest = _minplus_config(c, config)
+    chunk_a = rest[0] if rest else True
     wide = max(_max_offset(t) for t in (c, a, b) + ((out2,) if out2 is not None else ())) >= 2 ** 31
     even = m % block_m == 0 and n % block_n == 0
     c2 = out2 if out2 is not None else c
@@ -259,7 +309,7 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
                           CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
                           BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8,
                           ASM=ASM_MODE.get(c.dtype, ASM_PLAIN) if c.device.type == "cuda" else ASM_PLAIN,
-                          UNROLL=unroll, WIDE=wide, num_warps=warps)
+                          UNROLL=unroll, WIDE=wide, CHUNK_A=chunk_a, num_warps=warps)
 
 
 def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,

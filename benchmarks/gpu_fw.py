@@ -130,15 +130,16 @@ def stage_check(results, gen):
     return not bad
 
 
-#: (config, asm) candidates: config = (BLOCK_M, BLOCK_N, warps, UNROLL[, CHUNK_A]); CHUNK_A=False is the
-#: one-column-at-a-time loop that was the default until 2026-11-22
+#: (config, asm) candidates, config in apsp.gpu.minplus.MinplusConfig's order (BLOCK_M, BLOCK_N, warps,
+#: UNROLL, CHUNK_A, STAGES); the first of each dtype is the default of the commit that added it
 SWEEP = {
-    "int32": [((256, 64, 4, 8, False), 1), ((256, 64, 4, 8), 1), ((128, 64, 4, 8), 1), ((128, 128, 8, 8), 1),
-              ((256, 128, 8, 8), 1), ((128, 64, 4, 16), 1), ((128, 128, 8, 16), 1), ((256, 64, 8, 8), 1)],
-    "int16": [((64, 64, 2, 16, False), 2), ((128, 64, 4, 8), 2), ((128, 128, 8, 8), 2), ((256, 64, 4, 8), 2),
-              ((256, 128, 8, 8), 2), ((128, 128, 8, 16), 2), ((128, 128, 8, 8), 0), ((256, 128, 8, 8), 0)],
-    "float32": [((256, 64, 4, 8, False), 3), ((256, 64, 4, 8), 3), ((128, 64, 4, 8), 3), ((128, 128, 8, 8), 3),
-                ((256, 128, 8, 8), 3), ((128, 128, 8, 16), 3), ((128, 128, 8, 8), 0)],
+    "int32": [((256, 64, 4, 8, True, 1), 1), ((256, 64, 4, 8, True, 2), 1), ((256, 64, 4, 8, False, 2), 1),
+              ((256, 64, 4, 8, False, 3), 1), ((128, 64, 4, 8, True, 3), 1), ((128, 64, 4, 8, False, 3), 1),
+              ((128, 64, 4, 8, True, 2), 1), ((256, 64, 4, 16, False, 2), 1)],
+    "int16": [((256, 64, 4, 8, True, 1), 2), ((256, 64, 4, 8, True, 2), 2), ((256, 64, 4, 8, True, 3), 2),
+              ((128, 64, 4, 8, True, 3), 2), ((128, 64, 4, 16, True, 2), 2), ((128, 64, 4, 8, True, 2), 2)],
+    "float32": [((256, 64, 4, 8, False, 1), 3), ((256, 64, 4, 8, True, 2), 3), ((128, 64, 4, 8, False, 3), 3),
+                ((128, 64, 4, 8, True, 3), 3), ((256, 64, 4, 8, False, 3), 3)],
 }
 
 
@@ -165,7 +166,7 @@ def stage_sweep(results, gen, n=16384, k=128):
             t = statistics.median(times)
             rate = n * n * k / t
             rows.append({"dtype": dname, "config": list(cfg), "block_m": cfg[0], "block_n": cfg[1],
-                         "warps": cfg[2], "unroll": cfg[3], "chunk_a": cfg[4] if len(cfg) > 4 else True,
+                         "warps": cfg[2], "unroll": cfg[3], "chunk_a": cfg[4], "stages": cfg[5],
                          "asm": asm, "seconds": t, "updates_per_s": rate, "ok": ok})
             log(f"  {dname:8s} {cfg!s:24s} asm={asm} {rate / 1e12:7.2f} T/s  ok={ok}")
         minplus.ASM_MODE[dt] = default_asm
@@ -268,12 +269,12 @@ def stage_sass(results):
         c = torch.zeros((256, 256), dtype=dt, device="cuda")
         a = torch.zeros((256, 128), dtype=dt, device="cuda")
         b = torch.zeros((128, 256), dtype=dt, device="cuda")
-        bm, bn, w, u, *chunk = minplus.MINPLUS_CONFIG[dt]
+        bm, bn, w, u, chunk_a, stages = minplus.MinplusConfig(*minplus.MINPLUS_CONFIG[dt])
         k = minplus._minplus_kernel[(4,)](c, a, b, c, 256, 256, 128, 256, 1, 1, 256, 256, 1, 256, 1,
                                             minplus.inf_for(c), CLAMP=False, HAS_C2=False, EVEN=True,
                                             BLOCK_M=bm, BLOCK_N=bn, GROUP_M=8,
                                             ASM=minplus.ASM_MODE.get(dt, 0), UNROLL=u,
-                                            CHUNK_A=chunk[0] if chunk else True, num_warps=w)
+                                            CHUNK_A=chunk_a, STAGES=stages, num_warps=w)
         sass = ""
         try:  # disassemble the cubin with the cuobjdump Triton ships or the system's
             import subprocess, tempfile, shutil
@@ -335,7 +336,7 @@ def stage_paths(results, sizes=(8192, 16384), densities=(0.01,), repeats=2):
             bad = 0
             for _ in range(2000):
                 i, j = (int(x) for x in rng.integers(0, n, size=2))
-                if i == j or not r1.reachable[i, j]:
+                if i == j or r1.distances[i, j] == r1.unreachable:
                     continue
                 path, total = [i], 0
                 while path[-1] != j and len(path) <= n:

@@ -62,8 +62,9 @@ def test_minplus_update_matches_formula(rng, shape, dtype):
     np.testing.assert_array_equal(out2.t().cpu().numpy(), want)
 
 
-#: (BLOCK_M, BLOCK_N, warps, UNROLL, CHUNK_A): both A-loading schemes, unrolls that do and do not divide k
-KERNEL_CONFIGS = [(16, 16, 1, 4, True), (16, 16, 1, 4, False), (16, 32, 1, 8, True), (32, 16, 1, 2, True)]
+#: MinplusConfig tuples: both A-loading schemes, unrolls that do and do not divide k, pipelined loops
+KERNEL_CONFIGS = [(16, 16, 1, 4, True), (16, 16, 1, 4, False), (16, 32, 1, 8, True), (32, 16, 1, 2, True),
+                  (32, 32, 1, 8, True, 2), (32, 32, 2, 4, False, 3)]
 
 
 @pytest.mark.parametrize("config", KERNEL_CONFIGS + (["default"] if HAS_CUDA else []))

@@ -19,6 +19,8 @@ negative weights (and negative cycles) never wrap around.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 import triton
@@ -150,7 +152,7 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
                     CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
                     ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr = False,
-                    CHUNK_A: tl.constexpr = True):
+                    CHUNK_A: tl.constexpr = True, STAGES: tl.constexpr = 1):
     # grouped launch order: programs running together share rows of A and columns of B in L2
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -182,7 +184,8 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
         # chunk instead of once per column, which is what bounded the per-column loop
         chunk = tl.arange(0, UNROLL)
         a_chunk_ptrs = a_ptrs[:, None] + chunk[None, :] * stride_ak
-        for k0 in range(0, k_main, UNROLL):
+        # STAGES > 1: Triton's pipeliner prefetches the next chunks (cp.async into shared memory)
+        for k0 in tl.range(0, k_main, UNROLL, num_stages=STAGES):
             if EVEN:
                 a_cols = tl.load(a_chunk_ptrs + k0 * stride_ak)
             else:
@@ -193,7 +196,7 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
                                    UNROLL, 1, BLOCK_M, BLOCK_N, ASM)
     else:
         # one column at a time: the loads of a chunk issue back to back with immediate offsets
-        for k0 in range(0, k_main, UNROLL):
+        for k0 in tl.range(0, k_main, UNROLL, num_stages=STAGES):
             for kk in tl.static_range(UNROLL):
                 acc = _rank1_update(acc, a_ptrs + (k0 + kk) * stride_ak, b_ptrs + (k0 + kk) * stride_bk,
                                     row_ok, col_ok, INF, CLAMP, EVEN, BLOCK_M, BLOCK_N, ASM)
@@ -232,14 +235,23 @@ def _naive_step_kernel(d_ptr, n, k, stride, INF, CLAMP: tl.constexpr, BLOCK: tl.
 
 
 # --------------------------------------------------------------------------- launch configuration
-#: (BLOCK_M, BLOCK_N, num_warps, UNROLL[, CHUNK_A]) for the min-plus product, per dtype; CHUNK_A
-#: (default True) loads A in 2-D chunks of UNROLL columns, False one column at a time.
-#: Measured on an H200 (BENCHMARKS.md): the full n = 32768 solves of 2026-11-21 ran int32 and
-#: float32 with (256, 64, 4, 8) and int16 with (64, 64, 2, 16).
+class MinplusConfig(NamedTuple):
+    """Launch configuration of the min-plus product."""
+
+    block_m: int
+    block_n: int
+    warps: int
+    unroll: int  #: k steps per chunk
+    chunk_a: bool = True  #: load A in 2-D chunks of ``unroll`` columns (False: one column at a time)
+    stages: int = 1  #: > 1: software-pipeline the chunk loads this many deep
+
+
+#: the min-plus product's configuration per dtype (a tuple in MinplusConfig's order also works)
+#: Chosen from whole n = 32768 solves on an H200 (benchmarks/gpu_fw.py --stages tune; BENCHMARKS.md).
 MINPLUS_CONFIG = {
-    torch.int16: (64, 64, 2, 16),
-    torch.int32: (256, 64, 4, 8),
-    torch.float32: (256, 64, 4, 8),
+    torch.int16: (256, 64, 4, 8, True, 1),
+    torch.int32: (256, 64, 4, 8, True, 1),
+    torch.float32: (256, 64, 4, 8, False, 1),
     torch.int64: (64, 64, 4, 4),
     torch.float64: (64, 64, 4, 4),
 }
@@ -297,8 +309,7 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
         raise ValueError(f"shapes do not chain: c{tuple(c.shape)} a{tuple(a.shape)} b{tuple(b.shape)}")
     if m == 0 or n == 0 or k == 0:
         return
-    block_m, block_n, warps, unroll, *rest = _minplus_config(c, config)
-    chunk_a = rest[0] if rest else True
+    block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*_minplus_config(c, config))
     wide = max(_max_offset(t) for t in (c, a, b) + ((out2,) if out2 is not None else ())) >= 2 ** 31
     even = m % block_m == 0 and n % block_n == 0
     c2 = out2 if out2 is not None else c
@@ -309,7 +320,8 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
                           CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
                           BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8,
                           ASM=ASM_MODE.get(c.dtype, ASM_PLAIN) if c.device.type == "cuda" else ASM_PLAIN,
-                          UNROLL=unroll, WIDE=wide, CHUNK_A=chunk_a, num_warps=warps)
+                          UNROLL=unroll, WIDE=wide, CHUNK_A=chunk_a, STAGES=stages,
+                          num_warps=warps)
 
 
 def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,

@@ -354,6 +354,9 @@ def stage_paths(results, sizes=(8192, 16384), densities=(0.01,), repeats=2):
                    "gpu_paths_s": statistics.median(c_paths), "same_distances": same, "bad_paths_of_2000": bad}
             row["ratio_total"] = row["total_paths_s"] / row["total_plain_s"]
             row["ratio_gpu"] = row["gpu_paths_s"] / row["gpu_plain_s"]
+            row["timings_plain"], row["timings_paths"] = r0.timings, r1.timings
+            log("  stages without / with successors (s): "
+                + ", ".join(f"{k} {r0.timings.get(k, 0):.3f}/{v:.3f}" for k, v in r1.timings.items()))
             rows.append(row)
             log(f"  n={n} density={dens}: distance-only {row['total_plain_s']:.3f} s (GPU {row['gpu_plain_s']:.3f}), "
                 f"with successors {row['total_paths_s']:.3f} s (GPU {row['gpu_paths_s']:.3f}); "

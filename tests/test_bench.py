@@ -45,7 +45,14 @@ def _check_png(path: Path, min_colored: int = 200) -> None:
 
 
 def _table_rows(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("| ")]
+    """The rows of the first markdown table in ``text`` (with a GPU a second one follows)."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("| "):
+            rows.append(line)
+        elif rows:
+            break
+    return rows
 
 
 # -- the acceptance test: `apsp bench backends --quick` end to end ---------------------------------

@@ -81,7 +81,9 @@ def scipy_input(graph):
 def effective_weights(graph, directed, unweighted):
     """The weights Floyd-Warshall uses, by scipy's documented rules (inf = no edge)."""
     if sp.issparse(graph):
-        g = graph if graph.format in SCIPY_FW_FORMATS else graph.tocsr()
+        # the conversion scipy's reference run got (bsr blocks can hold explicit zeros that some
+        # scipy versions keep in tocsr() and others do not)
+        g = graph if graph.format in SCIPY_FW_FORMATS else scipy_input(graph)
         a = csgraph.csgraph_to_dense(g, null_value=np.inf)
     elif np.ma.isMaskedArray(graph):
         a = np.array(graph.data, dtype=np.float64)

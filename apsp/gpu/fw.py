@@ -53,6 +53,15 @@ class _Timer:
         return out
 
 
+def to_host(t: torch.Tensor) -> np.ndarray:
+    """A C-contiguous numpy copy of ``t``. Copied into numpy's own allocation (which asks the OS
+    for huge pages) rather than through ``.cpu()``: first-touch page faults of a fresh multi-GB
+    host buffer otherwise cost about as much as the transfer."""
+    out = np.empty(tuple(t.shape), dtype=np.dtype(str(t.dtype).replace("torch.", "")))
+    torch.from_numpy(out).copy_(t)
+    return out
+
+
 def padded_size(n: int, device: torch.device) -> int:
     pad = PAD if device.type == "cuda" else 16
     return max(pad, -(-n // pad) * pad)
@@ -182,8 +191,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if opts.dtype.kind != "f":
         work.masked_fill_(work > limit, int(dtypes.unreachable_value(opts.dtype)))
     timer.mark("paths")
-    dist = np.empty((n, n), dtype=opts.dtype)
-    torch.from_numpy(dist).copy_(work)
+    dist = to_host(work)
+    successors = None if successors is None else to_host(successors)
+    predecessors = None if predecessors is None else to_host(predecessors)
     timer.mark("d2h")
     timings = timer.stages()
     if not (opts.successors or opts.predecessors):

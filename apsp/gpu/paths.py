@@ -143,14 +143,14 @@ def _repair_loops(csr, d: torch.Tensor, succ: torch.Tensor, limit, is_float: boo
 
 
 def successors_and_predecessors(graph, d: torch.Tensor, limit, opts):
-    """Host arrays (successors, predecessors) as requested by ``opts``; None where not asked."""
+    """Device tensors (successors, predecessors) as requested by ``opts``; None where not asked."""
     csr = graph.to_csr()
     dtype = opts.dtype
     successors = predecessors = None
     if opts.successors:
-        successors = successor_matrix(csr, d, limit, dtype).cpu().numpy()
+        successors = successor_matrix(csr, d, limit, dtype)
     if opts.predecessors:
         # predecessors of G are successors of the reversed graph under transposed distances
         pred_t = successor_matrix(csr.T.tocsr(), d.t().contiguous(), limit, dtype)
-        predecessors = pred_t.t().contiguous().cpu().numpy()
+        predecessors = pred_t.t()
     return successors, predecessors

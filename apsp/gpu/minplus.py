@@ -249,9 +249,9 @@ class MinplusConfig(NamedTuple):
 #: the min-plus product's configuration per dtype (a tuple in MinplusConfig's order also works)
 #: Chosen from whole n = 32768 solves on an H200 (benchmarks/gpu_fw.py --stages tune; BENCHMARKS.md).
 MINPLUS_CONFIG = {
-    torch.int16: (256, 64, 4, 8, True, 1),
-    torch.int32: (256, 64, 4, 8, True, 1),
-    torch.float32: (256, 64, 4, 8, False, 1),
+    torch.int16: (256, 64, 4, 8, True, 3),
+    torch.int32: (256, 64, 4, 8, False, 3),
+    torch.float32: (128, 64, 4, 8, True, 3),
     torch.int64: (64, 64, 4, 4),
     torch.float64: (64, 64, 4, 4),
 }

@@ -124,6 +124,8 @@ def main(argv=None) -> int:
         check_against_scipy(res, a, rows)
         kernels = res.timings.get("compute", float("nan"))
         diameter = res.info["diameter"]
+        stages = ", ".join(f"{k} {v:.4f}" for k, v in res.timings.items())
+        print(f"# n={n}: GPU BFS whole call {t_bfs:.4f} s; stages (s): {stages}", flush=True)
         del res
 
         t_fw = float("nan")

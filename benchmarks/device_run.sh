@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw paths homework bfs ooc quicktests   (default: the first five)
+# stages: tests gpu_fw tune paths homework bfs ooc quicktests bench   (default: tests gpu_fw paths homework bfs)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 OUT=${OUT:-bench-out}
@@ -18,6 +18,18 @@ for stage in $stages; do
       timeout 300 python3 benchmarks/gpu_fw.py --stages ceiling,sweep,check,solve \
         --sizes 8192,16384,32768 --out "$OUT/gpu_fw.json" > "$OUT/gpu_fw.log" 2>&1
       grep -vE "^  (int|float)[0-9]+ +\(" "$OUT/gpu_fw.log" | tail -25 ;;
+    tune)
+      timeout 200 python3 benchmarks/gpu_fw.py --stages ceiling,tune --out "$OUT/tune.json" > "$OUT/tune.log" 2>&1
+      grep -E "T/s|T updates" "$OUT/tune.log" ;;
+    bench)
+      for suite in ceiling "backends --sizes 256 1024 4096 8192 --time-limit 10 --repeat 3" \
+          "block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu" \
+          "breakdown --sizes 4096 16384 --backends fw-gpu fw-cpu --time-limit 60" \
+          "memory --sizes 4096 16384 --backends fw-gpu bfs-gpu fw-cpu --time-limit 30"; do
+        name=${suite%% *}
+        timeout 150 python3 -m apsp bench $suite --out "$OUT/bench/$name" -q > "$OUT/bench-$name.md" 2>&1
+        echo "--- bench $name rc=$?"; head -40 "$OUT/bench-$name.md"
+      done ;;
     paths)
       timeout 150 python3 benchmarks/gpu_fw.py --stages paths --out "$OUT/paths.json" 2>&1 | tail -4 ;;
     homework)

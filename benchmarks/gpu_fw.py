@@ -133,12 +133,12 @@ def stage_check(results, gen):
 #: (config, asm) candidates, config in apsp.gpu.minplus.MinplusConfig's order (BLOCK_M, BLOCK_N, warps,
 #: UNROLL, CHUNK_A, STAGES); the first of each dtype is the default of the commit that added it
 SWEEP = {
-    "int32": [((256, 64, 4, 8, False, 3), 1), ((256, 64, 4, 8, True, 2), 1), ((128, 64, 4, 8, True, 3), 1),
-              ((256, 64, 4, 8, False, 4), 1), ((256, 64, 4, 8, True, 3), 1)],
-    "int16": [((256, 64, 4, 8, True, 3), 2), ((256, 64, 4, 8, True, 4), 2), ((256, 128, 8, 8, True, 3), 2),
-              ((256, 64, 4, 16, True, 3), 2), ((128, 64, 4, 8, True, 3), 2)],
-    "float32": [((128, 64, 4, 8, True, 3), 3), ((128, 64, 4, 8, True, 4), 3), ((128, 128, 8, 8, True, 3), 3),
-                ((256, 64, 8, 8, True, 3), 3), ((64, 128, 4, 8, True, 3), 3), ((128, 64, 4, 16, True, 3), 3)],
+    "int32": [((256, 64, 4, 8, True, 3), 1), ((256, 64, 4, 8, False, 3), 1), ((256, 64, 4, 8, True, 1), 1),
+              ((256, 64, 4, 8, False, 1), 1)],
+    "int16": [((256, 64, 4, 8, True, 3), 2), ((256, 64, 4, 8, True, 4), 2), ((256, 64, 4, 8, True, 1), 2),
+              ((64, 64, 2, 16, False, 1), 2)],
+    "float32": [((64, 128, 4, 8, True, 3), 3), ((128, 64, 4, 16, True, 3), 3), ((128, 64, 4, 8, True, 3), 3),
+                ((256, 64, 4, 8, False, 1), 3)],
 }
 
 
@@ -175,7 +175,7 @@ def stage_sweep(results, gen, n=16384, k=128):
     return rows
 
 
-def stage_tune(results, sweep_rows, ceilings, n=32768, top=3, repeats=2):
+def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
     """Whole solves at n with the sweep's fastest products: a product's rate at one size did not
     predict the whole solve (2026-11-22), so the default table is chosen from these."""
     log(f"== whole solves at n={n} with the {top} fastest products per dtype")
@@ -186,7 +186,9 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=3, repeats=2):
                        key=lambda r: -r["updates_per_s"])[:top]
         default_asm = minplus.ASM_MODE.get(dt, 0)
         first = None
-        for r in cands:
+        # the fastest product also without look-ahead (phases 1-2 in line): what the overlap gains
+        runs = [(r, True) for r in cands] + [(cands[0], False)] if cands else []
+        for r, lookahead in runs:
             cfg = tuple(r["config"])
             minplus.ASM_MODE[dt] = r["asm"]
             g = torch.Generator(device="cuda")
@@ -197,7 +199,7 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=3, repeats=2):
 
             def run():
                 d.copy_(start)
-                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=cfg)
+                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=cfg, lookahead=lookahead)
 
             copy_t = statistics.median(cuda_time(lambda: d.copy_(start), repeats=3))
             times = [t - copy_t for t in cuda_time(run, repeats=repeats)]
@@ -217,8 +219,8 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=3, repeats=2):
             first = result if first is None else first
             rows.append({"n": n, "dtype": dname, "config": list(cfg), "asm": r["asm"], "seconds": t,
                          "updates_per_s": rate, "fraction_of_ceiling": frac, "equal_to_first": same,
-                         "phase3_only_s": t3})
-            log(f"  n={n} {dname:8s} {cfg!s:24s} asm={r['asm']} {t:7.3f} s {rate / 1e12:6.2f} T/s "
+                         "phase3_only_s": t3, "lookahead": lookahead})
+            log(f"  n={n} {dname:8s} {cfg!s:24s} asm={r['asm']} lookahead={lookahead:d} {t:7.3f} s {rate / 1e12:6.2f} T/s "
                 f"{frac:6.1%} of ceiling same-as-first={same}; phase 3 alone {t3:.3f} s")
             d = start = buf = result = col_t = None
             torch.cuda.empty_cache()

@@ -35,6 +35,7 @@ from .. import dtypes
 from ..cpu.bfs import NO_VERTEX, csr_arrays, finish_dtype, max_level, recast, refuse_dtype
 from ..errors import BackendUnavailableError
 from ..solvers import SolveOptions, SolveOutput
+from .transfer import to_host
 
 #: default tile: vertices per program, 32-bit words (x32 sources) per program, warps
 BLOCK_V = 32
@@ -198,9 +199,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     timings["compute"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    dist_np = dist.cpu().numpy()
-    pred_np = pred.cpu().numpy() if want_pred else None
-    succ_np = succ.cpu().numpy() if want_succ else None
+    dist_np = to_host(dist)
+    pred_np = to_host(pred) if want_pred else None
+    succ_np = to_host(succ) if want_succ else None
     timings["d2h"] = time.perf_counter() - t0
     if requested == np.uint16 and diameter > max_level(np.uint16):
         refuse_dtype(np.uint16)

@@ -21,6 +21,7 @@ from ..progress import progress_bar
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import TORCH_DTYPES, fw_inplace, inf_for, naive_inplace
+from .transfer import to_host
 
 #: default blocking factor: the K of every phase-3 product; 128 balances the
 #: sequential phase 1 against memory passes of phase 3 (measured, BENCHMARKS.md)
@@ -51,15 +52,6 @@ class _Timer:
         for (_, start), (name, end) in zip(self.marks, self.marks[1:]):
             out[name] = (start.elapsed_time(end) / 1e3) if self.cuda else (end - start)
         return out
-
-
-def to_host(t: torch.Tensor) -> np.ndarray:
-    """A C-contiguous numpy copy of ``t``. Copied into numpy's own allocation (which asks the OS
-    for huge pages) rather than through ``.cpu()``: first-touch page faults of a fresh multi-GB
-    host buffer otherwise cost about as much as the transfer."""
-    out = np.empty(tuple(t.shape), dtype=np.dtype(str(t.dtype).replace("torch.", "")))
-    torch.from_numpy(out).copy_(t)
-    return out
 
 
 def padded_size(n: int, device: torch.device) -> int:

@@ -89,7 +89,9 @@ def run_case(comm, rng, case, failures):
     label = {k: v for k, v in case.items()}
     dt = g.choose_dtype(case.get("dtype"))
     want = serial_solve(g, dt, case["block"])
-    ref = oracle_solve(g, dt)
+    # "oracle": false skips the O(n^3) pure reference (a minute at n = 3000); the serial blocked
+    # solve it would check is itself checked against the oracle by the unit tests
+    ref = oracle_solve(g, dt) if case.get("oracle", True) else want
     # fractional floats: the oracle sums in another order, so only close; integers: equal
     same = np.allclose if case.get("fractional") else np.array_equal
     if (want is None) != (ref is None) or (want is not None and not same(want, ref)):

@@ -1,0 +1,50 @@
+"""The GPU kernel's machine code, built for sm_90 without a GPU: the structure the measured speed rests on.
+
+The int32 min-plus loop must be one fused VIADDMNMX per update, with at most one layout conversion
+(two barriers) per k-chunk and no register spills (see BENCHMARKS.md, "What changed").
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import HAS_TRITON
+
+pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# compiled in a child process: the test session runs Triton in interpreter mode, which has no compiler
+PROBE = """
+import json, sys, torch
+sys.path.insert(0, "benchmarks")
+import sass_offline
+from apsp.gpu import minplus
+if not (sass_offline.TOOLS / "cuobjdump").exists():
+    print(json.dumps(None)); sys.exit()
+config = minplus.MinplusConfig(*minplus.MINPLUS_CONFIG[torch.int32])
+sass, usage = sass_offline.compile_sass("int32", config, minplus.ASM_S32)
+loops = [dict(counts) for _, _, counts in sass_offline.loop_mixes(sass)]
+print(json.dumps({"config": list(config), "usage": usage, "loops": loops}))
+"""
+
+
+def test_int32_inner_loop_is_fused_add_min_without_per_column_barriers():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    if found is None:
+        pytest.skip("this Triton build ships no cuobjdump")
+    block_m, block_n, warps, unroll = found["config"][:4]
+    main = max(found["loops"], key=lambda counts: counts.get("VIADDMNMX", 0))
+    assert main.get("VIADDMNMX", 0) == block_m * block_n // (32 * warps) * unroll
+    assert main.get("BAR", 0) <= 2
+    assert main.get("LDL", 0) == 0 and main.get("STL", 0) == 0
+    assert "LOCAL:0" in found["usage"]

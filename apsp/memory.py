@@ -178,8 +178,9 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
         host += m32 if paths else 0  # intermediate-vertex matrix for path recovery
     if backend == "gpu":
         n_pad = _padded(n, backend, interpreted)
-        # the matrix, panel buffers, the unreachable mask of the final pass, path matrices
-        gpu = (matrix_bytes(n_pad, dt) + 2 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
+        # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a
+        # column scratch), the unreachable mask of the final pass, path matrices
+        gpu = (matrix_bytes(n_pad, dt) + 5 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
                + paths * matrix_bytes(n_pad, np.int32))
         if dense_input:
             host += m  # the start matrix is built on the host first

@@ -22,13 +22,13 @@ for stage in $stages; do
       timeout 200 python3 benchmarks/gpu_fw.py --stages ceiling,tune --out "$OUT/tune.json" > "$OUT/tune.log" 2>&1
       grep -E "T/s|T updates" "$OUT/tune.log" ;;
     bench)
-      for suite in ceiling "backends --sizes 256 1024 4096 8192 --time-limit 10 --repeat 3" \
-          "block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu" \
-          "breakdown --sizes 4096 16384 --backends fw-gpu fw-cpu --time-limit 60" \
-          "memory --sizes 4096 16384 --backends fw-gpu bfs-gpu fw-cpu --time-limit 30"; do
+      for suite in ceiling "block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu" \
+          "breakdown --sizes 4096 16384 --backends fw-gpu" \
+          "memory --sizes 4096 16384 --backends fw-gpu bfs-gpu" \
+          "backends --sizes 1024 4096 --time-limit 5 --repeat 3"; do
         name=${suite%% *}
-        timeout 150 python3 -m apsp bench $suite --out "$OUT/bench/$name" -q > "$OUT/bench-$name.md" 2>&1
-        echo "--- bench $name rc=$?"; head -40 "$OUT/bench-$name.md"
+        timeout 100 python3 -m apsp bench $suite --out "$OUT/bench/$name" -q > "$OUT/bench-$name.md" 2>&1
+        echo "--- bench $name rc=$? $(date -u +%H:%M:%S)"; grep "^|" "$OUT/bench-$name.md" | head -14
       done ;;
     paths)
       timeout 150 python3 benchmarks/gpu_fw.py --stages paths --out "$OUT/paths.json" 2>&1 | tail -4 ;;

@@ -16,12 +16,4 @@ timeout 330 python3 benchmarks/distributed_scaling.py sweep --ranks 1 2 --strong
 echo "=== BFS vs FW n=40000 (GPU 0) $(date -u +%H:%M:%S)"
 CUDA_VISIBLE_DEVICES=0 timeout 100 python3 benchmarks/bfs_gpu.py --n 40000 --repeat 3 2>&1 | tail -6
 echo "=== bench suites (GPU 0) $(date -u +%H:%M:%S)"
-export CUDA_VISIBLE_DEVICES=0
-for suite in ceiling "block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu" \
-    "breakdown --sizes 4096 16384 --backends fw-gpu" \
-    "memory --sizes 4096 16384 --backends fw-gpu bfs-gpu" \
-    "backends --sizes 1024 4096 --time-limit 5 --repeat 3"; do
-  name=${suite%% *}
-  timeout 100 python3 -m apsp bench $suite --out "$OUT/bench/$name" -q > "$OUT/bench-$name.md" 2>&1
-  echo "--- bench $name rc=$? $(date -u +%H:%M:%S)"; grep "^|" "$OUT/bench-$name.md" | head -14
-done
+CUDA_VISIBLE_DEVICES=0 OUT=$OUT bash benchmarks/device_run.sh bench

@@ -94,9 +94,13 @@ def _resumed_matrix(session, dtype: np.dtype, n: int, n_pad: int, device: torch.
 
 
 def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
+    """Last guard before the big allocation (the memory planner decided earlier, on the same formula;
+    free memory may have shrunk since)."""
     if device.type != "cuda":
         return
-    need = n_pad * n_pad * dtype.itemsize + DEFAULT_BLOCK * n_pad * dtype.itemsize * 2
+    from ..memory import incore_needs
+
+    _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
     free, total = torch.cuda.mem_get_info(device)
     if need > free:
         raise MemoryPlanError(

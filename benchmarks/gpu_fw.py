@@ -131,12 +131,13 @@ def stage_check(results, gen):
 
 
 #: (config, asm) candidates, config in apsp.gpu.minplus.MinplusConfig's order (BLOCK_M, BLOCK_N, warps,
-#: UNROLL, CHUNK_A, STAGES); the first of each dtype is the default of the commit that added it
+#: UNROLL, CHUNK_A, STAGES); the first of each dtype is the default of the commit that added it; asm 4 on
+#: int16 = the product as int32 pairs (apsp.gpu.minplus.PAIRS), config in pair units
 SWEEP = {
     "int32": [((256, 64, 4, 8, True, 3), 1), ((256, 64, 4, 8, False, 3), 1), ((256, 64, 4, 8, True, 1), 1),
               ((256, 64, 4, 8, False, 1), 1)],
-    "int16": [((256, 64, 4, 8, True, 3), 2), ((256, 64, 4, 8, True, 4), 2), ((256, 64, 4, 8, True, 1), 2),
-              ((64, 64, 2, 16, False, 1), 2)],
+    "int16": [((256, 64, 4, 8, True, 3), 2), ((256, 64, 4, 8, True, 3), 4), ((128, 64, 4, 8, True, 3), 4),
+              ((256, 64, 4, 8, True, 2), 4), ((256, 64, 4, 8, True, 1), 2), ((64, 64, 2, 16, False, 1), 2)],
     "float32": [((64, 128, 4, 8, True, 3), 3), ((128, 64, 4, 16, True, 3), 3), ((128, 64, 4, 8, True, 3), 3),
                 ((256, 64, 4, 8, False, 1), 3)],
 }
@@ -157,11 +158,13 @@ def stage_sweep(results, gen, n=16384, k=128):
         variants = SWEEP[dname]
         default_asm = minplus.ASM_MODE.get(dt, 0)
         for cfg, asm in variants:
-            minplus.ASM_MODE[dt] = asm
+            pairs = asm == minplus.ASM_PAIRS  # int16 as int32 pairs (minplus.PAIRS), not an ASM_MODE
+            if not pairs:
+                minplus.ASM_MODE[dt] = asm
             c = base.clone()
-            minplus.minplus_update(c, a_t.t(), b, config=cfg)
+            minplus.minplus_update(c, a_t.t(), b, config=cfg, pairs=pairs)
             ok = bool(torch.equal(c[:n, :n], ref))
-            times = cuda_time(lambda: minplus.minplus_update(c, a_t.t(), b, config=cfg), repeats=5)
+            times = cuda_time(lambda: minplus.minplus_update(c, a_t.t(), b, config=cfg, pairs=pairs), repeats=5)
             t = statistics.median(times)
             rate = n * n * k / t
             rows.append({"dtype": dname, "config": list(cfg), "block_m": cfg[0], "block_n": cfg[1],
@@ -185,12 +188,19 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
         cands = sorted((r for r in sweep_rows if r["dtype"] == dname and r["ok"]),
                        key=lambda r: -r["updates_per_s"])[:top]
         default_asm = minplus.ASM_MODE.get(dt, 0)
+        saved_pairs = dict(minplus.PAIRS)
         first = None
         # the fastest product also without look-ahead (phases 1-2 in line): what the overlap gains
         runs = [(r, True) for r in cands] + [(cands[0], False)] if cands else []
         for r, lookahead in runs:
             cfg = tuple(r["config"])
-            minplus.ASM_MODE[dt] = r["asm"]
+            pairs = r["asm"] == minplus.ASM_PAIRS
+            minplus.PAIRS.update(enabled=pairs, config=cfg if pairs else saved_pairs["config"])
+            # pairs: the products that can run as pairs use PAIRS' config; phase 2's transposed
+            # column update keeps the packed-int16 kernel and its default config
+            run_cfg = None if pairs else cfg
+            if not pairs:
+                minplus.ASM_MODE[dt] = r["asm"]
             g = torch.Generator(device="cuda")
             g.manual_seed(n)
             start = random_start(n, dt, 0.5, 3, g)
@@ -199,7 +209,7 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
 
             def run():
                 d.copy_(start)
-                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=cfg, lookahead=lookahead)
+                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=run_cfg, lookahead=lookahead)
 
             copy_t = statistics.median(cuda_time(lambda: d.copy_(start), repeats=3))
             times = [t - copy_t for t in cuda_time(run, repeats=repeats)]
@@ -212,7 +222,7 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
 
             def phase3_only():
                 for r0 in range(0, n, 128):
-                    minplus.minplus_update(d, col_t.t(), d[r0:r0 + 128, :], config=cfg)
+                    minplus.minplus_update(d, col_t.t(), d[r0:r0 + 128, :], config=run_cfg)
 
             t3 = statistics.median(cuda_time(phase3_only, repeats=1))
             same = None if first is None else bool(torch.equal(result, first))
@@ -225,6 +235,7 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
             d = start = buf = result = col_t = None
             torch.cuda.empty_cache()
         minplus.ASM_MODE[dt] = default_asm
+        minplus.PAIRS.update(saved_pairs)
         first = None
         torch.cuda.empty_cache()
     results["tune"] = rows

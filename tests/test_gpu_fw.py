@@ -95,6 +95,41 @@ def test_minplus_update_configs(rng, config, negative, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("config", [None, (16, 16, 1, 4, True), (32, 16, 1, 8, True, 2), (16, 16, 1, 2, False)])
+@pytest.mark.parametrize("shape", [(37, 19, 46), (16, 16, 32), (5, 3, 2)])
+def test_int16_products_as_int32_pairs(rng, config, shape):
+    import torch
+
+    from apsp.gpu import minplus
+
+    m, k, s = shape
+    inf = minplus.inf_for(torch.empty(0, dtype=torch.int16))
+    a = rng.integers(0, 60, size=(m, k)).astype(np.int16)
+    b = rng.integers(0, 60, size=(k, s)).astype(np.int16)
+    c = rng.integers(0, 120, size=(m, s)).astype(np.int16)
+    a[rng.random(a.shape) < 0.2] = inf
+    b[rng.random(b.shape) < 0.2] = inf
+    c[rng.random(c.shape) < 0.2] = inf
+    want = np.minimum(c, np.minimum((a[:, :, None].astype(np.int64) + b[None, :, :]).min(axis=1), inf))
+    dev = _device()
+    ct, bt = torch.from_numpy(c).to(dev), torch.from_numpy(b).to(dev)
+    a_t = torch.from_numpy(np.ascontiguousarray(a.T)).to(dev).t()
+    assert minplus._uses_pairs(ct, bt, False, None, enabled=True)
+    minplus.minplus_update(ct, a_t, bt, config=config, pairs=True)
+    got = ct.cpu().numpy()
+    np.testing.assert_array_equal(np.minimum(got, inf), want)
+
+
+def test_int16_pairs_in_whole_solves(rng, monkeypatch):
+    from apsp.gpu import minplus
+
+    monkeypatch.setitem(minplus.PAIRS, "enabled", True)
+    for n in (1, 30, 67):
+        g = random_graph(rng, n, 0.3, hi=9)
+        r = apsp.shortest_paths(g, method="fw", backend="gpu", dtype="int16")
+        assert_same(r.distances, expected(g, "int16"), "int16")
+
+
 @pytest.mark.parametrize("size", [1, 2, 13, 16, 31])
 def test_close_block_equals_oracle(rng, size):
     import torch

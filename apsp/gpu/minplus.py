@@ -47,8 +47,10 @@ def inf_for(t: torch.Tensor):
 #: how ``min(x, y + a)`` is emitted (the ASM argument of the kernels):
 #: 0 = plain Triton ops; 1 = one inline-PTX add+min on int32 (ptxas fuses the pair into one
 #: VIADDMNMX, which LLVM's reassociation of chained minimums otherwise prevents);
-#: 2 = int16 pairs packed in 32-bit registers (add.s16x2 + min.s16x2); 3 = float32 add+min in PTX.
-ASM_PLAIN, ASM_S32, ASM_S16X2, ASM_F32 = 0, 1, 2, 3
+#: 2 = int16 pairs packed in 32-bit registers (add.s16x2 + min.s16x2); 3 = float32 add+min in PTX;
+#: 4 = int16 pairs seen as int32 elements (see PAIRS below), add.s16x2 + min.s16x2 in PTX; 5 = the same
+#: pairs in plain Triton ops (the interpreter's stand-in for 4).
+ASM_PLAIN, ASM_S32, ASM_S16X2, ASM_F32, ASM_PAIRS, ASM_PAIRS_PLAIN = 0, 1, 2, 3, 4, 5
 
 
 @triton.jit
@@ -66,6 +68,15 @@ def minplus_pair(x, y, a, ASM: tl.constexpr):
         return tl.inline_asm_elementwise(
             "{ .reg .f32 t; add.f32 t, $2, $3; min.f32 $0, $1, t; }",
             "=f,f,f,f", [x, y, a], dtype=tl.float32, is_pure=True, pack=1)
+    elif ASM == 4:
+        return tl.inline_asm_elementwise(
+            "{ .reg .b32 t; add.s16x2 t, $2, $3; min.s16x2 $0, $1, t; }",
+            "=r,r,r,r", [x, y, a], dtype=tl.int32, is_pure=True, pack=1)
+    elif ASM == 5:
+        # each int32 holds two int16 halves: sign-extend the low half, shift down the high one
+        lo = tl.minimum((x << 16) >> 16, ((y << 16) >> 16) + ((a << 16) >> 16))
+        hi = tl.minimum(x >> 16, (y >> 16) + (a >> 16))
+        return (hi << 16) | (lo & 0xFFFF)
     else:
         return tl.minimum(x, y + a)
 
@@ -294,8 +305,34 @@ def _max_offset(t: torch.Tensor) -> int:
     return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size)
 
 
+#: int16 products without negative weights as products of int32 "pairs": C and B are viewed as int32
+#: (two adjacent columns per element) and A is widened to int32 with each value in both halves, so the
+#: inner loop is the int32 loop with add.s16x2 + min.s16x2 (no per-value PRMT packing of ASM 2; see
+#: benchmarks/sass_offline.py). Off until measured on a GPU: benchmarks/gpu_fw.py --stages tune tries it.
+PAIRS = {"enabled": False, "config": (256, 64, 4, 8, True, 3)}
+
+
+def _pair_viewable(t: torch.Tensor) -> bool:
+    """Can ``t`` (int16, 2-D) be viewed as int32 pairs of adjacent columns?"""
+    return (t.dim() == 2 and t.stride(1) == 1 and t.shape[1] % 2 == 0 and t.stride(0) % 2 == 0
+            and t.storage_offset() % 2 == 0)
+
+
+def duplicate_pairs(a: torch.Tensor) -> torch.Tensor:
+    """int32 with both halves equal to ``a``'s int16 value, same logical shape, as a transposed
+    view of a contiguous buffer (the kernel's loads of A run along its first dimension)."""
+    wide = a.t().contiguous().to(torch.int32)
+    return ((wide & 0xFFFF) | (wide << 16)).t()
+
+
+def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
+    on = PAIRS["enabled"] if enabled is None else enabled
+    return (on and c.dtype == torch.int16 and not negative and out2 is None and _pair_viewable(c)
+            and _pair_viewable(b))
+
+
 def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: bool = False,
-                   out2: torch.Tensor | None = None, config=None) -> None:
+                   out2: torch.Tensor | None = None, config=None, pairs: bool | None = None) -> None:
     """``c = min(c, a (x) b)`` in place; optionally also write the result to ``out2``.
 
     ``a`` is r x k, ``b`` is k x s, ``c`` is r x s; any strides (a transposed
@@ -309,6 +346,24 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
         raise ValueError(f"shapes do not chain: c{tuple(c.shape)} a{tuple(a.shape)} b{tuple(b.shape)}")
     if m == 0 or n == 0 or k == 0:
         return
+    if _uses_pairs(c, b, negative, out2, pairs):
+        c32, b32, a32 = c.view(torch.int32), b.view(torch.int32), duplicate_pairs(a)
+        cfg = config if config is not None else (PAIRS["config"] if c.device.type == "cuda" else None)
+        _launch_minplus(c32, a32, b32, None, False, cfg,
+                        ASM_PAIRS if c.device.type == "cuda" else ASM_PAIRS_PLAIN, inf=_pair_value(inf_for(c)))
+        return
+    asm = ASM_MODE.get(c.dtype, ASM_PLAIN) if c.device.type == "cuda" else ASM_PLAIN
+    _launch_minplus(c, a, b, out2, negative, config, asm, inf=inf_for(c))
+
+
+def _pair_value(v: int) -> int:
+    """The int32 whose two int16 halves are both ``v``."""
+    return int(np.array([(v & 0xFFFF) | ((v & 0xFFFF) << 16)], dtype=np.uint32).view(np.int32)[0])
+
+
+def _launch_minplus(c, a, b, out2, negative, config, asm, inf) -> None:
+    m, k = a.shape
+    n = b.shape[1]
     block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*_minplus_config(c, config))
     wide = max(_max_offset(t) for t in (c, a, b) + ((out2,) if out2 is not None else ())) >= 2 ** 31
     even = m % block_m == 0 and n % block_n == 0
@@ -316,12 +371,10 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _minplus_kernel[grid](c, a, b, c2, m, n, k,
                           c.stride(0), c.stride(1), a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                          c2.stride(0), c2.stride(1), inf_for(c),
+                          c2.stride(0), c2.stride(1), inf,
                           CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
-                          BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8,
-                          ASM=ASM_MODE.get(c.dtype, ASM_PLAIN) if c.device.type == "cuda" else ASM_PLAIN,
-                          UNROLL=unroll, WIDE=wide, CHUNK_A=chunk_a, STAGES=stages,
-                          num_warps=warps)
+                          BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
+                          CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
 
 
 def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched call on a 2-GPU machine, most important first (a cut-off call keeps what it wrote):
-# 2-rank correctness on 2 GPUs, strong and weak scaling at the sizes, then single-GPU
-# benchmarks on GPU 0 (BFS vs FW at n = 40000, the apsp bench suites).
+# 2-rank correctness on 2 GPUs, then weak and strong scaling (profiled) at the sizes. Single-GPU
+# benchmarks belong to benchmarks/device_run.sh (on this machine too: CUDA_VISIBLE_DEVICES=0).
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -10,10 +10,9 @@ nvidia-smi -L
 echo "=== 2 ranks on 2 GPUs vs 1 GPU $(date -u +%H:%M:%S)"
 timeout 150 mpirun -n 2 python3 tests/distributed_worker.py \
   '{"seed":1,"cases":[{"n":3000,"block":256,"backend":"gpu","oracle":false},{"n":2049,"block":128,"backend":"gpu","oracle":false},{"n":700,"block":256,"backend":"gpu"}]}' 2>&1 | tail -4
-echo "=== strong scaling n=65536, weak from n=46341 $(date -u +%H:%M:%S)"
-timeout 330 python3 benchmarks/distributed_scaling.py sweep --ranks 1 2 --strong-n 65536 --weak-n 46341 \
-  --backend gpu --dtype int32 --mpiexec "mpirun -n {ranks}" --json "$OUT/scal64k.json" 2>&1 | tail -10
-echo "=== BFS vs FW n=40000 (GPU 0) $(date -u +%H:%M:%S)"
-CUDA_VISIBLE_DEVICES=0 timeout 100 python3 benchmarks/bfs_gpu.py --n 40000 --repeat 3 2>&1 | tail -6
-echo "=== bench suites (GPU 0) $(date -u +%H:%M:%S)"
-CUDA_VISIBLE_DEVICES=0 OUT=$OUT bash benchmarks/device_run.sh bench
+echo "=== weak scaling from n=46341, profiled $(date -u +%H:%M:%S)"
+timeout 300 python3 benchmarks/distributed_scaling.py sweep --ranks 1 2 --strong-n 0 --weak-n 46341 \
+  --backend gpu --dtype int32 --profile --mpiexec "mpirun -n {ranks}" --json "$OUT/weak.json" 2>&1 | tail -6
+echo "=== strong scaling n=65536, profiled $(date -u +%H:%M:%S)"
+timeout 300 python3 benchmarks/distributed_scaling.py sweep --ranks 1 2 --strong-n 65536 --weak-n 0 \
+  --backend gpu --dtype int32 --profile --mpiexec "mpirun -n {ranks}" --json "$OUT/strong.json" 2>&1 | tail -6

@@ -5,6 +5,8 @@ import sys
 
 
 class _Silent:
+    shown = False  #: whether anything is displayed (callers skip work done only for the display)
+
     def update(self, n: int = 1) -> None:
         pass
 
@@ -22,6 +24,8 @@ class _Silent:
 
 
 class _Bar(_Silent):
+    shown = True
+
     def __init__(self, total: int, desc: str, unit: str):
         from tqdm.auto import tqdm
 

@@ -144,9 +144,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
             return d[i0:i1, :n].cpu().numpy()
 
         def on_progress(done):
-            if done % sync_every == 0 or done == rounds:
+            if bar.shown and (done % sync_every == 0 or done == rounds):
                 if device.type == "cuda":
-                    torch.cuda.synchronize(device)  # so the bar shows finished work, not queued work
+                    # so the bar shows finished work, not queued work (only with a bar: a wait
+                    # every few rounds would also stall the look-ahead)
+                    torch.cuda.synchronize(device)
                 bar.set_to(done)
             if session is not None:
                 session.after_round(min(n, done * block), read_rows)

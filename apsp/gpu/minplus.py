@@ -105,23 +105,34 @@ def _close_block_kernel(t_ptr, size, stride_m, stride_n, INF, CLAMP: tl.constexp
 
 # --------------------------------------------------------------------------- phases 2 and 3
 @triton.jit
-def _rank1_update(acc, a_ptrs, b_ptrs, row_ok, col_ok, INF, CLAMP: tl.constexpr, EVEN: tl.constexpr,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ASM: tl.constexpr):
-    """acc = min(acc, a[:, None] + b[None, :]) for one k."""
+def _load_operand(ptrs, ok, INF, CLAMP: tl.constexpr, EVEN: tl.constexpr):
+    """A row or column of A or B; INF outside the matrix; raised to -INF with CLAMP."""
     if EVEN:
-        a = tl.load(a_ptrs)
-        b = tl.load(b_ptrs)
+        x = tl.load(ptrs)
     else:
-        a = tl.load(a_ptrs, mask=row_ok, other=INF)
-        b = tl.load(b_ptrs, mask=col_ok, other=INF)
+        x = tl.load(ptrs, mask=ok, other=INF)
     if CLAMP:
-        a = tl.maximum(a, -INF).to(a.dtype)
-        b = tl.maximum(b, -INF).to(b.dtype)
+        x = tl.maximum(x, -INF).to(x.dtype)
+    return x
+
+
+@triton.jit
+def _outer_minplus(acc, a, b, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ASM: tl.constexpr):
+    """acc = min(acc, a[:, None] + b[None, :])."""
     if ASM != 0:
         return minplus_pair(acc, tl.broadcast_to(a[:, None], (BLOCK_M, BLOCK_N)),
                             tl.broadcast_to(b[None, :], (BLOCK_M, BLOCK_N)), ASM)
     else:
         return tl.minimum(acc, a[:, None] + b[None, :])
+
+
+@triton.jit
+def _rank1_update(acc, a_ptrs, b_ptrs, row_ok, col_ok, INF, CLAMP: tl.constexpr, EVEN: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ASM: tl.constexpr):
+    """acc = min(acc, a[:, None] + b[None, :]) for one k."""
+    a = _load_operand(a_ptrs, row_ok, INF, CLAMP, EVEN)
+    b = _load_operand(b_ptrs, col_ok, INF, CLAMP, EVEN)
+    return _outer_minplus(acc, a, b, BLOCK_M, BLOCK_N, ASM)
 
 
 @triton.jit
@@ -135,18 +146,8 @@ def _minplus_columns(acc, a_cols, b_ptrs, k, stride_bk, col_ok, INF, CLAMP: tl.c
     was loaded, not one per column.
     """
     if KC == 1:
-        a = tl.reshape(a_cols, (BLOCK_M,))
-        if EVEN:
-            b = tl.load(b_ptrs + k * stride_bk)
-        else:
-            b = tl.load(b_ptrs + k * stride_bk, mask=col_ok, other=INF)
-        if CLAMP:
-            b = tl.maximum(b, -INF).to(b.dtype)
-        if ASM != 0:
-            acc = minplus_pair(acc, tl.broadcast_to(a[:, None], (BLOCK_M, BLOCK_N)),
-                               tl.broadcast_to(b[None, :], (BLOCK_M, BLOCK_N)), ASM)
-        else:
-            acc = tl.minimum(acc, a[:, None] + b[None, :])
+        b = _load_operand(b_ptrs + k * stride_bk, col_ok, INF, CLAMP, EVEN)
+        acc = _outer_minplus(acc, tl.reshape(a_cols, (BLOCK_M,)), b, BLOCK_M, BLOCK_N, ASM)
     else:
         even_cols, odd_cols = tl.split(tl.reshape(a_cols, (BLOCK_M, KC // 2, 2)))
         acc = _minplus_columns(acc, even_cols, b_ptrs, k, stride_bk, col_ok, INF, CLAMP, EVEN,
@@ -197,12 +198,7 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
         a_chunk_ptrs = a_ptrs[:, None] + chunk[None, :] * stride_ak
         # STAGES > 1: Triton's pipeliner prefetches the next chunks (cp.async into shared memory)
         for k0 in tl.range(0, k_main, UNROLL, num_stages=STAGES):
-            if EVEN:
-                a_cols = tl.load(a_chunk_ptrs + k0 * stride_ak)
-            else:
-                a_cols = tl.load(a_chunk_ptrs + k0 * stride_ak, mask=row_ok[:, None], other=INF)
-            if CLAMP:
-                a_cols = tl.maximum(a_cols, -INF).to(a_cols.dtype)
+            a_cols = _load_operand(a_chunk_ptrs + k0 * stride_ak, row_ok[:, None], INF, CLAMP, EVEN)
             acc = _minplus_columns(acc, a_cols, b_ptrs, k0, stride_bk, col_ok, INF, CLAMP, EVEN,
                                    UNROLL, 1, BLOCK_M, BLOCK_N, ASM)
     else:

@@ -8,8 +8,7 @@ np.int16(5)
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -36,16 +35,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name):
-    module = _EXPORTS.get(name)
-    if module is None:
-        # submodules (apsp.api, ...) resolve as attributes whether or not something imported them yet
-        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
-            return importlib.import_module(f"{__name__}.{name}")
-        raise AttributeError(f"module 'apsp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals(), submodules=True)
 
 
 def __dir__():

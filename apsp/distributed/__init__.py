@@ -20,7 +20,7 @@ This is the only package of apsp that imports mpi4py (lazily: importing
 """
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_exports
 
 _EXPORTS = {
     "solve": "apsp.distributed.api",
@@ -37,14 +37,8 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    # lazy, so that `apsp.distributed.layout` and friends load without initialising MPI
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'apsp.distributed' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+# lazy, so that `apsp.distributed.layout` and friends load without initialising MPI
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__():

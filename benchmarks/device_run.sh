@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune paths homework bfs ooc quicktests bench   (default: tests gpu_fw paths homework bfs)
+# stages: tests gpu_fw tune pairs paths homework bfs ooc quicktests bench   (default: tests gpu_fw paths homework bfs)
+# bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 OUT=${OUT:-bench-out}
@@ -21,14 +22,21 @@ for stage in $stages; do
     tune)
       timeout 200 python3 benchmarks/gpu_fw.py --stages ceiling,tune --out "$OUT/tune.json" > "$OUT/tune.log" 2>&1
       grep -E "T/s|T updates" "$OUT/tune.log" ;;
+    pairs)
+      timeout 200 python3 benchmarks/gpu_fw.py --int16-pairs on --stages ceiling,check,solve --dtypes int16 \
+        --sizes 8192,16384,32768 --out "$OUT/pairs.json" > "$OUT/pairs.log" 2>&1
+      grep -vE "^  (int|float)[0-9]+ +\(" "$OUT/pairs.log" | tail -12 ;;
     bench)
-      for suite in ceiling "block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu" \
-          "breakdown --sizes 4096 16384 --backends fw-gpu" \
-          "memory --sizes 4096 16384 --backends fw-gpu bfs-gpu" \
-          "backends --sizes 1024 4096 --time-limit 5 --repeat 3"; do
-        name=${suite%% *}
-        timeout 100 python3 -m apsp bench $suite --out "$OUT/bench/$name" -q > "$OUT/bench-$name.md" 2>&1
-        echo "--- bench $name rc=$? $(date -u +%H:%M:%S)"; grep "^|" "$OUT/bench-$name.md" | head -14
+      declare -A suites=(
+        [ceiling]="ceiling" [block]="block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu"
+        [breakdown]="breakdown --sizes 4096 16384 --backends fw-gpu"
+        [memory]="memory --sizes 4096 16384 --backends fw-gpu bfs-gpu"
+        [backends]="backends --sizes 1024 4096 8192 --time-limit 10 --repeat 3")
+      mkdir -p /tmp/bench
+      for name in ${BENCH_SUITES:-ceiling block breakdown memory backends}; do
+        timeout 200 python3 -m apsp bench ${suites[$name]} --out "/tmp/bench/$name" -q > "/tmp/bench/$name.md" 2>&1
+        echo "--- bench $name rc=$? $(date -u +%H:%M:%S)"; grep "^|" "/tmp/bench/$name.md" | head -14
+        tar -czf "$OUT/bench.tar.gz" -C /tmp bench  # after each suite: a cut-off call keeps the finished ones
       done ;;
     paths)
       timeout 150 python3 benchmarks/gpu_fw.py --stages paths --out "$OUT/paths.json" 2>&1 | tail -4 ;;

@@ -394,9 +394,14 @@ def main():
     p.add_argument("--blocks", default="128")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=None)
+    p.add_argument("--int16-pairs", choices=("default", "on", "off"), default="default",
+                   help="run int16 products as int32 pairs (apsp.gpu.minplus.PAIRS) in every stage but tune")
     args = p.parse_args()
+    if args.int16_pairs != "default":
+        minplus.PAIRS["enabled"] = args.int16_pairs == "on"
     stages = args.stages.split(",")
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
+               "int16_pairs": minplus.PAIRS["enabled"],
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     log(f"device: {results['device']}  torch {results['torch']}  triton {results['triton']}")
     gen = torch.Generator(device="cuda")

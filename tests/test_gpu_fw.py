@@ -120,10 +120,12 @@ def test_int16_products_as_int32_pairs(rng, config, shape):
     np.testing.assert_array_equal(np.minimum(got, inf), want)
 
 
-def test_int16_pairs_in_whole_solves(rng, monkeypatch):
+@pytest.mark.parametrize("pairs", [True, False], ids=["pairs", "packed"])
+def test_int16_whole_solves_with_and_without_pairs(rng, monkeypatch, pairs):
+    """int16 products run as int32 pairs by default; the packed kernel (pairs off) stays exact too."""
     from apsp.gpu import minplus
 
-    monkeypatch.setitem(minplus.PAIRS, "enabled", True)
+    monkeypatch.setitem(minplus.PAIRS, "enabled", pairs)
     for n in (1, 30, 67):
         g = random_graph(rng, n, 0.3, hi=9)
         r = apsp.shortest_paths(g, method="fw", backend="gpu", dtype="int16")

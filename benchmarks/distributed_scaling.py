@@ -94,7 +94,8 @@ def cmd_run(args) -> int:
     from mpi4py import MPI
 
     from apsp.distributed.api import _resolve_cuda_aware
-    from apsp.distributed.fw import DistributedFW
+    from apsp import dtypes
+    from apsp.distributed.fw import DistributedFW, solve_layout
     from apsp.distributed.grid import ProcessGrid
     from apsp.distributed.layout import BlockCyclic
     from apsp.distributed.local import make_engine
@@ -107,18 +108,25 @@ def cmd_run(args) -> int:
     aware = _resolve_cuda_aware(args.cuda_aware) if args.backend == "gpu" else False
     engine = make_engine(args.backend, grid, aware, threads=args.threads)
     host = local_random_graph(layout, grid.coords, args.dtype, args.density, seed=args.seed)
+    rows, cols = host.shape
+    padded = solve_layout(layout, engine)  # as the API solves: GPU engines on whole tiles
 
     def one_solve(profile: bool):
         timer = StageTimer(sync=engine.sync if profile else None)
         with timer("copy", sync=True):
-            d = engine.from_host(host.copy())
+            if padded is layout:
+                d = engine.from_host(host.copy())
+            else:
+                d = engine.full(padded.local_shape(grid.coords), host.dtype, dtypes.inf_value(host.dtype))
+                engine.copy(d[:rows, :cols], host)
         engine.sync()
         comm.Barrier()
         t0 = time.perf_counter()
-        DistributedFW(grid, layout, engine, d, False, timer, lookahead=not args.no_lookahead).run()
+        DistributedFW(grid, padded, engine, d, False, timer, lookahead=not args.no_lookahead).run()
         engine.sync()
         comm.Barrier()
         wall = time.perf_counter() - t0
+        d = d[:rows, :cols]
         if args.write:
             from apsp.distributed.output import write_npy
 

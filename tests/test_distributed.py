@@ -275,8 +275,24 @@ def test_gpu_engine_path_on_cpu_tensors():
     pytest.importorskip("triton")
     seed = fresh_seed()
     cases = [{"n": 9, "block": 4, "backend": "gpu", "weights": [-2, 9], "density": 0.4},
-             {"n": 6, "block": 5, "backend": "gpu", "grid": [1, 2], "dtype": "int32"}]
+             {"n": 6, "block": 5, "backend": "gpu", "grid": [1, 2], "dtype": "int32"},
+             {"n": 3, "block": 4, "backend": "gpu", "dtype": "float32"},  # one thin tile, padded
+             {"n": 8, "block": 4, "backend": "gpu", "dtype": "int16"}]  # whole tiles: nothing padded
     run_worker(2, cases, seed, env={"TRITON_INTERPRET": "1"})
+
+
+@pytest.mark.mpi
+@pytest.mark.gpu
+def test_scaling_benchmark_solves_ragged_n_on_the_gpu_engine():
+    """benchmarks/distributed_scaling.py pads the GPU engine's tiles as the API does; its own
+    check (gathered result == single-process CPU solve) must hold."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    out = mpirun(2, [REPO / "benchmarks" / "distributed_scaling.py", "run", "--n", "37", "--block", "16",
+                     "--backend", "gpu", "--check", "--seed", str(fresh_seed() % 1000)],
+                 env={"TRITON_INTERPRET": "1"})
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    assert out.returncode == 0 and lines and json.loads(lines[-1])["check"] is True, out.stdout + out.stderr
 
 
 @pytest.mark.mpi

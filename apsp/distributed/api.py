@@ -220,14 +220,23 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
         d = host = solver = None
         with agreed(comm, "allocating memory"):
-            from .fw import DistributedFW
+            from .fw import DistributedFW, solve_layout
 
             shape = layout.local_shape(pgrid.coords)
-            engine.check_memory(DistributedFW.bytes_needed(layout, pgrid.coords, problem.dtype))
+            compute_layout = solve_layout(layout, engine)
+            padded_shape = compute_layout.local_shape(pgrid.coords)
+            needed = DistributedFW.bytes_needed(compute_layout, pgrid.coords, problem.dtype)
+            if padded_shape != shape:  # copies into and out of a strided view go through a temporary
+                needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
+            engine.check_memory(needed)
             host = np.empty(shape, dtype=problem.dtype)
-            d = host if chosen == "cpu" else engine.empty(shape, problem.dtype)
-            solver = DistributedFW(pgrid, layout, engine, d, problem.negative, timer, poll_pieces=poll_pieces,
-                                   lookahead=lookahead)
+            if chosen == "cpu":
+                d = host
+            else:
+                d = engine.full(padded_shape, problem.dtype, dtypes.inf_value(problem.dtype))
+            solver = DistributedFW(pgrid, compute_layout, engine, d, problem.negative, timer,
+                                   poll_pieces=poll_pieces, lookahead=lookahead)
+        d_real = d[: shape[0], : shape[1]]  # see solve_layout
 
         stage = ["distributing the input"]
         cleanup = None
@@ -242,14 +251,14 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             del prepared, g
             if d is not host:
                 with timer("copy", sync=True):
-                    engine.copy(d, host)
+                    engine.copy(d_real, host)
 
             stage[0] = "computing"
             solver.run()
 
             stage[0] = "checking for negative cycles"
             di, dj, verts = layout.local_diagonal(pgrid.coords)
-            diag = engine.gather_values(d, di, dj)
+            diag = engine.gather_values(d_real, di, dj)
             negative_here = verts[diag < 0].tolist()
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
         if negative_all:
@@ -259,8 +268,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             stage[0] = "copying the result to the host"
             if d is not host:
                 with timer("copy", sync=True):
-                    engine.copy(host, d)
-            del d, solver
+                    engine.copy(host, d_real)
+            del d, d_real, solver
             dtypes.finalize_unreachable(host, problem.negative)
             if output is None:
                 stage[0] = "gathering the result"

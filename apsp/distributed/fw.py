@@ -33,6 +33,14 @@ from .faults import maybe_inject
 from .layout import BlockCyclic, complement, split_ranges
 
 
+def solve_layout(layout: BlockCyclic, engine) -> BlockCyclic:
+    """The layout ``engine`` solves on. GPU engines solve whole tiles only: the thin last tile is
+    padded with unreachable vertices, so every product has tile-multiple shapes and aligned rows
+    (unmasked, vectorised loads; a ragged n = 46341 solved 40% slower on an H200, 2026-11-22).
+    The real entries keep their local positions: they are ``d[:rows, :cols]`` of the padded matrix."""
+    return layout.whole_tiles() if engine.pads_tiles else layout
+
+
 class DistributedFW:
     """Runs blocked FW on this rank's local matrix ``d`` (in place), collectively over ``grid``.
 

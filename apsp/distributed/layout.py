@@ -61,6 +61,15 @@ class BlockCyclic:
         """Grid coordinates of the rank holding tile ``(tile_row, tile_col)``."""
         return tile_row % self.grid[0], tile_col % self.grid[1]
 
+    def whole_tiles(self) -> "BlockCyclic":
+        """The same tiles with the thin last one grown to a whole tile (n rounded up to a
+        multiple of ``block``). Every local index of this layout keeps its place there.
+
+        >>> BlockCyclic(n=5, block=2, grid=(2, 1)).whole_tiles().local_shape((0, 0))
+        (4, 6)
+        """
+        return BlockCyclic(self.tiles * self.block, self.block, self.grid)
+
     # -- one grid coordinate along one axis (0: rows, 1: columns) --------------
     def local_tiles(self, p: int, axis: int) -> range:
         """Global tile indices held by grid coordinate ``p`` along ``axis``, in local order."""

@@ -46,6 +46,8 @@ class CPUTiles:
     cuda_aware = False
     #: the Numba kernel wants ``a`` with contiguous rows
     transposed_col_panels = False
+    #: ragged tiles cost the Numba kernels nothing
+    pads_tiles = False
 
     def __init__(self, threads: int = 1):
         from ..cpu import blocked
@@ -127,6 +129,8 @@ class GPUTiles:
     kind = "gpu"
     #: the Triton product reads ``a`` fastest as a transposed view of a contiguous k x r buffer
     transposed_col_panels = True
+    #: solve on whole tiles (`apsp.distributed.fw.solve_layout`)
+    pads_tiles = True
 
     def __init__(self, device, cuda_aware: bool):
         import torch
@@ -153,10 +157,13 @@ class GPUTiles:
         return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
 
     def to_host(self, t) -> np.ndarray:
-        return t.cpu().numpy()
+        return np.ascontiguousarray(t.cpu().numpy())  # t may be a view of a padded matrix
 
     def empty(self, shape, dtype):
         return self.torch.empty(shape, dtype=self._torch_dtype(dtype), device=self.device)
+
+    def full(self, shape, dtype, value):
+        return self.torch.full(shape, value, dtype=self._torch_dtype(dtype), device=self.device)
 
     def host_empty(self, shape, dtype):
         """A host tensor in page-locked memory (plain memory without CUDA), for staging."""

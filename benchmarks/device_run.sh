@@ -43,7 +43,9 @@ for stage in $stages; do
     homework)
       python3 -m apsp gen 10000 --density 0.05 --weights 0 100 --seed 1 -o /tmp/h10k.txt &&
       ls -la /tmp/h10k.txt &&
-      timeout 120 python3 -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --profile --backend gpu 2>&1 | tail -12 &&
+      for run in first again; do  # first: Numba compiles the text parser (cached for later runs)
+        echo "-- $run run"; timeout 120 python3 -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --profile --backend gpu 2>&1 | tail -12
+      done &&
       timeout 200 python3 -m apsp /tmp/h10k.txt /tmp/h10k.cpu.out 256 --backend cpu -q &&
       cmp /tmp/h10k.out /tmp/h10k.cpu.out && echo "GPU output == CPU output (n=10000)" ;;
     ooc)

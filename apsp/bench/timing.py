@@ -59,7 +59,7 @@ def timed_call(fn, on_gpu: bool = False):
 
 
 #: stages measured outside the solver (by apsp.api or the CLI pipeline)
-OUTER_STAGES = ("read", "validate", "write")
+OUTER_STAGES = ("read", "validate", "setup", "write")
 
 
 def solver_stages(timings: dict) -> dict:

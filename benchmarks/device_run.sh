@@ -23,9 +23,15 @@ for stage in $stages; do
       timeout 200 python3 benchmarks/gpu_fw.py --stages ceiling,tune --out "$OUT/tune.json" > "$OUT/tune.log" 2>&1
       grep -E "T/s|T updates" "$OUT/tune.log" ;;
     pairs)
-      timeout 200 python3 benchmarks/gpu_fw.py --int16-pairs on --stages ceiling,check,solve --dtypes int16 \
-        --sizes 8192,16384,32768 --out "$OUT/pairs.json" > "$OUT/pairs.log" 2>&1
-      grep -vE "^  (int|float)[0-9]+ +\(" "$OUT/pairs.log" | tail -12 ;;
+      # exactness with pairs forced on every product, then int16 solves: default (pairs from
+      # PAIRS["min_size"] up), pairs forced, packed only
+      timeout 100 python3 benchmarks/gpu_fw.py --int16-pairs on --stages ceiling,check --out "$OUT/pairs.json" \
+        > "$OUT/pairs.log" 2>&1; tail -1 "$OUT/pairs.log"
+      for mode in default on off; do
+        echo "-- int16 pairs: $mode"
+        timeout 100 python3 benchmarks/gpu_fw.py --int16-pairs $mode --stages solve --dtypes int16 \
+          --sizes 8192,16384,32768 2>&1 | grep "n="
+      done ;;
     bench)
       declare -A suites=(
         [ceiling]="ceiling" [block]="block --sizes 8192 --blocks 32 64 128 256 512 --backends fw-gpu"

@@ -395,10 +395,11 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=None)
     p.add_argument("--int16-pairs", choices=("default", "on", "off"), default="default",
-                   help="run int16 products as int32 pairs (apsp.gpu.minplus.PAIRS) in every stage but tune")
+                   help="int16 products as int32 pairs (apsp.gpu.minplus.PAIRS) in every stage but tune: "
+                        "on = every product that can, whatever its size; off = never")
     args = p.parse_args()
     if args.int16_pairs != "default":
-        minplus.PAIRS["enabled"] = args.int16_pairs == "on"
+        minplus.PAIRS.update(enabled=args.int16_pairs == "on", min_size=0)
     stages = args.stages.split(",")
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
                "int16_pairs": minplus.PAIRS["enabled"],

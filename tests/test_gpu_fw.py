@@ -115,6 +115,7 @@ def test_int16_products_as_int32_pairs(rng, config, shape):
     ct, bt = torch.from_numpy(c).to(dev), torch.from_numpy(b).to(dev)
     a_t = torch.from_numpy(np.ascontiguousarray(a.T)).to(dev).t()
     assert minplus._uses_pairs(ct, bt, False, None, enabled=True)
+    assert not minplus._uses_pairs(ct, bt, False, None)  # below PAIRS["min_size"]: packed by default
     minplus.minplus_update(ct, a_t, bt, config=config, pairs=True)
     got = ct.cpu().numpy()
     np.testing.assert_array_equal(np.minimum(got, inf), want)
@@ -126,6 +127,7 @@ def test_int16_whole_solves_with_and_without_pairs(rng, monkeypatch, pairs):
     from apsp.gpu import minplus
 
     monkeypatch.setitem(minplus.PAIRS, "enabled", pairs)
+    monkeypatch.setitem(minplus.PAIRS, "min_size", 0)  # these graphs are far below the default size
     for n in (1, 30, 67):
         g = random_graph(rng, n, 0.3, hi=9)
         r = apsp.shortest_paths(g, method="fw", backend="gpu", dtype="int16")

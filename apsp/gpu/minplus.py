@@ -304,9 +304,10 @@ def _max_offset(t: torch.Tensor) -> int:
 #: int16 products without negative weights as products of int32 "pairs": C and B are viewed as int32
 #: (two adjacent columns per element) and A is widened to int32 with each value in both halves, so the
 #: inner loop is the int32 loop with add.s16x2 + min.s16x2 (no per-value PRMT packing of ASM 2; see
-#: benchmarks/sass_offline.py). Whole n = 32768 int16 solve on an H200 (2026-11-22): 27.1 T updates/s, 90.7%
-#: of the packed-int16 ceiling, against 22.3 T/s with ASM 2 (benchmarks/gpu_fw.py --stages tune).
-PAIRS = {"enabled": True, "config": (256, 64, 4, 8, True, 3)}
+#: benchmarks/sass_offline.py). Whole int16 solves on an H200 (2026-11-22), pairs vs packed (ASM 2):
+#: n = 32768 27.1 vs 22.3 T updates/s (90.7% of the ceiling), n = 16384 24.5 vs 21.2, but n = 8192 13.3 vs
+#: 14.6 (and 6.6 in one run): products whose C is smaller than ``min_size`` in both dimensions stay packed.
+PAIRS = {"enabled": True, "config": (256, 64, 4, 8, True, 3), "min_size": 16384}
 
 
 def _pair_viewable(t: torch.Tensor) -> bool:
@@ -317,13 +318,15 @@ def _pair_viewable(t: torch.Tensor) -> bool:
 
 def duplicate_pairs(a: torch.Tensor) -> torch.Tensor:
     """int32 with both halves equal to ``a``'s int16 value, same logical shape, as a transposed
-    view of a contiguous buffer (the kernel's loads of A run along its first dimension)."""
-    wide = a.t().contiguous().to(torch.int32)
-    return ((wide & 0xFFFF) | (wide << 16)).t()
+    view of a contiguous buffer (the kernel's loads of A run along its first dimension).
+    One copy kernel: each value written twice side by side, read back as one int32."""
+    at = a.t()
+    return torch.stack((at, at), dim=-1).view(torch.int32).squeeze(-1).t()
 
 
 def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
-    on = PAIRS["enabled"] if enabled is None else enabled
+    """``enabled`` None: the PAIRS settings decide (on, and C large enough); True/False: forced."""
+    on = PAIRS["enabled"] and max(c.shape) >= PAIRS["min_size"] if enabled is None else enabled
     return (on and c.dtype == torch.int16 and not negative and out2 is None and _pair_viewable(c)
             and _pair_viewable(b))
 

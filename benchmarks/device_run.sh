@@ -2,7 +2,8 @@
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
 # stages: tests gpu_fw tune pairs paths homework bfs ooc quicktests bench   (default: tests gpu_fw paths homework bfs)
-# bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz
+# bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
+# APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 OUT=${OUT:-bench-out}
@@ -25,8 +26,8 @@ for stage in $stages; do
     pairs)
       # exactness with pairs forced on every product, then int16 solves: default (pairs from
       # PAIRS["min_size"] up), pairs forced, packed only
-      timeout 100 python3 benchmarks/gpu_fw.py --int16-pairs on --stages ceiling,check --out "$OUT/pairs.json" \
-        > "$OUT/pairs.log" 2>&1; tail -1 "$OUT/pairs.log"
+      timeout 240 python3 benchmarks/gpu_fw.py --int16-pairs on --stages ceiling,check --out "$OUT/pairs.json" \
+        > "$OUT/pairs.log" 2>&1; grep -E "cases equal|MISMATCH|Error" "$OUT/pairs.log"
       for mode in default on off; do
         echo "-- int16 pairs: $mode"
         timeout 100 python3 benchmarks/gpu_fw.py --int16-pairs $mode --stages solve --dtypes int16 \

@@ -398,3 +398,13 @@ def test_gpu_solver_path_block_sweep(tmp_path):
     assert rec["timer"] == ("cuda_event" if torch.cuda.is_available() else "perf_counter")
     (naive,) = [r for r in res.records if r["backend"] == "fw-gpu:naive"]
     assert naive["status"] == "skipped" and "not a blocked method" in naive["reason"]
+
+
+def test_commit_named_by_environment_overrides_git(monkeypatch):
+    """A tree copied to a benchmark machine with a stale .git names its commit through APSP_COMMIT."""
+    from apsp.bench.environment import git_info
+
+    monkeypatch.setenv("APSP_COMMIT", "0123abc")
+    assert git_info() == {"commit": "0123abc", "dirty": False}
+    monkeypatch.delenv("APSP_COMMIT")
+    assert git_info()["commit"] != "0123abc"

@@ -120,7 +120,12 @@ def _only_visible(gpus: list[dict]) -> list[dict]:
 
 
 def git_info() -> dict:
-    """Commit of the apsp source tree in use (None outside a git checkout) and whether it is dirty."""
+    """Commit of the apsp source tree in use (None outside a git checkout) and whether it is dirty.
+
+    ``APSP_COMMIT`` overrides it, for copies of a tree whose ``.git`` is not that tree's (a
+    working tree shipped to a benchmark machine)."""
+    if os.environ.get("APSP_COMMIT"):
+        return {"commit": os.environ["APSP_COMMIT"].strip(), "dirty": False}
     root = Path(__file__).resolve().parents[2]
     git = shutil.which("git")
     if git is None:

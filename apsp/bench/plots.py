@@ -15,6 +15,7 @@ recorded so a figure with nothing on it is visible in the results file.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -45,9 +46,17 @@ def _figure(title: str, subtitle: str):
     fig = Figure(figsize=(7.0, 4.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.set_title(f"{title}\n{subtitle}", fontsize=9)
+    ax.set_title(f"{title}\n" + "\n".join(textwrap.wrap(subtitle, 90)), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return fig, ax
+
+
+def _legend(ax) -> None:
+    """Inside the axes for a few lines; beside them for many (they would cover the data)."""
+    if len(ax.get_legend_handles_labels()[1]) > 6:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    else:
+        ax.legend(fontsize=8)
 
 
 def _save(fig, path: Path, kind: str, labels: list[str]) -> dict:
@@ -111,7 +120,7 @@ def _backends(results: Results, out: Path) -> list[dict]:
     _log2_axis(ax, [r["n"] for r in recs], "n (vertices)")
     ax.set_yscale("log")
     ax.set_ylabel("time per solve (s)")
-    ax.legend(fontsize=8)
+    _legend(ax)
     drawn = [_save(fig, out / "backends_time.png", "time_vs_n", labels)]
 
     baseline = results.options.get("baseline")
@@ -130,7 +139,7 @@ def _backends(results: Results, out: Path) -> list[dict]:
         ax.set_yscale("log")
         ax.set_ylabel(f"speed-up over {baseline}")
         if labels:
-            ax.legend(fontsize=8)
+            _legend(ax)
             drawn.append(_save(fig, out / "backends_speedup.png", "speedup_vs_n", labels))
     return drawn
 
@@ -150,7 +159,7 @@ def _block(results: Results, out: Path) -> list[dict]:
         _log2_axis(ax, [r["block"] for r in recs], "blocking factor B")
         ax.set_ylabel(ylabel)
         if labels:
-            ax.legend(fontsize=8)
+            _legend(ax)
         drawn.append(_save(fig, out / name, f"{field}_vs_block", labels))
     return drawn
 
@@ -203,7 +212,7 @@ def _memory(results: Results, out: Path) -> list[dict]:
     _log2_axis(ax, ns, "n (vertices)")
     ax.set_yscale("log")
     ax.set_ylabel("peak memory (MiB)")
-    ax.legend(fontsize=8)
+    _legend(ax)
     return [_save(fig, out / "memory.png", "memory_vs_n", labels)]
 
 
@@ -221,7 +230,7 @@ def _scaling(results: Results, out: Path) -> list[dict]:
         _log2_axis(ax, [r["ranks"] for r in recs], "MPI ranks")
         ax.set_ylabel(ylabel)
         if labels:
-            ax.legend(fontsize=8)
+            _legend(ax)
         drawn.append(_save(fig, out / name, f"{field}_vs_ranks", labels))
     staged = [r for r in recs if r.get("stages")]
     if staged:

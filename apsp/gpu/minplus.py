@@ -305,8 +305,8 @@ def _max_offset(t: torch.Tensor) -> int:
 #: (two adjacent columns per element) and A is widened to int32 with each value in both halves, so the
 #: inner loop is the int32 loop with add.s16x2 + min.s16x2 (no per-value PRMT packing of ASM 2; see
 #: benchmarks/sass_offline.py). Whole int16 solves on an H200 (2026-11-22), pairs vs packed (ASM 2):
-#: n = 32768 27.1 vs 22.3 T updates/s (90.7% of the ceiling), n = 16384 24.5 vs 21.2, but n = 8192 13.3 vs
-#: 14.6 (and 6.6 in one run): products whose C is smaller than ``min_size`` in both dimensions stay packed.
+#: n = 32768 27.3 vs 22.3 T updates/s (91% of the ceiling), n = 16384 25.1 vs 21.2, n = 8192 18.5 vs 18.4
+#: (BENCHMARKS.md, D4): products whose C is smaller than ``min_size`` in both dimensions stay packed.
 PAIRS = {"enabled": True, "config": (256, 64, 4, 8, True, 3), "min_size": 16384}
 
 

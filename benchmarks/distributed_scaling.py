@@ -114,7 +114,7 @@ def cmd_run(args) -> int:
     def one_solve(profile: bool):
         timer = StageTimer(sync=engine.sync if profile else None)
         with timer("copy", sync=True):
-            if padded is layout:
+            if not engine.pads_tiles:
                 d = engine.from_host(host.copy())
             else:
                 d = engine.full(padded.local_shape(grid.coords), host.dtype, dtypes.inf_value(host.dtype))

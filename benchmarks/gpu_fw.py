@@ -402,7 +402,7 @@ def main():
         minplus.PAIRS.update(enabled=args.int16_pairs == "on", min_size=0)
     stages = args.stages.split(",")
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-               "int16_pairs": minplus.PAIRS["enabled"],
+               "int16_pairs": {k: minplus.PAIRS[k] for k in ("enabled", "min_size")},
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     log(f"device: {results['device']}  torch {results['torch']}  triton {results['triton']}")
     gen = torch.Generator(device="cuda")

@@ -66,8 +66,9 @@ def dtype_fits(dtype, bound: float, negative: bool, integral: bool = True) -> bo
     if dt.kind == "f":
         if not integral:
             return True  # float weights: rounding is the user's choice of precision
-        # integer-valued weights stay exact while sums stay below 2**mantissa
-        return bound <= 2.0 ** (np.finfo(dt).nmant + 1)
+        # integer-valued weights stay exact while sums stay below 2**(mantissa+1); strict, as
+        # the bound itself is a float product that may have rounded down onto the limit
+        return bound < 2.0 ** (np.finfo(dt).nmant + 1)
     inf = int(inf_value(dt))
     return bound <= inf // 4 if negative else bound < inf
 
@@ -84,9 +85,10 @@ def choose_dtype(bound: float, negative: bool, integral: bool, requested=None,
         if dt.kind in "iu" and not integral:
             raise DtypeError(f"dtype {dt.name} cannot hold fractional weights; use float32 or float64")
         if not dtype_fits(dt, bound, negative, integral):
-            limit = int(inf_value(dt)) // 4 if negative else int(inf_value(dt)) - 1
             if dt.kind == "f":
                 limit = int(2.0 ** (np.finfo(dt).nmant + 1))
+            else:
+                limit = int(inf_value(dt)) // 4 if negative else int(inf_value(dt)) - 1
             raise DtypeError(
                 f"dtype {dt.name} cannot hold every possible distance: the largest is bounded by "
                 f"(n-1)*max|w| = {bound:.0f}, above the {dt.name} limit {limit}"

@@ -15,7 +15,7 @@ from .. import dtypes
 from ..errors import NegativeCycleError
 from ..paths import NO_VERTEX
 from ..solvers import SolveOptions, SolveOutput
-from .oracle import floyd_warshall_reference
+from .oracle import WORK_INF, floyd_warshall_reference, narrowed, relax_through, widened
 
 
 def _raise_if_negative_cycle(diag: np.ndarray) -> None:
@@ -40,28 +40,21 @@ def floyd_warshall_with_paths(d: np.ndarray):
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1], [-9999, 0, 1])
     """
     n = d.shape[0]
-    work = d.astype(np.float64)
-    if d.dtype.kind != "f":
-        work[d >= dtypes.inf_value(d.dtype)] = np.inf
-    edge = np.isfinite(work)
+    work = widened(d)  # exact: int64 for integer dtypes
+    edge = work < (np.inf if work.dtype.kind == "f" else WORK_INF)
     np.fill_diagonal(edge, False)
     vertices = np.arange(n, dtype=np.int32)
     succ = np.where(edge, vertices[None, :], NO_VERTEX).astype(np.int32)
     pred = np.where(edge, vertices[:, None], NO_VERTEX).astype(np.int32)
     for k in range(n):
-        through_k = work[:, k, None] + work[None, k, :]
+        through_k = relax_through(work, k)
         better = through_k < work
         work[better] = through_k[better]
         succ = np.where(better, succ[:, k, None], succ)
         pred = np.where(better, pred[None, k, :], pred)
         if work[k, k] < 0:
             break
-    if d.dtype.kind == "f":
-        dist = work.astype(d.dtype)
-    else:
-        dist = np.full((n, n), dtypes.inf_value(d.dtype), dtype=d.dtype)
-        finite = np.isfinite(work)
-        dist[finite] = work[finite].astype(d.dtype)
+    dist = narrowed(work, d.dtype)
     return dist, succ, pred
 
 

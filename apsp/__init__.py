@@ -3,14 +3,15 @@
 Importing apsp imports numpy only; everything else loads when first used.
 
 >>> import apsp
->>> apsp.shortest_paths([(0, 1, 2), (1, 2, 3)], backend="cpu").distances[0, 2]
-np.int16(5)
+>>> int(apsp.shortest_paths([(0, 1, 2), (1, 2, 3)], backend="cpu").distances[0, 2])
+5
 """
 from __future__ import annotations
 
-from ._lazy import lazy_exports
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from ._lazy import lazy_exports
+from ._version import __version__
 
 _EXPORTS = {
     "shortest_paths": "apsp.api",
@@ -32,11 +33,22 @@ _EXPORTS = {
     "unreachable_value": "apsp.dtypes",
 }
 
+if TYPE_CHECKING:  # what type checkers see; at run time the names load lazily (below)
+    from .api import Result, as_graph, shortest_paths
+    from .dtypes import unreachable_value
+    from .errors import (BackendUnavailableError, DtypeError, GraphFormatError, MemoryPlanError,
+                         NegativeCycleError)
+    from .generate import random_graph
+    from .graph import EdgeList, Graph
+    from .io import read_graph, write_distances
+    from .paths import reconstruct_path
+    from .scipy_compat import floyd_warshall, shortest_path
+
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS, globals(), submodules=True)
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return __all__

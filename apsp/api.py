@@ -5,6 +5,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -13,15 +14,51 @@ from .errors import BackendUnavailableError, DtypeError
 from .graph import EdgeList, Graph
 from .solvers import BACKENDS, METHODS, SolveOptions, get_solver, gpu_available
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
+    #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
+    GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
+
 
 @dataclass
 class Result:
-    """All-pairs shortest paths of one graph.
+    """All-pairs shortest paths of one graph, as `shortest_paths` returns them.
 
     ``distances[i, j]`` is the length of a shortest path from i to j; pairs with
     no path hold ``unreachable`` (``inf`` for float dtypes, the dtype's maximum
     for integer dtypes). Use ``reachable`` for a boolean mask, ``to_float()`` for
     scipy's float64-with-inf convention.
+
+    Attributes
+    ----------
+    distances : numpy.ndarray, shape (n, n)
+        Shortest distances, of ``dtype``; ``unreachable`` where there is no path.
+    method : str
+        The method that ran: ``"fw"``, ``"bfs"``, ``"dijkstra"``, ``"johnson"`` or ``"reference"``.
+    backend : str
+        Where it ran: ``"cpu"`` or ``"gpu"``.
+    dtype : numpy.dtype
+        The distances' type (chosen from the weights unless one was asked for).
+    block_size : int or None
+        Floyd-Warshall's blocking factor (None for other methods).
+    predecessors : numpy.ndarray or None
+        With ``return_predecessors=True``: int32, ``predecessors[i, j]`` is the
+        vertex before j on a shortest path from i, -9999 where there is none.
+    successors : numpy.ndarray or None
+        With ``return_successors=True``: int32, ``successors[i, j]`` is the
+        vertex after i on a shortest path to j, -9999 where there is none.
+    timings : dict of str to float
+        Seconds spent in each stage (``validate``, ``setup``, the solver's own
+        stages such as ``h2d``, ``compute``, ``d2h``, and ``other``).
+    info : dict
+        Facts about the run worth keeping, e.g. the out-of-core plan.
+    n : int
+        Number of vertices.
+    unreachable : scalar
+        The value of ``distances`` where there is no path.
+    reachable : numpy.ndarray of bool, shape (n, n)
+        Where a path exists.
     """
 
     distances: np.ndarray
@@ -36,14 +73,17 @@ class Result:
 
     @property
     def n(self) -> int:
+        """Number of vertices."""
         return self.distances.shape[0]
 
     @property
-    def unreachable(self):
+    def unreachable(self) -> np.generic:
+        """The value of ``distances`` where there is no path (`apsp.unreachable_value`)."""
         return dtypes.unreachable_value(self.distances.dtype)
 
     @property
     def reachable(self) -> np.ndarray:
+        """Boolean (n, n) mask: True where a path exists."""
         return self.distances != self.unreachable
 
     def to_float(self) -> np.ndarray:
@@ -53,7 +93,25 @@ class Result:
         return out
 
     def path(self, i: int, j: int) -> list[int]:
-        """Vertices of a shortest path from i to j (needs predecessors or successors)."""
+        """Vertices of a shortest path from i to j.
+
+        Parameters
+        ----------
+        i, j : int
+            Start and end vertex (0-based).
+
+        Returns
+        -------
+        list of int
+            From ``i`` to ``j`` inclusive.
+
+        Raises
+        ------
+        ValueError
+            If the solve kept neither predecessors nor successors.
+        apsp.paths.NoPathError
+            If there is no path from ``i`` to ``j``.
+        """
         from .paths import reconstruct_path
 
         if self.successors is not None:
@@ -63,14 +121,41 @@ class Result:
         raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
 
 
-def as_graph(graph, *, directed: bool = True, unweighted: bool = False, null_value=0.0,
-             fmt: str | None = None) -> Graph:
+def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = False,
+             null_value: float | None = 0.0, fmt: str | None = None) -> Graph:
     """Turn user input into a validated `Graph`.
 
-    Accepts a `Graph`, an `EdgeList`, a square dense array (``null_value``, inf
-    and nan mean no edge, as in scipy), a scipy sparse matrix (explicit entries
-    are edges), a sequence of ``(u, v)`` or ``(u, v, w)`` tuples (0-based;
-    ``n`` = largest vertex + 1), or a path to a graph file.
+    Parameters
+    ----------
+    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, str or os.PathLike
+        A `Graph` (used as is), an `EdgeList`, a square dense array
+        (``null_value``, inf and nan mean no edge, as in scipy), a scipy sparse
+        matrix (explicit entries are edges), a sequence of ``(u, v)`` or
+        ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), or a path to
+        a graph file.
+    directed : bool, optional
+        If False, an edge either way is an edge both ways (the lighter wins
+        where both are given).
+    unweighted : bool, optional
+        Give every edge weight 1.
+    null_value : float or None, optional
+        For dense arrays: the entry that means "no edge" (default 0; None: only
+        inf and nan do).
+    fmt : str, optional
+        For files: the format name (default: from the suffix), as in `apsp.read_graph`.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    TypeError
+        For input of another kind.
+    ValueError
+        For a non-square array, negative or non-integer vertex numbers, or NaN weights.
+    GraphFormatError
+        For a malformed file (naming file, line and problem).
     """
     import scipy.sparse as sp
 
@@ -210,19 +295,23 @@ def exact_method(g: Graph, chosen: str, requested: str, dtype) -> str:
         f"(exact in {np.dtype(dtype).name})")
 
 
-def shortest_paths(graph, method: str = "auto", backend: str = "auto", dtype=None, *,
-                   block_size: int | None = None, directed: bool = True, unweighted: bool = False,
+def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto",
+                   dtype: DTypeLike | None = None, *, block_size: int | None = None,
+                   directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
-                   null_value=0.0, progress: bool | None = None, **backend_options) -> Result:
+                   null_value: float | None = 0.0, progress: bool | None = None,
+                   **backend_options: Any) -> Result:
     """All-pairs shortest paths.
 
     Parameters
     ----------
-    graph : array_like, scipy sparse matrix, EdgeList, list of tuples, or path
+    graph : array_like, scipy sparse matrix, EdgeList, Graph, list of tuples, str or os.PathLike
         The directed graph (see `as_graph`).
     method : {"auto", "fw", "bfs", "dijkstra", "johnson", "reference"}
         ``"fw"`` is blocked Floyd-Warshall; ``"bfs"`` multi-source BFS (unit
-        weights); ``"reference"`` the plain O(n^3) oracle.
+        weights); ``"dijkstra"`` / ``"johnson"`` scipy's sparse searches (CPU
+        only; Johnson for negative weights); ``"reference"`` the plain O(n^3)
+        oracle; ``"auto"`` chooses as the README's "Choosing a method" says.
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` uses the GPU when torch sees one and the method has a GPU solver.
     dtype : {None, "int16", "int32", "int64", "float32", "float64"}
@@ -232,11 +321,24 @@ def shortest_paths(graph, method: str = "auto", backend: str = "auto", dtype=Non
         uint8, uint16 or int32 by the diameter found.
     block_size : int, optional
         Blocking factor for Floyd-Warshall (any positive value; None = the backend's best).
-    return_predecessors, return_successors : bool
+    directed : bool, optional
+        If False, an edge either way is an edge both ways (the lighter wins
+        where both are given); a negative edge is then a negative cycle.
+    unweighted : bool, optional
+        Give every edge weight 1 (distances count edges; ``method="bfs"`` needs this
+        unless every weight already is 1).
+    return_predecessors, return_successors : bool, optional
         Also return scipy-style predecessor and/or next-hop matrices (int32, -9999 = none).
+    null_value : float or None, optional
+        For dense arrays: the entry that means "no edge" (default 0, as in scipy;
+        inf and nan always do; None: only they do).
+    progress : bool or None, optional
+        Show a progress bar during long solves: True, False, or None (default)
+        for a bar on a terminal or in a Jupyter notebook only.
     **backend_options
         Memory (`apsp.memory`): ``gpu_memory="8GB"`` (GPU budget, default the
-        card's free memory), ``host_memory=`` (RAM budget), ``out_of_core``
+        card's free memory), ``host_memory=`` (RAM budget, default what the OS
+        and the container's memory limit allow), ``out_of_core``
         (None: stream through the GPU when the matrix does not fit its budget;
         True: always stream, from a scratch file on the CPU backend; False:
         never), ``scratch_dir=``. Checkpoints (`apsp.checkpoint`, method "fw"):
@@ -247,6 +349,26 @@ def shortest_paths(graph, method: str = "auto", backend: str = "auto", dtype=Non
     Returns
     -------
     Result
+        Distances, the method, backend and dtype used, timings, and the
+        predecessor / successor matrices when asked for.
+
+    Raises
+    ------
+    NegativeCycleError
+        The graph has a cycle of negative total weight.
+    DtypeError
+        ``dtype`` cannot hold every possible distance, or is not supported.
+    BackendUnavailableError
+        ``backend="gpu"`` without a usable GPU, or a CPU-only method on the GPU.
+    MemoryPlanError
+        The solve does not fit the memory available (the message says what would).
+    GraphFormatError
+        A graph file is malformed.
+    ValueError
+        Unknown method or backend, ``method="bfs"`` with weights other than 1,
+        a bad ``block_size``, or malformed input.
+    TypeError
+        ``graph`` is of a kind apsp cannot read.
 
     Examples
     --------

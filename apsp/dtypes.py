@@ -48,7 +48,23 @@ def inf_value(dtype):
 
 
 def unreachable_value(dtype):
-    """The value apsp returns for 'no path': ``inf`` for floats, ``iinfo.max`` for integers."""
+    """The value apsp returns for 'no path': ``inf`` for floats, ``iinfo.max`` for integers.
+
+    Parameters
+    ----------
+    dtype : dtype-like
+        The distances' type.
+
+    Returns
+    -------
+    numpy scalar of ``dtype``
+
+    Examples
+    --------
+    >>> import apsp
+    >>> int(apsp.unreachable_value("int16")), float(apsp.unreachable_value("float32"))
+    (32767, inf)
+    """
     dt = np.dtype(dtype)
     if dt.kind == "f":
         return dt.type(np.inf)

@@ -8,6 +8,7 @@ the dense Floyd-Warshall start matrix or to CSR for BFS/Dijkstra.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,25 @@ class EdgeList:
 
     When the same (src, dst) appears more than once, the later one wins
     (the homework rule); ``Graph.from_edges`` applies it.
+
+    Attributes
+    ----------
+    n : int
+        Number of vertices.
+    src, dst : numpy.ndarray of int64, shape (m,)
+        Endpoints of each edge (0-based).
+    weight : numpy.ndarray, shape (m,)
+        Weight of each edge (any real dtype).
+    source : str or None
+        Where the edges came from (a path), for messages.
+    m : int
+        Number of edges.
+
+    Examples
+    --------
+    >>> from apsp import EdgeList
+    >>> EdgeList(3, [0, 1], [1, 2], [5, 7]).m
+    2
     """
 
     n: int
@@ -38,6 +58,7 @@ class EdgeList:
 
     @property
     def m(self) -> int:
+        """Number of edges (repeated pairs counted each time)."""
         return int(self.src.shape[0])
 
 
@@ -147,7 +168,28 @@ class Graph:
     """A validated directed graph: ``n`` vertices and weighted edges (CSR or dense).
 
     Exactly one of ``csr`` or ``dense`` (with ``edge_mask``) is set at creation;
-    the other form is built on request and cached.
+    the other form is built on request and cached. Build one with `from_edges`,
+    `from_dense`, `from_sparse` or `apsp.as_graph`.
+
+    Attributes
+    ----------
+    n : int
+        Number of vertices.
+    csr : scipy.sparse.csr_matrix or None
+        The edges as a CSR matrix (explicit entries are edges, zeros included).
+    dense : numpy.ndarray or None
+        Dense weights, meaningful where ``edge_mask`` is True.
+    edge_mask : numpy.ndarray of bool or None
+        Where ``dense`` holds an edge.
+    source : str or None
+        Where the graph came from (a path), for messages.
+
+    Examples
+    --------
+    >>> from apsp import EdgeList, Graph
+    >>> g = Graph.from_edges(EdgeList(3, [0, 1, 0], [1, 2, 1], [5, 7, 4]))
+    >>> g.nnz, g.max_abs_weight
+    (2, 7.0)
     """
 
     n: int
@@ -160,6 +202,23 @@ class Graph:
     # -- construction -----------------------------------------------------
     @classmethod
     def from_edges(cls, edges: EdgeList) -> "Graph":
+        """The graph of an edge list; where a (src, dst) pair repeats, the last one wins.
+
+        Parameters
+        ----------
+        edges : EdgeList
+            Edges on vertices ``0..edges.n-1``.
+
+        Returns
+        -------
+        Graph
+            Backed by a CSR matrix with sorted, distinct columns in each row.
+
+        Raises
+        ------
+        ValueError
+            If an endpoint lies outside ``0..n-1`` or a weight type is not supported.
+        """
         import scipy.sparse as sp
 
         n = int(edges.n)
@@ -182,8 +241,28 @@ class Graph:
         return cls(n=n, csr=csr, source=edges.source)
 
     @classmethod
-    def from_dense(cls, matrix: np.ndarray, null_value=0.0, source=None) -> "Graph":
-        """scipy's dense convention: ``null_value`` (default 0), inf and nan mean no edge."""
+    def from_dense(cls, matrix: np.ndarray, null_value: float | None = 0.0,
+                   source: str | None = None) -> "Graph":
+        """The graph of a dense weight matrix, in scipy's convention.
+
+        Parameters
+        ----------
+        matrix : array_like, shape (n, n)
+            Weights; booleans count as 0/1.
+        null_value : float or None, optional
+            The entry that means "no edge" (default 0); inf and nan always do.
+        source : str, optional
+            Where the matrix came from, for messages.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        ValueError
+            If the matrix is not square or not numeric.
+        """
         a = np.asarray(matrix)
         if a.ndim != 2 or a.shape[0] != a.shape[1]:
             raise ValueError(f"a dense graph must be a square 2-D array, got shape {a.shape}")
@@ -199,7 +278,25 @@ class Graph:
         return cls(n=a.shape[0], dense=a, edge_mask=mask, source=source)
 
     @classmethod
-    def from_sparse(cls, matrix, source=None) -> "Graph":
+    def from_sparse(cls, matrix: Any, source: str | None = None) -> "Graph":
+        """The graph of a scipy sparse matrix: every stored entry is an edge, zeros included.
+
+        Parameters
+        ----------
+        matrix : scipy sparse matrix or array, shape (n, n)
+            Duplicate entries are added up (scipy's ``sum_duplicates``).
+        source : str, optional
+            Where the matrix came from, for messages.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        ValueError
+            If the matrix is not square.
+        """
         import scipy.sparse as sp
 
         csr = sp.csr_matrix(matrix)
@@ -239,10 +336,12 @@ class Graph:
 
     @property
     def max_abs_weight(self) -> float:
+        """Largest absolute edge weight (0.0 without edges)."""
         return self._stat("max_abs")
 
     @property
     def has_negative_weights(self) -> bool:
+        """Some edge weight is negative."""
         return self._stat("negative")
 
     @property
@@ -257,17 +356,40 @@ class Graph:
 
     @property
     def density(self) -> float:
+        """Edges per vertex pair: ``nnz / n**2``."""
         return self.nnz / float(self.n * self.n) if self.n else 0.0
 
     def distance_bound(self) -> float:
+        """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``."""
         return dtypes.distance_bound(self.n, self.max_abs_weight)
 
     def choose_dtype(self, requested=None, candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
+        """The distance dtype for this graph's weights.
+
+        Parameters
+        ----------
+        requested : dtype-like, optional
+            The caller's choice, checked against every possible distance.
+        candidates : sequence of dtype-like
+            Tried in order when nothing is requested.
+
+        Returns
+        -------
+        numpy.dtype
+            ``requested`` if it holds every distance, else the first of
+            ``candidates`` that does (float64 for fractional weights).
+
+        Raises
+        ------
+        DtypeError
+            If ``requested`` cannot hold every possible distance.
+        """
         return dtypes.choose_dtype(self.distance_bound(), self.has_negative_weights, self.integral,
                                    requested, candidates)
 
     # -- conversions ---------------------------------------------------------
     def to_csr(self):
+        """The edges as a scipy CSR matrix (built from the dense form once, then cached)."""
         import scipy.sparse as sp
 
         if self.csr is None:
@@ -277,8 +399,21 @@ class Graph:
         return self.csr
 
     def fw_matrix(self, dtype, out: np.ndarray | None = None) -> np.ndarray:
-        """The Floyd-Warshall start matrix: w(i,j) on edges, the INF sentinel elsewhere,
-        ``min(0, w(i,i))`` on the diagonal. C-contiguous, ``dtype``."""
+        """The Floyd-Warshall start matrix.
+
+        Parameters
+        ----------
+        dtype : dtype-like
+            The matrix's type.
+        out : numpy.ndarray, optional
+            An (n, n) C-contiguous array of ``dtype`` to fill instead of a new one.
+
+        Returns
+        -------
+        numpy.ndarray
+            w(i,j) on edges, the INF sentinel (`apsp.dtypes.inf_value`) elsewhere,
+            ``min(0, w(i,i))`` on the diagonal.
+        """
         dt = np.dtype(dtype)
         n = self.n
         d = out if out is not None else np.empty((n, n), dtype=dt)

@@ -49,11 +49,15 @@ array([-9999,     0,     0,     1], dtype=int32)
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
 from .errors import NegativeCycleError
 from .graph import Graph
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: scipy's "no predecessor" marker
 NULL_PREDECESSOR = -9999
@@ -192,8 +196,22 @@ def _as_apsp_negative_cycle():
         raise NegativeCycleError(str(exc)) from exc
 
 
-def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
-                   overwrite=False):
+@overload
+def floyd_warshall(csgraph: ArrayLike, directed: bool = ..., return_predecessors: Literal[False] = ...,
+                   unweighted: bool = ..., overwrite: bool = ...) -> np.ndarray: ...
+@overload
+def floyd_warshall(csgraph: ArrayLike, directed: bool = ..., *, return_predecessors: Literal[True],
+                   unweighted: bool = ..., overwrite: bool = ...) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def floyd_warshall(csgraph: ArrayLike, directed: bool, return_predecessors: Literal[True],
+                   unweighted: bool = ..., overwrite: bool = ...) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def floyd_warshall(csgraph: ArrayLike, directed: bool = ..., return_predecessors: bool = ...,
+                   unweighted: bool = ..., overwrite: bool = ...
+                   ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessors: bool = False,
+                   unweighted: bool = False, overwrite: bool = False
+                   ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """All-pairs shortest path lengths by Floyd-Warshall; drop-in for scipy's.
 
     Parameters
@@ -294,8 +312,25 @@ def _auto_method(csgraph, indices) -> str:
     return "FW"
 
 
-def shortest_path(csgraph, method="auto", directed=True, return_predecessors=False,
-                  unweighted=False, overwrite=False, indices=None):
+@overload
+def shortest_path(csgraph: ArrayLike, method: str = ..., directed: bool = ...,
+                  return_predecessors: Literal[False] = ..., unweighted: bool = ...,
+                  overwrite: bool = ..., indices: ArrayLike | None = ...) -> np.ndarray: ...
+@overload
+def shortest_path(csgraph: ArrayLike, method: str = ..., directed: bool = ..., *,
+                  return_predecessors: Literal[True], unweighted: bool = ..., overwrite: bool = ...,
+                  indices: ArrayLike | None = ...) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def shortest_path(csgraph: ArrayLike, method: str, directed: bool, return_predecessors: Literal[True],
+                  unweighted: bool = ..., overwrite: bool = ..., indices: ArrayLike | None = ...
+                  ) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def shortest_path(csgraph: ArrayLike, method: str = ..., directed: bool = ...,
+                  return_predecessors: bool = ..., unweighted: bool = ..., overwrite: bool = ...,
+                  indices: ArrayLike | None = ...) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = True,
+                  return_predecessors: bool = False, unweighted: bool = False, overwrite: bool = False,
+                  indices: ArrayLike | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Shortest-path search; drop-in for ``scipy.sparse.csgraph.shortest_path``.
 
     ``method='FW'`` (and ``'auto'`` when it picks Floyd-Warshall: no

@@ -210,10 +210,25 @@ def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int]
     whole or not at all; a ``.gz`` suffix compresses it. Writers go a block of
     rows at a time, so ``dist`` may be a memory map bigger than RAM.
 
-    ``rows=(i, j)`` writes rows ``i..j-1`` only (0-based): the same text lines,
-    an (j-i) x n ``.npy`` array, or a (j-i) x n ``.mtx`` whose comment names
-    the first row. ``progress``: a bar while writing big text outputs (None:
-    only on a terminal).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    dist : numpy.ndarray, shape (n, n)
+        The distances (a memory map is fine).
+    fmt : str, optional
+        ``homework``, ``npy`` or ``mtx``; default from the suffix.
+    rows : (int, int), optional
+        ``(i, j)`` writes rows ``i..j-1`` only (0-based): the same text lines,
+        an (j-i) x n ``.npy`` array, or a (j-i) x n ``.mtx`` whose comment names
+        the first row.
+    progress : bool or None, optional
+        A bar while writing big text outputs (None: only on a terminal or in a notebook).
+
+    Raises
+    ------
+    ValueError
+        For a format that cannot hold distances, or ``rows`` out of range.
 
     Examples
     --------

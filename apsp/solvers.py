@@ -57,9 +57,11 @@ REGISTRY: dict[tuple[str, str], str] = {
     ("bfs", "gpu"): "apsp.gpu.bfs:solve",
     ("dijkstra", "cpu"): "apsp.cpu.sparse:solve_dijkstra",
     ("johnson", "cpu"): "apsp.cpu.sparse:solve_johnson",
+    ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
+    ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
 }
 
-METHODS = ("auto", "fw", "bfs", "dijkstra", "johnson", "reference")
+METHODS = ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")
 BACKENDS = ("auto", "cpu", "gpu")
 
 

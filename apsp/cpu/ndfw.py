@@ -1,0 +1,215 @@
+"""Nested-dissection Floyd-Warshall on the CPU: the round engine in Numba and the solver.
+
+Each round of the schedule (`apsp.ndfw`) is one parallel Numba call on the
+layout matrix: close the pivot tile (`apsp.cpu.blocked`'s phase 1), update the
+pivot row and column panels over the round's ranges (phase 2, the column panel
+transposed into a buffer so its rows are long), then the min-plus products of
+every pair of ranges, pivot rows and columns excluded (phase 3), cut into
+``STRIP_ROWS x strip`` pieces run in parallel. The products are
+`apsp.cpu.blocked`'s unrolled kernels, so the inner loops and the overflow and
+clamping conventions are those of dense blocked FW.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit, prange
+
+from .. import dtypes
+from ..errors import NegativeCycleError
+from ..ndfw import layout_edges, plan, run_schedule
+from ..solvers import SolveOptions, SolveOutput
+from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, _relax_track, mid_dtype
+
+#: tile edge on the CPU (pivot rounds are this wide). Measured on a 100 x 100 grid
+#: (benchmarks/nd_cpu.py, BENCHMARKS.md): 64 pads separators less than 128 and needs less work
+DEFAULT_TILE = 64
+#: leaf size of the dissection on the CPU (same measurement)
+DEFAULT_LEAF = 1000
+
+
+@njit(cache=True, nogil=True)
+def _panel_task(d, mid, track, pivot, pivot_t, k0, k1, kind, lo, hi, negative, floor, inf):
+    """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (kind 0), or pivot columns, rows
+    ``lo:hi`` (kind 1, done transposed). The right operand is a copy of the piece's old values:
+    since the pivot is closed, old and new values give the same result."""
+    m = k1 - k0
+    w = hi - lo
+    b = np.empty((m, w), dtype=d.dtype)
+    if kind == 1:
+        c = np.empty((m, w), dtype=d.dtype)
+        mc = np.empty((m, w) if track else (1, 1), dtype=mid.dtype)
+        for i in range(w):
+            for k in range(m):
+                c[k, i] = d[lo + i, k0 + k]
+                if track:
+                    mc[k, i] = mid[lo + i, k0 + k]
+        a, ci, cj = pivot_t, 0, 0
+    else:
+        c, mc, a, ci, cj = d, mid, pivot, k0, lo
+    for k in range(m):
+        for j in range(w):
+            b[k, j] = c[ci + k, cj + j]
+    if track:
+        _relax_track(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, negative, floor, inf)
+    else:
+        _relax(c, ci, cj, a, 0, 0, b, 0, 0, m, m, w, negative, floor, inf)
+    if kind == 1:
+        for i in range(w):
+            for k in range(m):
+                d[lo + i, k0 + k] = c[k, i]
+                if track:
+                    mid[lo + i, k0 + k] = mc[k, i]
+
+
+@njit(cache=True, parallel=True)
+def _round(d, mid, track, k0, k1, panels, rows, cols, negative, floor, inf):
+    """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
+    ``rows x cols`` pieces ((lo, hi) each)."""
+    pivot, pivot_t = _close_pivot(d, mid, track, k0, k1, negative, floor, inf)
+    for t in prange(panels.shape[0]):
+        _panel_task(d, mid, track, pivot, pivot_t, k0, k1, panels[t, 0], panels[t, 1], panels[t, 2],
+                    negative, floor, inf)
+    m = k1 - k0
+    ncols = cols.shape[0]
+    for t in prange(rows.shape[0] * ncols):
+        ti = np.int64(t) // ncols
+        tj = np.int64(t) % ncols
+        i0, i1 = rows[ti, 0], rows[ti, 1]
+        j0, j1 = cols[tj, 0], cols[tj, 1]
+        if track:
+            _relax_track(d, mid, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, k0, negative, floor, inf)
+        else:
+            _relax(d, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, negative, floor, inf)
+
+
+def _pieces(ranges, k0, k1, width) -> np.ndarray:
+    """The ranges minus ``k0:k1``, cut every ``width``: an (m, 2) array of (lo, hi)."""
+    out = []
+    for a, b in ranges:
+        for lo, hi in ((a, min(b, k0)), (max(a, k1), b)):
+            for s in range(lo, hi, width):
+                out.append((s, min(s + width, hi)))
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+class Engine:
+    """The CPU round engine on the layout matrix ``d`` (and ``mid`` when paths are recorded)."""
+
+    def __init__(self, d: np.ndarray, negative: bool, mid: np.ndarray | None = None):
+        self.d = d
+        self.track = mid is not None
+        self.mid = mid if mid is not None else np.empty((1, 1), dtype=mid_dtype(d.dtype, 0))
+        self.args = _kernel_args(d.dtype, negative)
+        self.panel_cols = max(PANEL_BYTES // d.itemsize, 1)
+        self.strip_cols = max(STRIP_BYTES // d.itemsize, 1)
+
+    def round(self, k0, k1, ranges):
+        panel = _pieces(ranges, k0, k1, self.panel_cols)
+        panels = np.concatenate([np.c_[np.zeros(len(panel), np.int64), panel],
+                                 np.c_[np.ones(len(panel), np.int64), panel]])
+        rows = _pieces(ranges, k0, k1, STRIP_ROWS)
+        cols = _pieces(ranges, k0, k1, self.strip_cols)
+        _round(self.d, self.mid, self.track, k0, k1, panels, rows, cols, *self.args)
+
+    def negative_diagonal(self) -> bool:
+        return bool((np.diagonal(self.d) < 0).any())
+
+
+@njit(cache=True, parallel=True)
+def _start_matrix(d, rows, cols, w, inf):
+    """INF everywhere, the edges, ``min(0, w_ii)`` on the diagonal (padding vertices: 0)."""
+    n = d.shape[0]
+    for i in prange(n):
+        d[i, :] = inf
+        d[i, i] = 0
+    for e in range(len(rows)):
+        if rows[e] == cols[e]:
+            d[rows[e], cols[e]] = min(w[e], 0)
+        else:
+            d[rows[e], cols[e]] = w[e]
+
+
+@njit(cache=True, parallel=True)
+def _unpermute(d, position, out):
+    """``out[i, j] = d[position[i], position[j]]``."""
+    n = out.shape[0]
+    for i in prange(n):
+        src = d[position[i]]
+        row = out[i]
+        for j in range(n):
+            row[j] = src[position[j]]
+
+
+@njit(cache=True, parallel=True)
+def _unpermute_mid(mid, position, order, out):
+    """Intermediates back in vertex order: ``out[i, j] = order[mid[position[i], position[j]]]``."""
+    n = out.shape[0]
+    for i in prange(n):
+        src = mid[position[i]]
+        for j in range(n):
+            k = src[position[j]]
+            out[i, j] = order[k] if k >= 0 else -1
+
+
+def solve(graph, opts: SolveOptions) -> SolveOutput:
+    """Nested-dissection Floyd-Warshall, registered as ``("nd-fw", "cpu")``.
+
+    ``opts.block_size`` is the tile (default `DEFAULT_TILE`); ``leaf_size=`` (backend
+    option) the dissection's leaf size. Exact: equal to dense Floyd-Warshall.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from apsp.graph import Graph
+    >>> g = Graph.from_dense(np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]]))
+    >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), progress=False)).dist.tolist()
+    [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
+    """
+    dt = dtypes.as_dtype(opts.dtype)
+    tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
+    negative = graph.has_negative_weights
+    want_paths = bool(opts.successors or opts.predecessors)
+    t0 = time.perf_counter()
+    nd = plan(graph, tile, opts.extra.get("leaf_size", DEFAULT_LEAF))
+    t1 = time.perf_counter()
+    size = nd.size
+    d = np.empty((size, size), dtype=dt)
+    rows, cols, w = layout_edges(graph, nd)
+    _start_matrix(d, rows, cols, w.astype(dt), dtypes.inf_value(dt))
+    mdt = mid_dtype(dt, size)
+    mid = np.full((size, size), -1, dtype=mdt) if want_paths else None
+    t2 = time.perf_counter()
+    run_schedule(nd, Engine(d, negative, mid), negative, opts.progress)
+    t3 = time.perf_counter()
+    diag = np.diagonal(d)
+    if (diag < 0).any():
+        bad = nd.order[np.flatnonzero(diag < 0)]
+        raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
+    out = np.empty((graph.n, graph.n), dtype=dt)
+    _unpermute(d, nd.position, out)
+    dtypes.finalize_unreachable(out, negative)
+    t4 = time.perf_counter()
+    timings = {"order": t1 - t0, "prepare": t2 - t1, "compute": t3 - t2, "unpermute": t4 - t3}
+    info = {"layout": size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile}
+    result = SolveOutput(dist=out, block_size=tile, timings=timings, info=info)
+    if want_paths:
+        from .. import paths
+
+        mid_out = np.empty((graph.n, graph.n), dtype=mid_dtype(dt, graph.n))
+        _unpermute_mid(mid, nd.position, nd.order.astype(mid_out.dtype), mid_out)
+        del mid, d
+        t5 = time.perf_counter()
+        reachable = out != dtypes.unreachable_value(dt)
+        check = paths.loops_possible(graph, dt)
+        info["paths_checked"] = check
+        if opts.successors:
+            result.successors, repaired = paths.successors_from_midpoints(mid_out, reachable, graph, out, check)
+            info["successor_targets_repaired"] = repaired
+        if opts.predecessors:
+            result.predecessors, repaired = paths.predecessors_from_midpoints(mid_out, reachable, graph, out,
+                                                                              check)
+            info["predecessor_sources_repaired"] = repaired
+        timings["paths"] = time.perf_counter() - t5
+    return result

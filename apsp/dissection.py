@@ -1,0 +1,295 @@
+"""Nested-dissection ordering and the supernodal layout of nested-dissection Floyd-Warshall.
+
+The vertices are split by recursive bisection with vertex separators: a set of
+vertices is cut by METIS (``pymetis``) into two halves, the smaller side of the
+cut's boundary becomes the separator, and each half (minus the separator) is
+split again until at most ``leaf_size`` vertices remain. Disconnected pieces
+need no separator: they become children of a node whose separator is empty.
+That gives the *dissection tree*: every node owns a vertex set (a leaf: its
+vertices; an inner node: its separator), and the vertices of a node's subtree
+have edges (either direction) only to its subtree and to the separators of its
+ancestors, because every separator cut its node into pieces with no edges
+between them.
+
+The *layout* puts the nodes in postorder (children before their parent), each
+node's own vertices padded to whole tiles with padding vertices (isolated: no
+edges, distance 0 to themselves). So every subtree is one contiguous range of
+the layout with its node's own vertices last, and every separator is a range
+of whole tiles.
+
+Which entries can be finite during Floyd-Warshall in this order (the pivot
+order is the layout order). Before the round whose pivots are the own vertices
+of node X, ``D[k, j]`` (k owned by X) is finite only if a path k -> j exists
+whose intermediate vertices all come before the current pivot. Follow such a
+path from k: while it stays in subtree(X) fine; the first vertex outside
+subtree(X) is adjacent to subtree(X), so it lies in an ancestor's separator,
+which comes after X in postorder and cannot be an intermediate yet, so it is
+j. Hence row k (and, with edges reversed, column k) is finite only over
+``subtree(X) + separators of X's ancestors``: `Dissection.reach` as a few
+contiguous ranges. A round then only needs the min-plus products among those
+ranges: every product that is skipped has an all-unreachable operand, so it
+could not change any entry, and the result equals dense Floyd-Warshall's. The
+argument needs only the edge structure, so it holds for any weights, negative
+ones and negative cycles included.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: vertices per leaf of the dissection tree. Tile products counted on grids with
+#: ``benchmarks/nd_counts.py`` (BENCHMARKS.md): leaves of 2-4k vertices minimise the work at B = 128
+DEFAULT_LEAF = 3000
+
+
+def _require_pymetis():
+    try:
+        import pymetis
+    except ImportError:
+        raise ImportError("nested-dissection Floyd-Warshall needs pymetis: pip install 'apsp[sparse]'") from None
+    return pymetis
+
+
+@dataclass
+class Dissection:
+    """A dissection tree in postorder and its tile-padded layout.
+
+    Node ``t`` (postorder: children before parents, the root last) owns layout
+    positions ``own_start[t]:end[t]`` (a whole number of tiles) and its subtree
+    spans ``start[t]:end[t]``. ``order[p]`` is the vertex at layout position
+    ``p`` (-1: padding); ``position[v]`` is the layout position of vertex ``v``.
+    """
+
+    n: int
+    tile: int
+    parent: np.ndarray  # int64, -1 for the root
+    start: np.ndarray
+    own_start: np.ndarray
+    end: np.ndarray
+    order: np.ndarray
+    position: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Layout size (vertices plus padding)."""
+        return len(self.order)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.parent)
+
+    def ancestors(self, t: int):
+        p = self.parent[t]
+        while p >= 0:
+            yield int(p)
+            p = self.parent[p]
+
+    def reach(self, t: int) -> list[tuple[int, int]]:
+        """Layout ranges where rows and columns of node ``t``'s pivots can be finite:
+        its subtree and its ancestors' separators, adjacent ranges merged, in order."""
+        ranges = [(int(self.start[t]), int(self.end[t]))]
+        ranges += [(int(self.own_start[a]), int(self.end[a])) for a in self.ancestors(t)]
+        ranges = [r for r in sorted(ranges) if r[1] > r[0]]
+        merged: list[tuple[int, int]] = []
+        for a, b in ranges:
+            if merged and merged[-1][1] == a:
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        return merged
+
+    def rounds(self):
+        """The pivot rounds in order: ``(k0, k1, reach ranges)``, one per tile of each node."""
+        for t in range(self.nodes):
+            a, b = int(self.own_start[t]), int(self.end[t])
+            if b <= a:
+                continue
+            ranges = self.reach(t)
+            for k0 in range(a, b, self.tile):
+                yield k0, min(k0 + self.tile, b), ranges
+
+    def updates(self) -> int:
+        """Min-plus updates (additions) of the whole schedule: per round ``|reach|^2 x tile``."""
+        total = 0
+        for k0, k1, ranges in self.rounds():
+            w = sum(b - a for a, b in ranges)
+            total += w * w * (k1 - k0)
+        return total
+
+
+def _structure(csr) -> "object":
+    """Symmetric 0/1 pattern of the graph without self-loops (CSR, int32 indices)."""
+    import scipy.sparse as sp
+
+    a = sp.csr_matrix(csr, copy=False)
+    pattern = sp.csr_matrix((np.ones(a.nnz, dtype=np.int8), a.indices, a.indptr), shape=a.shape)
+    sym = (pattern + pattern.T).tocsr()
+    sym.setdiag(0)
+    sym.eliminate_zeros()
+    sym.sort_indices()
+    return sym
+
+
+class _Builder:
+    def __init__(self, sym, leaf_size: int, seed: int):
+        self.sym = sym
+        self.leaf = max(1, int(leaf_size))
+        self.seed = seed
+        # nodes in creation order; each: (own vertices, children ids)
+        self.own: list[np.ndarray] = []
+        self.children: list[list[int]] = []
+
+    def _node(self, own, children) -> int:
+        self.own.append(np.asarray(own, dtype=np.int64))
+        self.children.append(list(children))
+        return len(self.own) - 1
+
+    def build(self, verts: np.ndarray) -> int:
+        if len(verts) <= self.leaf:
+            return self._node(verts, [])
+        from scipy.sparse.csgraph import connected_components
+
+        sub = self.sym[verts][:, verts]
+        ncomp, label = connected_components(sub, directed=False)
+        if ncomp > 1:
+            return self._split_pieces(verts, ncomp, label)
+        part = self._bisect(sub)
+        sep = self._separator(sub, part)
+        keep = np.ones(len(verts), dtype=bool)
+        keep[sep] = False
+        kids = [self.build(verts[keep & (part == side)]) for side in (0, 1)]
+        return self._node(verts[sep], kids)
+
+    def _split_pieces(self, verts, ncomp, label) -> int:
+        """Disconnected pieces: large ones are dissected, small ones packed into leaves."""
+        sizes = np.bincount(label, minlength=ncomp)
+        kids, pack, packed = [], [], 0
+        for c in np.argsort(-sizes, kind="stable"):
+            members = verts[label == c]
+            if sizes[c] > self.leaf:
+                kids.append(self.build(members))
+                continue
+            if packed + sizes[c] > self.leaf and pack:
+                kids.append(self._node(np.concatenate(pack), []))
+                pack, packed = [], 0
+            pack.append(members)
+            packed += sizes[c]
+        if pack:
+            kids.append(self._node(np.concatenate(pack), []))
+        if len(kids) == 1:
+            return kids[0]
+        return self._node(np.zeros(0, dtype=np.int64), kids)
+
+    def _bisect(self, sub) -> np.ndarray:
+        pymetis = _require_pymetis()
+        opts = pymetis.Options(seed=self.seed)
+        _, parts = pymetis.part_graph(2, xadj=sub.indptr, adjncy=sub.indices, options=opts)
+        part = np.asarray(parts, dtype=np.int64)
+        if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
+            part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
+        return part
+
+    @staticmethod
+    def _separator(sub, part) -> np.ndarray:
+        """A vertex separator from a bisection: a minimum vertex cover of the cut edges
+        (Koenig's theorem on the bipartite cut graph), which separates the two sides."""
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+
+        coo = sub.tocoo()
+        cut = (part[coo.row] == 0) & (part[coo.col] == 1)
+        left = np.flatnonzero(part == 0)
+        right = np.flatnonzero(part == 1)
+        li = np.full(len(part), -1, dtype=np.int64)
+        li[left] = np.arange(len(left))
+        li[right] = np.arange(len(right))
+        rows, cols = li[coo.row[cut]], li[coo.col[cut]]
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64)
+        bip = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(len(left), len(right)))
+        match = maximum_bipartite_matching(bip, perm_type="column")  # left -> right or -1
+        # Koenig: Z = vertices reachable from unmatched left vertices by alternating paths;
+        # cover = (left not in Z) + (right in Z)
+        match_right = np.full(len(right), -1, dtype=np.int64)
+        matched = match >= 0
+        match_right[match[matched]] = np.flatnonzero(matched)
+        z_left = ~matched
+        z_right = np.zeros(len(right), dtype=bool)
+        frontier = np.flatnonzero(z_left)
+        bip_indptr, bip_indices = bip.indptr, bip.indices
+        while len(frontier):
+            nbrs = np.unique(np.concatenate([bip_indices[bip_indptr[u]:bip_indptr[u + 1]] for u in frontier]))
+            new_right = nbrs[~z_right[nbrs]]
+            z_right[new_right] = True
+            back = match_right[new_right]
+            back = back[(back >= 0)]
+            back = back[~z_left[back]]
+            z_left[back] = True
+            frontier = back
+        has_cut = np.zeros(len(left), dtype=bool)
+        has_cut[rows] = True
+        cover_left = left[has_cut & ~z_left]
+        cover_right = right[z_right]
+        return np.sort(np.concatenate([cover_left, cover_right]))
+
+
+def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0) -> Dissection:
+    """The dissection tree of a graph (its CSR matrix; direction ignored) and its layout.
+
+    ``leaf_size``: dissect until pieces have at most this many vertices; ``tile``:
+    pad every node's own vertices to a multiple of it. Deterministic for a given ``seed``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> path = sp.diags([1, 1], [-1, 1], shape=(7, 7), format="csr")
+    >>> nd = dissect(path, leaf_size=3, tile=1)
+    >>> nd.size, sorted(nd.order.tolist()) == list(range(7))
+    (7, True)
+    """
+    n = csr.shape[0]
+    tile = max(1, int(tile))
+    builder = _Builder(_structure(csr), leaf_size, seed)
+    if n:
+        builder.build(np.arange(n, dtype=np.int64))
+    else:
+        builder._node(np.zeros(0, dtype=np.int64), [])
+    # postorder from the root (created last)
+    post: list[int] = []
+    stack = [(len(builder.own) - 1, False)]
+    while stack:
+        t, expanded = stack.pop()
+        if expanded:
+            post.append(t)
+            continue
+        stack.append((t, True))
+        for c in reversed(builder.children[t]):
+            stack.append((c, False))
+    rank = {t: i for i, t in enumerate(post)}
+    nodes = len(post)
+    parent = np.full(nodes, -1, dtype=np.int64)
+    start = np.zeros(nodes, dtype=np.int64)
+    own_start = np.zeros(nodes, dtype=np.int64)
+    end = np.zeros(nodes, dtype=np.int64)
+    pieces = []
+    pos = 0
+    for i, t in enumerate(post):
+        kids = [rank[c] for c in builder.children[t]]
+        for c in kids:
+            parent[c] = i
+        start[i] = min((start[c] for c in kids), default=pos)
+        own = builder.own[t]
+        padded = -(-len(own) // tile) * tile
+        piece = np.full(padded, -1, dtype=np.int64)
+        piece[:len(own)] = own
+        pieces.append(piece)
+        own_start[i] = pos
+        pos += padded
+        end[i] = pos
+    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    position = np.empty(n, dtype=np.int64)
+    real = order >= 0
+    position[order[real]] = np.flatnonzero(real)
+    return Dissection(n=n, tile=tile, parent=parent, start=start, own_start=own_start, end=end,
+                      order=order, position=position)

@@ -1,0 +1,63 @@
+"""Nested-dissection Floyd-Warshall: the schedule and the driver shared by the CPU and GPU engines.
+
+The ordering and layout (`apsp.dissection`) decide, for each pivot round, the
+few contiguous layout ranges where the pivot rows and columns can be finite;
+the round is Floyd-Warshall's three phases restricted to them (close the pivot
+tile, update the row and column panels over the ranges, then the min-plus
+products of every pair of ranges). An *engine* does one such round on its own
+matrix:
+
+* ``round(k0, k1, ranges)``: pivot layout positions ``k0:k1``, ``ranges`` a
+  list of ``(start, end)`` layout ranges (sorted, disjoint, one contains
+  ``k0:k1``); after it, every entry in ``ranges x ranges`` has been relaxed
+  through the pivots;
+* ``negative_diagonal()``: whether some diagonal entry is negative (a negative cycle).
+
+`run_schedule` drives the rounds (progress bar, Ctrl-C between rounds, early
+stop on a negative cycle); the engines (`apsp.cpu.ndfw`, `apsp.gpu.ndfw`) build
+the layout matrix, run the schedule and give the distances back in vertex order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dissection import DEFAULT_LEAF, Dissection, dissect
+from .progress import progress_bar
+
+#: the method's name in the solver registry
+METHOD = "nd-fw"
+
+
+def plan(graph, tile: int, leaf_size: int | None = None, seed: int = 0) -> Dissection:
+    """The dissection of ``graph`` with tiles of ``tile`` and leaves of about ``leaf_size`` vertices."""
+    return dissect(graph.to_csr(), leaf_size=DEFAULT_LEAF if leaf_size is None else leaf_size, tile=tile,
+                   seed=seed)
+
+
+def layout_edges(graph, nd: Dissection):
+    """The graph's edges in layout positions: ``(rows, cols, weights)`` (int64, int64, graph dtype)."""
+    csr = graph.to_csr()
+    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(csr.indptr))
+    return nd.position[rows], nd.position[csr.indices.astype(np.int64)], csr.data
+
+
+def run_schedule(nd: Dissection, engine, negative: bool, progress=None, desc: str = "nd-fw") -> int:
+    """All pivot rounds of ``nd`` on ``engine``; returns the number of rounds run.
+
+    With ``negative`` the diagonal is checked after every round and the solve
+    stops at the first negative entry (the caller raises `NegativeCycleError`).
+    Ctrl-C lands between rounds.
+    """
+    rounds = list(nd.rounds())
+    with progress_bar(len(rounds), progress, desc=f"{desc} n={nd.n}", unit="round") as bar:
+        for r, (k0, k1, ranges) in enumerate(rounds):
+            engine.round(k0, k1, ranges)
+            bar.update(1)
+            if negative and engine.negative_diagonal():
+                return r + 1
+    return len(rounds)
+
+
+def dense_updates(n: int) -> int:
+    """Updates of dense Floyd-Warshall: n^3."""
+    return int(n) ** 3

@@ -99,13 +99,17 @@ class Dissection:
                 merged.append((a, b))
         return merged
 
-    def rounds(self):
-        """The pivot rounds in order: ``(k0, k1, reach ranges)``, one per tile of each node."""
+    def steps(self):
+        """The schedule, node by node in postorder: ``(a, b, reach ranges)`` where the pivots are
+        layout positions ``a:b`` (a whole number of tiles, one round per tile)."""
         for t in range(self.nodes):
             a, b = int(self.own_start[t]), int(self.end[t])
-            if b <= a:
-                continue
-            ranges = self.reach(t)
+            if b > a:
+                yield a, b, self.reach(t)
+
+    def rounds(self):
+        """The pivot rounds in order: ``(k0, k1, reach ranges)``, one per tile of each node."""
+        for a, b, ranges in self.steps():
             for k0 in range(a, b, self.tile):
                 yield k0, min(k0 + self.tile, b), ranges
 
@@ -184,7 +188,7 @@ class _Builder:
     def _bisect(self, sub) -> np.ndarray:
         pymetis = _require_pymetis()
         opts = pymetis.Options(seed=self.seed)
-        _, parts = pymetis.part_graph(2, xadj=sub.indptr, adjncy=sub.indices, options=opts)
+        _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
         part = np.asarray(parts, dtype=np.int64)
         if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
             part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)

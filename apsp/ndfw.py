@@ -4,13 +4,13 @@ The ordering and layout (`apsp.dissection`) decide, for each pivot round, the
 few contiguous layout ranges where the pivot rows and columns can be finite;
 the round is Floyd-Warshall's three phases restricted to them (close the pivot
 tile, update the row and column panels over the ranges, then the min-plus
-products of every pair of ranges). An *engine* does one such round on its own
-matrix:
+products of every pair of ranges). All rounds of one tree node share their
+ranges, so an *engine* is handed a node's rounds at once, on its own matrix:
 
-* ``round(k0, k1, ranges)``: pivot layout positions ``k0:k1``, ``ranges`` a
-  list of ``(start, end)`` layout ranges (sorted, disjoint, one contains
-  ``k0:k1``); after it, every entry in ``ranges x ranges`` has been relaxed
-  through the pivots;
+* ``pivots(a, b, ranges)``: the rounds of pivot layout positions ``a:b`` (whole
+  tiles, in order), ``ranges`` a list of ``(start, end)`` layout ranges
+  (sorted, disjoint, one contains ``a:b``); after it, every entry in
+  ``ranges x ranges`` has been relaxed through those pivots;
 * ``negative_diagonal()``: whether some diagonal entry is negative (a negative cycle).
 
 `run_schedule` drives the rounds (progress bar, Ctrl-C between rounds, early
@@ -46,16 +46,19 @@ def run_schedule(nd: Dissection, engine, negative: bool, progress=None, desc: st
 
     With ``negative`` the diagonal is checked after every round and the solve
     stops at the first negative entry (the caller raises `NegativeCycleError`).
-    Ctrl-C lands between rounds.
+    Ctrl-C lands between tree nodes.
     """
-    rounds = list(nd.rounds())
-    with progress_bar(len(rounds), progress, desc=f"{desc} n={nd.n}", unit="round") as bar:
-        for r, (k0, k1, ranges) in enumerate(rounds):
-            engine.round(k0, k1, ranges)
-            bar.update(1)
+    total = sum(1 for _ in nd.rounds())
+    done = 0
+    with progress_bar(total, progress, desc=f"{desc} n={nd.n}", unit="round") as bar:
+        for a, b, ranges in nd.steps():
+            engine.pivots(a, b, ranges)
+            rounds = -(-(b - a) // nd.tile)
+            done += rounds
+            bar.update(rounds)
             if negative and engine.negative_diagonal():
-                return r + 1
-    return len(rounds)
+                break
+    return done
 
 
 def dense_updates(n: int) -> int:

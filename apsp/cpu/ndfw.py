@@ -97,15 +97,20 @@ def _pieces(ranges, k0, k1, width) -> np.ndarray:
 class Engine:
     """The CPU round engine on the layout matrix ``d`` (and ``mid`` when paths are recorded)."""
 
-    def __init__(self, d: np.ndarray, negative: bool, mid: np.ndarray | None = None):
+    def __init__(self, d: np.ndarray, tile: int, negative: bool, mid: np.ndarray | None = None):
         self.d = d
+        self.tile = tile
         self.track = mid is not None
         self.mid = mid if mid is not None else np.empty((1, 1), dtype=mid_dtype(d.dtype, 0))
         self.args = _kernel_args(d.dtype, negative)
         self.panel_cols = max(PANEL_BYTES // d.itemsize, 1)
         self.strip_cols = max(STRIP_BYTES // d.itemsize, 1)
 
-    def round(self, k0, k1, ranges):
+    def pivots(self, a, b, ranges):
+        for k0 in range(a, b, self.tile):
+            self._round(k0, min(k0 + self.tile, b), ranges)
+
+    def _round(self, k0, k1, ranges):
         panel = _pieces(ranges, k0, k1, self.panel_cols)
         panels = np.concatenate([np.c_[np.zeros(len(panel), np.int64), panel],
                                  np.c_[np.ones(len(panel), np.int64), panel]])
@@ -181,7 +186,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     mdt = mid_dtype(dt, size)
     mid = np.full((size, size), -1, dtype=mdt) if want_paths else None
     t2 = time.perf_counter()
-    run_schedule(nd, Engine(d, negative, mid), negative, opts.progress)
+    run_schedule(nd, Engine(d, tile, negative, mid), negative, opts.progress)
     t3 = time.perf_counter()
     diag = np.diagonal(d)
     if (diag < 0).any():

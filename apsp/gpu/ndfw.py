@@ -1,0 +1,235 @@
+"""Nested-dissection Floyd-Warshall on the GPU: the engine over `apsp.gpu.minplus` and the solver.
+
+The layout matrix lives on the device. A tree node's rounds (`apsp.ndfw`) run
+one of two ways:
+
+* its ranges are one contiguous range (the root, and every node whose subtree
+  touches its ancestors' separators end to end): the rounds run in place on
+  that square view, each round one pivot closure, two panel products and one
+  phase-3 product;
+* otherwise the ``ranges x ranges`` entries are gathered into a square buffer
+  with the node's pivots first, blocked Floyd-Warshall with only those pivots
+  runs on it (`apsp.gpu.minplus.fw_inplace` with ``n_pivots``, look-ahead
+  included), and the buffer is scattered back. Every round of the node only
+  reads and writes those entries, so this is the same computation; gather and
+  scatter cost two passes over the buffer against one product pass per round.
+  When the buffer does not fit the memory budget the rounds run in place range
+  pair by range pair instead.
+
+Distances come back in vertex order, row band by row band (gathered on the
+device, copied by several threads), so the device never holds a second n x n matrix.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from .. import dtypes
+from ..errors import NegativeCycleError
+from ..ndfw import plan, run_schedule
+from ..solvers import SolveOptions, SolveOutput
+from . import default_device
+from .minplus import TORCH_DTYPES, close_block, fw_inplace, inf_for, minplus_update
+
+#: tile edge: the K of every product (as dense GPU FW's block) and the padding of every tree node
+DEFAULT_TILE = 128
+#: leaf size of the dissection (tile products counted with benchmarks/nd_counts.py: 2-4k is best at 128)
+DEFAULT_LEAF = 3000
+#: gathered node buffers may take at most this share of the free device memory
+GATHER_SHARE = 0.8
+
+
+class Engine:
+    """The GPU engine on the layout matrix ``d`` (square tensor, size a multiple of ``tile``)."""
+
+    def __init__(self, d: torch.Tensor, tile: int, negative: bool, gather_bytes: int):
+        self.d = d
+        self.tile = tile
+        self.negative = negative
+        self.gather_bytes = gather_bytes
+        self.col_t = torch.empty((tile, d.shape[0]), dtype=d.dtype, device=d.device)
+        self.gathered = 0  #: nodes run on gathered buffers (reported)
+
+    def pivots(self, a, b, ranges):
+        width = sum(hi - lo for lo, hi in ranges)
+        if len(ranges) == 1:
+            s0, s1 = ranges[0]
+            self._in_place(self.d[s0:s1, s0:s1], a - s0, b - s0, [(0, s1 - s0)])
+        elif width * width * self.d.element_size() <= self.gather_bytes:
+            self._gathered(a, b, ranges, width)
+        else:
+            self._in_place(self.d, a, b, ranges)
+
+    def _in_place(self, d, a, b, ranges):
+        """Rounds on ``d`` itself: products between every pair of ranges."""
+        for k0 in range(a, b, self.tile):
+            k1 = min(k0 + self.tile, b)
+            pivot = d[k0:k1, k0:k1]
+            close_block(pivot, self.negative)
+            col_t = self.col_t[:k1 - k0]
+            at = 0
+            places = []
+            for lo, hi in ranges:
+                row = d[k0:k1, lo:hi]
+                minplus_update(row, pivot, row, self.negative)
+                col = d[lo:hi, k0:k1]
+                minplus_update(col, col, pivot, self.negative, out2=col_t[:, at:at + hi - lo].t())
+                places.append((lo, hi, at))
+                at += hi - lo
+            # phase 3 (pivot rows and columns again: P* (x) R* = R*, the same values)
+            for lo_i, hi_i, at_i in places:
+                for lo_j, hi_j, _ in places:
+                    minplus_update(d[lo_i:hi_i, lo_j:hi_j], col_t[:, at_i:at_i + hi_i - lo_i].t(),
+                                   d[k0:k1, lo_j:hi_j], self.negative)
+
+    def _gathered(self, a, b, ranges, width):
+        """The node's ranges gathered into one buffer, pivots first; dense rounds on it; scattered back."""
+        pieces = [(a, b)]
+        for lo, hi in ranges:  # the ranges minus the pivots, in order
+            if lo <= a and b <= hi:
+                pieces += [(lo, a)] if a > lo else []
+                pieces += [(b, hi)] if hi > b else []
+            else:
+                pieces.append((lo, hi))
+        places = []
+        at = 0
+        for lo, hi in pieces:
+            places.append((lo, hi, at))
+            at += hi - lo
+        buf = torch.empty((width, width), dtype=self.d.dtype, device=self.d.device)
+        for lo_i, hi_i, at_i in places:
+            for lo_j, hi_j, at_j in places:
+                buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j].copy_(self.d[lo_i:hi_i, lo_j:hi_j])
+        fw_inplace(buf, self.tile, self.negative, n_pivots=b - a, col_buffer=self.col_t)
+        for lo_i, hi_i, at_i in places:
+            for lo_j, hi_j, at_j in places:
+                self.d[lo_i:hi_i, lo_j:hi_j].copy_(buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j])
+        self.gathered += 1
+
+    def negative_diagonal(self) -> bool:
+        return bool((torch.diagonal(self.d) < 0).any())
+
+
+def layout_matrix(graph, nd, dtype: np.dtype, device) -> torch.Tensor:
+    """The start matrix in layout order on the device (padding vertices isolated)."""
+    from ..ndfw import layout_edges
+
+    size = nd.size
+    d = torch.empty((size, size), dtype=TORCH_DTYPES[np.dtype(dtype)], device=device)
+    d.fill_(inf_for(d))
+    rows, cols, w = layout_edges(graph, nd)
+    r = torch.from_numpy(rows).to(device)
+    c = torch.from_numpy(cols).to(device)
+    d[r, c] = torch.from_numpy(w.astype(dtype)).to(device)
+    diag = torch.diagonal(d)
+    diag.copy_(torch.clamp(diag, max=0))
+    padding = torch.from_numpy(np.flatnonzero(nd.order < 0)).to(device)
+    diag[padding] = 0
+    return d
+
+
+def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable, threads: int = 4,
+                       band_bytes: int = 1 << 30) -> np.ndarray:
+    """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
+    ``unreachable`` (integer dtypes): row bands gathered on the device and copied by ``threads``."""
+    n = len(position)
+    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
+    if n == 0:
+        return out
+    pos = torch.from_numpy(position).to(d.device)
+    band = max(1, min(n, band_bytes // max(1, d.shape[1] * d.element_size())))
+    starts = list(range(0, n, band))
+    cuda = d.device.type == "cuda"
+    if cuda:
+        torch.cuda.current_stream(d.device).synchronize()
+
+    def copy_band(i0):
+        i1 = min(i0 + band, n)
+        stream = torch.cuda.Stream(d.device) if cuda else None
+        with torch.cuda.stream(stream) if cuda else _nullcontext():
+            rows = d.index_select(0, pos[i0:i1]).index_select(1, pos)
+            if limit is not None:
+                rows.masked_fill_(rows > limit, unreachable)
+            torch.from_numpy(out[i0:i1]).copy_(rows)
+        if cuda:
+            stream.synchronize()
+
+    if cuda and len(starts) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(copy_band, starts))
+    else:
+        for i0 in starts:
+            copy_band(i0)
+    return out
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def solve(graph, opts: SolveOptions) -> SolveOutput:
+    """Nested-dissection Floyd-Warshall on the GPU, registered as ``("nd-fw", "gpu")``.
+
+    ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
+    dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
+    """
+    device = torch.device(opts.extra.get("device") or default_device())
+    dt = np.dtype(opts.dtype)
+    tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
+    negative = graph.has_negative_weights
+    cuda = device.type == "cuda"
+    t0 = time.perf_counter()
+    nd = plan(graph, tile, opts.extra.get("leaf_size", DEFAULT_LEAF))
+    t1 = time.perf_counter()
+    if cuda:
+        torch.cuda.synchronize(device)
+    d = layout_matrix(graph, nd, dt, device)
+    free = torch.cuda.mem_get_info(device)[0] if cuda else 1 << 62
+    engine = Engine(d, tile, negative, int(GATHER_SHARE * free))
+    if cuda:
+        torch.cuda.synchronize(device)
+    t2 = time.perf_counter()
+    run_schedule(nd, engine, negative, opts.progress, desc="nd-fw gpu")
+    if cuda:
+        torch.cuda.synchronize(device)
+    t3 = time.perf_counter()
+    diag = torch.diagonal(d)
+    if bool((diag < 0).any()):
+        bad = nd.order[torch.nonzero(diag < 0).flatten().cpu().numpy()]
+        raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
+    if dt.kind == "f":
+        limit = None
+        path_limit = float(np.finfo(dt).max)
+    else:
+        inf = inf_for(d)
+        limit = path_limit = inf // 2 if negative else inf - 1
+    successors = predecessors = None
+    if opts.successors or opts.predecessors:
+        from .paths import successors_and_predecessors
+        from .transfer import to_host
+
+        pos = torch.from_numpy(nd.position).to(device)
+        work = d.index_select(0, pos).index_select(1, pos)  # vertex order (paths need it whole)
+        del d
+        successors, predecessors = successors_and_predecessors(graph, work, path_limit, opts)
+        if limit is not None:
+            work.masked_fill_(work > limit, int(dtypes.unreachable_value(dt)))
+        dist = to_host(work)
+        successors = None if successors is None else to_host(successors)
+        predecessors = None if predecessors is None else to_host(predecessors)
+    else:
+        dist = unpermuted_to_host(d, nd.position, limit, int(dtypes.unreachable_value(dt)) if limit is not None else None)
+    t4 = time.perf_counter()
+    timings = {"order": t1 - t0, "h2d": t2 - t1, "compute": t3 - t2, "d2h": t4 - t3}
+    info = {"device": torch.cuda.get_device_name(device) if cuda else "triton-interpreter",
+            "layout": nd.size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile,
+            "gathered_nodes": engine.gathered}
+    return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=tile,
+                       timings=timings, info=info)

@@ -1,0 +1,199 @@
+"""Nested-dissection Floyd-Warshall (apsp.dissection, apsp.ndfw, CPU and GPU engines) against the oracle."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import HAS_TRITON
+from pathcheck import as_float, check_predecessors, check_successors
+from randgraphs import random_edges
+
+import apsp
+from apsp import dtypes
+from apsp.cpu.oracle import floyd_warshall_reference
+from apsp.dissection import dissect
+from apsp.errors import NegativeCycleError
+from apsp.graph import EdgeList, Graph
+from apsp.solvers import SolveOptions
+
+
+def _grid(side, rng, lo=1, hi=20):
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = rng.integers(lo, hi + 1, size=len(u))
+    return Graph.from_edges(EdgeList(side * side, np.r_[u, v], np.r_[v, u], np.r_[w, w]))
+
+
+def _tree(n, rng):
+    parent = np.array([rng.integers(0, i) for i in range(1, n)])
+    child = np.arange(1, n)
+    w = rng.integers(1, 30, size=n - 1)
+    return Graph.from_edges(EdgeList(n, np.r_[parent, child], np.r_[child, parent], np.r_[w, w]))
+
+
+def _pieces(rng):
+    """Disconnected pieces: a grid, a tree, a directed random piece, isolated vertices."""
+    parts = [_grid(4, rng), _tree(9, rng), Graph.from_edges(random_edges(rng, 10, 0.2)),
+             Graph.from_edges(EdgeList(3, [], [], np.zeros(0, dtype=np.int64)))]
+    return Graph.from_sparse(sp.block_diag([p.to_csr() for p in parts], format="csr"))
+
+
+def _negative(rng, n=40):
+    """Sparse directed graph with negative edges, no negative cycle (potentials)."""
+    return Graph.from_edges(random_edges(rng, n, 0.06, lo=0, hi=20, negative=True))
+
+
+def _graphs(rng):
+    return {"grid": _grid(7, rng), "tree": _tree(30, rng), "pieces": _pieces(rng), "negative": _negative(rng),
+            "random": Graph.from_edges(random_edges(rng, 45, 0.05)),
+            "one": Graph.from_edges(EdgeList(1, [], [], np.zeros(0, dtype=np.int64))),
+            "self loop": Graph.from_edges(EdgeList(2, [0, 0], [0, 1], [5, 3]))}
+
+
+def _oracle(graph, dt):
+    ref = floyd_warshall_reference(graph.fw_matrix(dt))
+    return dtypes.finalize_unreachable(ref, graph.has_negative_weights)
+
+
+def _node_of(nd):
+    node = np.empty(nd.size, dtype=np.int64)
+    for t in range(nd.nodes):
+        node[nd.own_start[t]:nd.end[t]] = t
+    return node
+
+
+@pytest.mark.parametrize("leaf,tile", [(1, 1), (5, 4), (12, 8), (1000, 16)])
+def test_dissection_layout_and_separator_property(rng, leaf, tile):
+    for name, g in _graphs(rng).items():
+        nd = dissect(g.to_csr(), leaf_size=leaf, tile=tile)
+        # order and position are inverse; padding only to whole tiles
+        assert (nd.order[nd.position] == np.arange(g.n)).all(), name
+        assert sorted(nd.order[nd.order >= 0].tolist()) == list(range(g.n))
+        assert nd.size % tile == 0 and ((nd.end - nd.own_start) % tile == 0).all()
+        # postorder: a subtree is a contiguous range ending with its node's own vertices
+        for t in range(nd.nodes):
+            p = nd.parent[t]
+            if p >= 0:
+                assert p > t and nd.start[p] <= nd.start[t] and nd.end[t] <= nd.own_start[p]
+        # the soundness of the skipped products: every edge joins a node to an ancestor-or-self
+        node = _node_of(nd)[nd.position]
+        csr = g.to_csr()
+        rows = np.repeat(np.arange(g.n), np.diff(csr.indptr))
+        for u, v in zip(node[rows], node[csr.indices]):
+            lo, hi = min(u, v), max(u, v)
+            assert hi == lo or hi in set(nd.ancestors(lo)), (name, u, v)
+
+
+def test_dissection_counts_are_below_dense(rng):
+    g = _grid(20, rng)
+    nd = dissect(g.to_csr(), leaf_size=40, tile=8)
+    assert 0 < nd.updates() < 0.2 * nd.size ** 3
+    assert sum(b - a for a, b, _ in nd.steps()) == nd.size
+
+
+def test_missing_pymetis_names_the_extra(monkeypatch, rng):
+    monkeypatch.setitem(sys.modules, "pymetis", None)
+    with pytest.raises(ImportError, match=r"apsp\[sparse\]"):
+        dissect(_grid(10, rng).to_csr(), leaf_size=10)
+
+
+def _solve_cpu(g, dt, **kw):
+    from apsp.cpu import ndfw
+
+    opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
+                        extra={"leaf_size": kw.pop("leaf", 6)}, **kw)
+    return ndfw.solve(g, opts)
+
+
+@pytest.mark.parametrize("dt", ["int16", "int32", "float64"])
+@pytest.mark.parametrize("leaf,tile", [(6, 4), (3, 1), (20, 8)])
+def test_cpu_equals_oracle(rng, dt, leaf, tile):
+    for name, g in _graphs(rng).items():
+        out = _solve_cpu(g, dt, leaf=leaf, tile=tile)
+        np.testing.assert_array_equal(out.dist, _oracle(g, dt), err_msg=name)
+
+
+def test_cpu_paths(rng):
+    for name, g in _graphs(rng).items():
+        out = _solve_cpu(g, "int32", successors=True, predecessors=True)
+        dist = as_float(out.dist)
+        weight = np.where(g.fw_matrix(np.float64) >= dtypes.inf_value(np.float64), np.inf,
+                          g.fw_matrix(np.float64))
+        np.fill_diagonal(weight, np.inf)
+        check_successors(out.successors, dist, weight)
+        check_predecessors(out.predecessors, dist, weight)
+
+
+def test_cpu_negative_cycle_raises(rng):
+    g = _grid(6, rng)
+    csr = g.to_csr().tolil()
+    csr[3, 4] = -50
+    csr[4, 3] = 1
+    with pytest.raises(NegativeCycleError):
+        _solve_cpu(Graph.from_sparse(csr.tocsr()), "int32")
+
+
+def test_registered_and_default_sizes(rng):
+    g = _grid(12, rng)
+    r = apsp.shortest_paths(g, method="nd-fw", backend="cpu", progress=False)
+    assert r.method == "nd-fw" and r.info["updates"] > 0
+    np.testing.assert_array_equal(r.distances, _oracle(g, r.dtype))
+
+
+gpu = pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")
+
+
+def _solve_gpu(g, dt, gather=True, **kw):
+    from apsp.gpu import ndfw
+
+    opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
+                        extra={"leaf_size": kw.pop("leaf", 6)}, **kw)
+    if not gather:
+        old = ndfw.GATHER_SHARE
+        ndfw.GATHER_SHARE = 0.0
+        try:
+            return ndfw.solve(g, opts)
+        finally:
+            ndfw.GATHER_SHARE = old
+    return ndfw.solve(g, opts)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("gather", [True, False])
+def test_gpu_equals_oracle(rng, gather):
+    graphs = _graphs(rng)
+    for name in ("grid", "pieces", "negative", "one", "self loop"):
+        g = graphs[name]
+        out = _solve_gpu(g, "int32", gather=gather)
+        np.testing.assert_array_equal(out.dist, _oracle(g, "int32"), err_msg=name)
+    assert out.info["tree_nodes"] >= 1
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_several_levels_int16_float_and_paths(rng):
+    g = _grid(6, rng)
+    out = _solve_gpu(g, "int16", leaf=4, successors=True)
+    assert out.info["tree_nodes"] >= 7 and out.info["gathered_nodes"] >= 1
+    np.testing.assert_array_equal(out.dist, _oracle(g, "int16"))
+    weight = np.where(g.fw_matrix(np.float64) >= dtypes.inf_value(np.float64), np.inf, g.fw_matrix(np.float64))
+    np.fill_diagonal(weight, np.inf)
+    check_successors(out.successors, as_float(out.dist), weight)
+    out = _solve_gpu(g, "float32", leaf=4)
+    np.testing.assert_allclose(out.dist, _oracle(g, "float32"))
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_negative_cycle_raises(rng):
+    g = _grid(5, rng)
+    csr = g.to_csr().tolil()
+    csr[7, 8] = -50
+    csr[8, 7] = 1
+    with pytest.raises(NegativeCycleError):
+        _solve_gpu(Graph.from_sparse(csr.tocsr()), "int32")

@@ -155,6 +155,19 @@ def loops_possible(graph, dtype) -> bool:
     return not (exact and bool((weights > 0).all()))
 
 
+def successors_checked(succ: np.ndarray, dist: np.ndarray, graph):
+    """Check a next-hop matrix built from per-source search trees; repair it where it loops.
+
+    Each row is one search's first hops; following them across rows can loop
+    only along a zero-weight cycle. Returns ``(succ, repaired)`` like
+    `successors_from_midpoints`.
+    """
+    from . import dtypes
+
+    reachable = dist != dtypes.unreachable_value(dist.dtype)
+    return succ, _checked(succ, reachable, dist, False, graph.to_csr)
+
+
 def successors_from_midpoints(mid: np.ndarray, reachable: np.ndarray, graph, dist: np.ndarray,
                               check: bool = True):
     """Next-hop matrix from recorded intermediates (see the module docstring).

@@ -312,6 +312,77 @@ def _auto_method(csgraph, indices) -> str:
     return "FW"
 
 
+def _source_rows(indices, n: int):
+    """scipy's reading of ``indices``: (flat int64 sources, output shape); negatives count from the end."""
+    if indices is None:
+        return np.arange(n, dtype=np.int64), (n, n)
+    idx = np.array(indices, order="C", dtype=np.int32, copy=True)
+    shape = idx.shape + (n,)
+    idx = np.atleast_1d(idx).reshape(-1)
+    idx[idx < 0] += n
+    if np.any(idx < 0) or np.any(idx >= n):
+        raise ValueError("indices out of range 0...N")
+    return idx.astype(np.int64), shape
+
+
+def _both_ways(csr):
+    """Every edge in both directions, parallel edges kept apart (a search takes the lighter)."""
+    import scipy.sparse as sp
+
+    n = csr.shape[0]
+    coo = csr.tocoo()
+    rows = np.concatenate([coo.row, coo.col])
+    order = np.argsort(rows, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    cols = np.concatenate([coo.col, coo.row])[order]
+    data = np.concatenate([coo.data, coo.data])[order]
+    return sp.csr_matrix((data, cols, indptr), shape=(n, n))  # no summing of duplicates
+
+
+def _searches(csgraph, method, directed, return_predecessors, unweighted, indices):
+    """``method`` 'D' or 'J' on apsp's parallel searches, or None where scipy's own code runs:
+    Bellman-Ford, an empty graph, -inf weights, and Dijkstra on negative weights (scipy warns
+    and runs it anyway)."""
+    from scipy.sparse.csgraph._validation import validate_graph
+
+    from .cpu.searches import SearchGraph, search_rows
+    from .dtypes import choose_dtype, distance_bound, unreachable_value
+
+    if method == "BF":
+        return None
+    csr = validate_graph(csgraph, directed, np.float64, dense_output=False)  # as scipy reads it
+    n = csr.shape[0]
+    weights = csr.data
+    if n == 0 or np.isneginf(weights).any() or (method == "D" and not unweighted
+                                               and (weights < 0).any()):
+        return None
+    sources, shape = _source_rows(indices, n)
+    if not directed:
+        csr = _both_ways(csr)
+        weights = csr.data
+    if unweighted:
+        weights = np.ones_like(weights)
+    integral = bool(np.all(np.floor(weights) == weights)) if weights.size else True
+    negative = bool((weights < 0).any())
+    bound = distance_bound(n, float(np.abs(weights).max()) if weights.size else 0.0)
+    # whole numbers whose sums float64 holds exactly: an integer dtype gives scipy's numbers exactly
+    dt = choose_dtype(bound, negative, integral) if integral and bound <= _FLOAT64_EXACT \
+        else np.dtype(np.float64)
+    g = SearchGraph.from_csr(csr, dt)
+    if unweighted:
+        g.weights = np.ones_like(g.weights)
+    kind = "bfs" if unweighted else ("dijkstra" if method == "D" else "johnson")
+    rows = search_rows(g, sources, kind, want_pred=return_predecessors)
+    dist = rows.dist.astype(np.float64)
+    if dt.kind != "f":
+        dist[rows.dist == unreachable_value(dt)] = np.inf
+    dist = dist.reshape(shape)
+    if return_predecessors:
+        return dist, rows.pred.reshape(shape)
+    return dist
+
+
 @overload
 def shortest_path(csgraph: ArrayLike, method: str = ..., directed: bool = ...,
                   return_predecessors: Literal[False] = ..., unweighted: bool = ...,
@@ -382,6 +453,9 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
         return floyd_warshall(csgraph, directed, return_predecessors=return_predecessors,
                               unweighted=unweighted, overwrite=overwrite)
     if method in ("D", "BF", "J"):
+        found = _searches(csgraph, method, directed, return_predecessors, unweighted, indices)
+        if found is not None:
+            return found
         from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
         # only an ndarray can be overwritten (scipy on numpy 2 fails for lists)

@@ -30,6 +30,8 @@ class SolveOptions:
     predecessors: bool = False
     #: also return a successor (next-hop) matrix (int32, -9999 for none)
     successors: bool = False
+    #: only these source rows (int array); None = all n (searches only: Dijkstra, Johnson, BFS)
+    sources: np.ndarray | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     #: backend-specific knobs (e.g. "variant" for the GPU ladder, "device")

@@ -112,30 +112,39 @@ def assert_same_distances(ours, theirs, exact):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
 
 
-def assert_valid_predecessors(dist, pred, w_eff, reference=None):
-    """pred describes shortest paths; equals ``reference`` where the last hop is forced."""
-    n = dist.shape[0]
-    assert pred.dtype == np.int32 and pred.shape == (n, n) and pred.flags.c_contiguous
-    off_diag = ~np.eye(n, dtype=bool)
+def assert_valid_predecessors(dist, pred, w_eff, reference=None, sources=None):
+    """pred describes shortest paths; equals ``reference`` where the last hop is forced.
+
+    Row r of ``dist``/``pred`` holds the search from ``sources[r]`` (default: vertex r).
+    """
+    n = w_eff.shape[0]
+    dist = dist.reshape(-1, n) if n else dist
+    pred = pred.reshape(-1, n) if n else pred
+    src = np.arange(n) if sources is None else np.atleast_1d(sources).reshape(-1) % max(n, 1)
+    assert pred.dtype == np.int32 and pred.shape == dist.shape and pred.flags.c_contiguous
+    if reference is not None:
+        reference = reference.reshape(-1, n) if n else reference
+    off_diag = src[:, None] != np.arange(n)[None, :]
     reach = np.isfinite(dist) & off_diag
     assert (pred[~reach] == NULL).all()
-    i, j = np.nonzero(reach)
-    p = pred[i, j].astype(np.int64)
+    r, j = np.nonzero(reach)
+    i = src[r]
+    p = pred[r, j].astype(np.int64)
     assert ((p >= 0) & (p < n)).all()
     # the last hop is an edge that completes a shortest path
-    np.testing.assert_allclose(dist[i, p] + w_eff[p, j], dist[i, j], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dist[r, p] + w_eff[p, j], dist[r, j], rtol=1e-12, atol=1e-12)
     # following predecessors gets back to the source within n - 1 hops
     cur = j.copy()
     for _ in range(n):
         step = cur != i
-        cur[step] = pred[i[step], cur[step]]
+        cur[step] = pred[r[step], cur[step]]
     assert (cur == i).all()
     if reference is not None:
         # hops k that could precede j on a shortest path from i
-        candidates = np.isclose(dist[i][:, :, None] + w_eff[:, j].T[:, :, None],
-                                dist[i, j][:, None, None], rtol=1e-12, atol=1e-12)[:, :, 0]
+        candidates = np.isclose(dist[r][:, :, None] + w_eff[:, j].T[:, :, None],
+                                dist[r, j][:, None, None], rtol=1e-12, atol=1e-12)[:, :, 0]
         forced = candidates.sum(axis=1) == 1
-        np.testing.assert_array_equal(p[forced], reference[i[forced], j[forced]])
+        np.testing.assert_array_equal(p[forced], reference[r[forced], j[forced]])
 
 
 def run_both(ours_fn, theirs_fn):
@@ -255,8 +264,11 @@ def test_shortest_path_matches_scipy(data, rep, method, directed, unweighted,
     if ran_fw:
         assert_valid_predecessors(d_ours, p_ours, effective_weights(x, directed, unweighted),
                                   reference=p_theirs if exact else None)
-    else:
+    elif method == "BF":
         np.testing.assert_array_equal(p_ours, p_theirs)  # scipy computed both
+    else:  # apsp's searches: any shortest-path tree, scipy's hop wherever it is forced
+        assert_valid_predecessors(d_ours, p_ours, effective_weights(x, directed, unweighted),
+                                  reference=p_theirs if exact else None, sources=indices)
 
 
 @pytest.mark.parametrize("method", ["auto", "FW", "D", "BF", "J"])

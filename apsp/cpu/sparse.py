@@ -1,11 +1,12 @@
-"""Sparse weighted graphs: Dijkstra and Johnson from ``scipy.sparse.csgraph``, in apsp's conventions.
+"""Sparse weighted graphs: one Dijkstra (or Johnson) search per source, in parallel.
 
 One Dijkstra per source costs O(n (n + m) log n), far below Floyd-Warshall's
 n^3 when the graph is sparse. Johnson reweights with one Bellman-Ford first, so
-it also takes negative weights (and raises `NegativeCycleError` on a negative
-cycle, a negative self-loop included). Here the results are turned into apsp's
-form: distances in ``opts.dtype`` with ``unreachable_value`` for no path,
-predecessors (scipy's int32, -9999) and successors (next hops) on request.
+it also takes negative weights (and raises `NegativeCycleError` naming a
+negative cycle, a negative self-loop included). The searches
+(`apsp.cpu.searches`) compute in ``opts.dtype`` itself, so integer distances
+are exact at any size; ``opts.sources`` limits them to some source rows.
+Predecessors (scipy's int32, -9999) and successors (next hops) on request.
 
 >>> import apsp
 >>> r = apsp.shortest_paths([(0, 1, 4), (1, 2, 1), (0, 2, 7)], method="dijkstra")
@@ -17,53 +18,46 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .. import dtypes
-from ..errors import NegativeCycleError
 from ..solvers import SolveOptions, SolveOutput
 
 NO_VERTEX = -9999
 
 
 def solve_dijkstra(graph, opts: SolveOptions) -> SolveOutput:
-    """All-pairs shortest paths by one Dijkstra per source (non-negative weights only)."""
+    """Shortest paths by one Dijkstra per source (non-negative weights only)."""
     if graph.has_negative_weights:
         raise ValueError("method='dijkstra' needs non-negative weights; use method='johnson' "
                          "(or 'fw') for graphs with negative edges")
-    from scipy.sparse.csgraph import dijkstra
-
-    return _package(dijkstra, graph, opts)
+    return run_searches(graph, opts, "dijkstra")
 
 
 def solve_johnson(graph, opts: SolveOptions) -> SolveOutput:
-    """All-pairs shortest paths by Johnson's algorithm (negative weights allowed)."""
-    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
-    from scipy.sparse.csgraph import johnson
-
-    try:
-        return _package(johnson, graph, opts)
-    except ScipyNegativeCycleError as exc:
-        raise NegativeCycleError(f"Negative cycle detected ({exc})") from None
+    """Shortest paths by Johnson's algorithm (negative weights allowed)."""
+    return run_searches(graph, opts, "johnson")
 
 
-def _package(algorithm, graph, opts: SolveOptions) -> SolveOutput:
-    csr = graph.to_csr()
-    want_parents = bool(opts.predecessors or opts.successors)
-    found = algorithm(csr.astype(np.float64), directed=True, return_predecessors=want_parents)
-    dist, pred = found if want_parents else (found, None)
-    succ = successors_from_predecessors(pred) if opts.successors else None
-    return SolveOutput(dist=to_dtype(dist, opts.dtype),
-                       predecessors=pred.astype(np.int32, copy=False) if opts.predecessors else None,
-                       successors=succ)
+def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
+    """Hop distances from some sources (every weight 1), one breadth-first search each."""
+    return run_searches(graph, opts, "bfs")
 
 
-def to_dtype(dist: np.ndarray, dtype) -> np.ndarray:
-    """float64 distances with inf -> ``dtype`` with ``unreachable_value(dtype)`` for no path."""
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return dist.astype(dt, copy=False)
-    out = np.where(np.isinf(dist), 0, dist).astype(dt)
-    out[np.isinf(dist)] = dtypes.unreachable_value(dt)
-    return out
+def run_searches(graph, opts: SolveOptions, kind: str) -> SolveOutput:
+    """Searches of ``kind`` from ``opts.sources`` (None: every vertex) packaged as a SolveOutput."""
+    from ..paths import loops_possible, successors_checked
+    from .searches import SearchGraph, search_rows
+
+    n = graph.n
+    dt = np.dtype(opts.dtype if opts.dtype is not None else np.int32)
+    sources = np.arange(n, dtype=np.int64) if opts.sources is None else np.asarray(opts.sources)
+    g = SearchGraph.from_csr(graph.to_csr(), dt)
+    rows = search_rows(g, sources, kind, want_pred=bool(opts.predecessors),
+                       want_hop=bool(opts.successors), progress=opts.progress)
+    info = {"searches": int(len(sources))}
+    succ = rows.hop
+    if succ is not None and opts.sources is None and loops_possible(graph, dt):
+        # first hops of different sources' trees can loop along a zero-weight cycle
+        succ, info["paths_repaired"] = successors_checked(succ, rows.dist, graph)
+    return SolveOutput(dist=rows.dist, predecessors=rows.pred, successors=succ, info=info)
 
 
 @njit(cache=True, parallel=True)

@@ -1,0 +1,411 @@
+"""Single-source searches on a CSR graph, and a parallel driver running many of them.
+
+* `bfs_row`: breadth-first search (every weight 1);
+* `dijkstra_row`: Dijkstra with an indexed binary heap (non-negative weights);
+* `spfa`: Bellman-Ford with a FIFO queue (negative weights), which names a
+  negative cycle when one is reachable;
+* Johnson: `potentials` (one SPFA from a virtual source joined to every
+  vertex) make every reduced weight ``w(u, v) + h(u) - h(v)`` non-negative, then
+  Dijkstra runs on the reduced weights and the distances are shifted back.
+
+Distances are computed and stored in the dtype reported (int16, int32, int64,
+float32, float64), never through float64, so integer results are exact
+however large. The caller picks a dtype that holds every distance (see
+`apsp.dtypes`); then a tentative distance ``d(u) + w`` cannot overflow:
+settled distances are at most the bound and the sum is taken in 64 bits.
+
+`search_rows` runs one search per source, the sources spread over threads
+(Numba ``prange``), each writing its row of a k x n block (plus predecessor
+and first-hop rows on request). It calls the kernel for a chunk of sources at
+a time, sized to take a fraction of a second, so Ctrl-C (and SIGTERM, which
+the CLI turns into Ctrl-C) stops it between chunks.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> csr = sp.csr_matrix(np.array([[0, 4, 7], [0, 0, 1], [0, 0, 0]]))
+>>> g = SearchGraph.from_csr(csr, np.int32)
+>>> search_rows(g, np.array([0, 1]), "dijkstra").dist.tolist()
+[[0, 4, 5], [2147483647, 0, 1]]
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+from .. import dtypes
+from ..errors import NegativeCycleError
+
+#: scipy's "no vertex" marker in predecessor (and apsp's in successor) rows
+NO_VERTEX = -9999
+#: seconds one chunk of sources should take: short enough for Ctrl-C to land promptly
+CHUNK_SECONDS = 0.25
+
+
+# ---------------------------------------------------------------------------
+# kernels
+# ---------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
+                 unreachable, heap_keys, heap_verts):
+    """Dijkstra from ``s`` into ``dist`` (length n, ``unreachable`` where no path).
+
+    ``pred[v]``: the vertex before v; ``hop[v]``: the vertex after s, on the
+    tree path to v (``NO_VERTEX`` for s and unreached vertices). Stops once
+    ``target`` is settled (``target < 0``: never). The binary heap holds
+    (distance, vertex) in two arrays of length m + 1 and is lazy: a vertex is
+    pushed again on each improvement and stale entries are skipped when
+    popped (measured faster than decrease-key with a position array).
+    Returns how many vertices were settled.
+    """
+    n = dist.shape[0]
+    for v in range(n):
+        dist[v] = unreachable
+    if want_pred:
+        pred[:] = NO_VERTEX
+    if want_hop:
+        hop[:] = NO_VERTEX
+    dist[s] = 0
+    heap_keys[0] = 0
+    heap_verts[0] = s
+    size = 1
+    settled = 0
+    while size > 0:
+        du = heap_keys[0]
+        u = heap_verts[0]
+        size -= 1
+        # move the last entry down from the root
+        last_key = heap_keys[size]
+        last_vert = heap_verts[size]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= size:
+                break
+            kc = heap_keys[c]
+            if c + 1 < size and heap_keys[c + 1] < kc:
+                c += 1
+                kc = heap_keys[c]
+            if kc >= last_key:
+                break
+            heap_keys[i] = kc
+            heap_verts[i] = heap_verts[c]
+            i = c
+        heap_keys[i] = last_key
+        heap_verts[i] = last_vert
+        if du > dist[u]:
+            continue  # stale: u was pushed again with a smaller distance
+        settled += 1
+        if u == target:
+            break
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = du + weights[e]
+            if nd < dist[v]:
+                dist[v] = nd
+                if want_pred:
+                    pred[v] = u
+                if want_hop:
+                    hop[v] = v if u == s else hop[u]
+                i = size
+                size += 1
+                while i > 0:
+                    p = (i - 1) >> 1
+                    kp = heap_keys[p]
+                    if kp <= nd:
+                        break
+                    heap_keys[i] = kp
+                    heap_verts[i] = heap_verts[p]
+                    i = p
+                heap_keys[i] = nd
+                heap_verts[i] = v
+    return settled
+
+
+@njit(cache=True, nogil=True)
+def bfs_row(indptr, indices, s, target, dist, pred, hop, want_pred, want_hop, unreachable, queue):
+    """Breadth-first search from ``s`` (every edge counts 1); like `dijkstra_row`."""
+    n = dist.shape[0]
+    dist[:] = unreachable
+    if want_pred:
+        pred[:] = NO_VERTEX
+    if want_hop:
+        hop[:] = NO_VERTEX
+    dist[s] = 0
+    queue[0] = s
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if u == target:
+            break
+        du = dist[u] + 1
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if dist[v] == unreachable:
+                dist[v] = du
+                if want_pred:
+                    pred[v] = u
+                if want_hop:
+                    hop[v] = v if u == s else hop[u]
+                queue[tail] = v
+                tail += 1
+    return head
+
+
+@njit(cache=True, nogil=True)
+def _parent_cycle(pred, n, color):
+    """A cycle of the parent graph ``v -> pred[v]`` as its vertices in path order, or an empty array."""
+    color[:n] = 0
+    for x0 in range(n):
+        if color[x0] != 0:
+            continue
+        x = x0
+        while x >= 0 and color[x] == 0:
+            color[x] = 1  # on the current walk
+            x = pred[x]
+        if x >= 0 and color[x] == 1:
+            # the walk came back to itself: x is on a cycle; collect it forwards
+            length = 1
+            y = pred[x]
+            while y != x:
+                length += 1
+                y = pred[y]
+            cycle = np.empty(length, dtype=np.int64)
+            y = x
+            for i in range(length - 1, -1, -1):
+                cycle[i] = y
+                y = pred[y]
+            return cycle
+        x = x0
+        while x >= 0 and color[x] == 1:
+            color[x] = 2  # done: leads to a root or an earlier walk
+            x = pred[x]
+    return np.empty(0, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def spfa(indptr, indices, weights, s, allowed, dist, pred, unreachable):
+    """Bellman-Ford with a FIFO queue from ``s`` (``s < 0``: from every vertex at distance 0).
+
+    Only vertices with ``allowed[v]`` are entered (pass an all-True array for
+    the whole graph). Fills ``dist`` and ``pred`` and returns an empty array,
+    or stops and returns the vertices of a negative cycle, in path order. The
+    parent graph of strict relaxations can only close a cycle of negative
+    weight, and with a reachable negative cycle it eventually does; it is
+    checked every n relaxations.
+    """
+    n = dist.shape[0]
+    queue = np.empty(n, dtype=np.int64)
+    queued = np.zeros(n, dtype=np.bool_)
+    color = np.empty(n, dtype=np.int8)
+    pred[:] = -1
+    head = 0
+    count = 0
+    if s < 0:
+        for v in range(n):
+            dist[v] = 0
+            queue[v] = v
+            queued[v] = True
+        count = n
+    else:
+        dist[:] = unreachable
+        dist[s] = 0
+        queue[0] = s
+        queued[s] = True
+        count = 1
+    relaxations = 0
+    while count > 0:
+        u = queue[head]
+        head = head + 1 if head + 1 < n else 0
+        count -= 1
+        queued[u] = False
+        du = dist[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if not allowed[v]:
+                continue
+            nd = du + weights[e]
+            if nd < dist[v]:
+                dist[v] = nd
+                pred[v] = u
+                relaxations += 1
+                if relaxations % n == 0 or v == s or pred[u] == v:
+                    cycle = _parent_cycle(pred, n, color)
+                    if cycle.shape[0]:
+                        return cycle
+                if not queued[v]:
+                    tail = head + count
+                    queue[tail if tail < n else tail - n] = v
+                    queued[v] = True
+                    count += 1
+    return np.empty(0, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _reduced_weights(indptr, indices, weights, h, out):
+    """``out[e] = w(u, v) + h(u) - h(v)`` (non-negative for potentials h; float rounding clamped)."""
+    n = indptr.shape[0] - 1
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            r = weights[e] + h[u] - h[indices[e]]
+            out[e] = r if r > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def _search_chunk(indptr, indices, weights, sources, lo, hi, kind, dist, pred, hop, want_pred,
+                  want_hop, unreachable, h, shift, groups):
+    """Searches from ``sources[lo:hi]`` into rows ``lo..hi-1`` of the blocks.
+
+    ``kind`` 0: BFS, 1: Dijkstra. With ``shift`` (Johnson), distances found on
+    reduced weights are shifted back by ``h[t] - h[s]``. Sources are dealt to
+    ``groups`` parallel workers in turn, each with its own scratch arrays.
+    """
+    n = indptr.shape[0] - 1
+    for g in prange(groups):
+        heap_keys = np.empty(indices.shape[0] + 1, dtype=dist.dtype)
+        heap_verts = np.empty(max(n, indices.shape[0] + 1), dtype=np.int32)
+        for i in range(lo + g, hi, groups):
+            s = sources[i]
+            row_pred = pred[i] if want_pred else pred[0]
+            row_hop = hop[i] if want_hop else hop[0]
+            if kind == 0:
+                bfs_row(indptr, indices, s, -1, dist[i], row_pred, row_hop, want_pred, want_hop,
+                        unreachable, heap_verts)
+            else:
+                dijkstra_row(indptr, indices, weights, s, -1, dist[i], row_pred, row_hop, want_pred,
+                             want_hop, unreachable, heap_keys, heap_verts)
+            if shift:
+                row = dist[i]
+                hs = h[s]
+                for t in range(n):
+                    if row[t] != unreachable:
+                        row[t] = row[t] + h[t] - hs
+
+
+# ---------------------------------------------------------------------------
+# Python drivers
+# ---------------------------------------------------------------------------
+
+@dataclass
+class SearchGraph:
+    """CSR arrays in the layout the kernels read: int32 indices (int64 past 2^31), weights in the
+    distance dtype."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray
+    dtype: np.dtype
+
+    @property
+    def n(self) -> int:
+        return self.indptr.shape[0] - 1
+
+    @classmethod
+    def from_csr(cls, csr, dtype) -> "SearchGraph":
+        dt = np.dtype(dtype)
+        index = np.int32 if max(csr.shape[0], csr.nnz) < 2**31 - 1 else np.int64
+        weights = csr.data
+        if dt.kind in "iu" and weights.dtype.kind == "f":
+            weights = weights.astype(np.int64)  # whole numbers (the dtype was chosen for them)
+        return cls(indptr=np.ascontiguousarray(csr.indptr, dtype=index),
+                   indices=np.ascontiguousarray(csr.indices, dtype=index),
+                   weights=np.ascontiguousarray(weights, dtype=dt), dtype=dt)
+
+    @property
+    def negative(self) -> bool:
+        return bool(self.weights.size and self.weights.min() < 0)
+
+
+@dataclass
+class Rows:
+    """Results of searches from k sources: k x n blocks (pred/hop None unless asked for)."""
+
+    dist: np.ndarray
+    pred: np.ndarray | None = None
+    hop: np.ndarray | None = None
+
+
+def unreachable_of(dtype):
+    return dtypes.unreachable_value(dtype)
+
+
+def negative_cycle_error(cycle) -> NegativeCycleError:
+    """A `NegativeCycleError` naming the cycle's vertices (0-based)."""
+    verts = [int(v) for v in cycle]
+    route = " -> ".join(map(str, verts + verts[:1]))
+    return NegativeCycleError(f"Negative cycle detected: {route}", vertices=verts)
+
+
+def potentials(g: SearchGraph) -> np.ndarray:
+    """Johnson's potentials h (h(v) = shortest distance from a virtual source with 0-edges to all).
+
+    Raises `NegativeCycleError` naming a negative cycle if there is one.
+    """
+    wide = wide_dtype(g.dtype)
+    h = np.empty(g.n, dtype=wide)
+    pred = np.empty(g.n, dtype=np.int64)
+    cycle = spfa(g.indptr, g.indices, g.weights.astype(wide), -1, np.ones(g.n, dtype=np.bool_), h,
+                 pred, unreachable_of(wide))
+    if cycle.shape[0]:
+        raise negative_cycle_error(cycle)
+    return h.astype(g.dtype)
+
+
+def wide_dtype(dtype) -> np.dtype:
+    """int64 or float64: Bellman-Ford's labels may run far below any true distance around a
+    negative cycle before it is found, so they are kept where they cannot wrap."""
+    return np.dtype(np.float64 if np.dtype(dtype).kind == "f" else np.int64)
+
+
+def reduced(g: SearchGraph, h: np.ndarray) -> SearchGraph:
+    out = np.empty_like(g.weights)
+    _reduced_weights(g.indptr, g.indices, g.weights, h, out)
+    return SearchGraph(g.indptr, g.indices, out, g.dtype)
+
+
+def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bool = False,
+                want_hop: bool = False, progress: bool | None = False) -> Rows:
+    """One search per source (``kind``: "bfs", "dijkstra" or "johnson"), in parallel.
+
+    Returns k x n blocks in ``g.dtype`` (``unreachable_value`` where no path),
+    and int32 predecessor / first-hop blocks on request. Johnson raises
+    `NegativeCycleError` for a negative cycle anywhere in the graph; Dijkstra
+    needs non-negative weights (the caller checks). Ctrl-C stops between chunks.
+    """
+    from ..progress import progress_bar
+
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    k, n = sources.shape[0], g.n
+    unreachable = unreachable_of(g.dtype)
+    h = np.zeros(1, dtype=g.dtype)
+    shift = False
+    if kind == "johnson":
+        if g.negative:
+            h = potentials(g)
+            g = reduced(g, h)
+            shift = True
+        kind = "dijkstra"
+    code = {"bfs": 0, "dijkstra": 1}[kind]
+    dist = np.empty((k, n), dtype=g.dtype)
+    pred = np.empty((k, n) if want_pred else (1, 1), dtype=np.int32)
+    hop = np.empty((k, n) if want_hop else (1, 1), dtype=np.int32)
+    threads = get_num_threads()
+    chunk = min(k, 4 * threads)  # first chunk: small, to time it
+    done = 0
+    with progress_bar(k, progress, desc=f"{kind} n={n}", unit="source") as bar:
+        while done < k:
+            hi = min(k, done + chunk)
+            groups = min(hi - done, 4 * threads)
+            t0 = time.perf_counter()
+            _search_chunk(g.indptr, g.indices, g.weights, sources, done, hi, code, dist, pred, hop,
+                          want_pred, want_hop, unreachable, h, shift, groups)
+            spent = time.perf_counter() - t0
+            bar.update(hi - done)
+            per_source = spent / (hi - done)
+            done = hi
+            chunk = max(4 * threads, int(CHUNK_SECONDS / max(per_source, 1e-9)))
+    return Rows(dist=dist, pred=pred if want_pred else None, hop=hop if want_hop else None)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import dtypes
-from .errors import BackendUnavailableError, DtypeError
+from .errors import BackendUnavailableError
 from .graph import EdgeList, Graph
 from .solvers import BACKENDS, METHODS, SolveOptions, get_solver, gpu_available
 
@@ -266,35 +266,6 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
     return "fw"
 
 
-#: methods whose engine sums in float64 whatever dtype it reports (scipy.sparse.csgraph's searches):
-#: exact for integer weights only while every value it forms stays below 2**53. A method leaves
-#: this set once its engine computes in the reported dtype.
-FLOAT64_ENGINES = {"dijkstra", "johnson"}
-
-#: integers of magnitude below this are exact in float64
-FLOAT64_EXACT = 2.0 ** 53
-
-
-def exact_method(g: Graph, chosen: str, requested: str, dtype) -> str:
-    """``chosen``, unless its engine could round an integer distance: then Floyd-Warshall
-    (which sums in ``dtype``) when the method was chosen automatically, else `DtypeError`.
-
-    Johnson also forms reweighted lengths ``d + h(u) - h(v)`` (potentials ``|h| <= bound``),
-    so it needs three times the headroom.
-    """
-    if chosen not in FLOAT64_ENGINES or dtype is None or np.dtype(dtype).kind not in "iu":
-        return chosen
-    largest = g.distance_bound() * (3 if chosen == "johnson" and g.has_negative_weights else 1)
-    if largest < FLOAT64_EXACT:  # monotone rounding: a float bound below 2**53 means the exact one is
-        return chosen
-    if requested == "auto":
-        return "fw"
-    raise DtypeError(
-        f"method {chosen!r} sums in float64, which is exact only below 2**53, and distances here "
-        f"may reach (n-1)*max|w| = {g.distance_bound():.0f}; use method='fw' or 'reference' "
-        f"(exact in {np.dtype(dtype).name})")
-
-
 def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto",
                    dtype: DTypeLike | None = None, *, block_size: int | None = None,
                    directed: bool = True, unweighted: bool = False,
@@ -397,7 +368,6 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     else:
         # int16 when it holds every distance: half the memory traffic, twice the GPU's min-plus rate
         dt = g.choose_dtype(dtype)
-        chosen = exact_method(g, chosen, method, dt)
     if block_size is not None and (int(block_size) != block_size or block_size < 1):
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,

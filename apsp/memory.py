@@ -170,9 +170,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     m32 = matrix_bytes(n, np.int32)
     host = m + paths * m32
     gpu = 0
-    if method in ("dijkstra", "johnson"):
-        host += matrix_bytes(n, np.float64)  # scipy answers in float64, cast afterwards
-    elif method == "reference":
+    if method == "reference":
         host += matrix_bytes(n, np.float64)  # the oracle works in float64
     elif method == "fw" and backend == "cpu":
         host += m32 if paths else 0  # intermediate-vertex matrix for path recovery

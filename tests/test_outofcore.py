@@ -212,10 +212,10 @@ def test_refuses_in_core_cpu_beyond_the_ram_budget_with_ways_out():
     assert "out_of_core=True (--out-of-core)" in msg and "--distributed" in msg
 
 
-def test_refuses_scipy_methods_beyond_the_ram_budget():
+def test_refuses_searches_beyond_the_ram_budget():
     g = _weights_graph(200)
     with pytest.raises(MemoryPlanError, match="dijkstra solver on the cpu needs"):
-        shortest_paths(g, method="dijkstra", dtype="int32", host_memory="300KB")  # float64 + int32
+        shortest_paths(g, method="dijkstra", dtype="int32", host_memory="150KB")  # 156 KiB of int32
 
 
 def test_refuses_out_of_core_where_it_does_not_apply():

@@ -100,6 +100,19 @@ def effective_weights(graph, directed, unweighted):
     return a
 
 
+def search_weights(graph, directed, unweighted):
+    """The weights scipy's searches (D, J) read: its validator's CSR (a masked array's unmasked
+    zeros are edges there, unlike in Floyd-Warshall)."""
+    from scipy.sparse.csgraph._validation import validate_graph
+
+    a = csgraph.csgraph_to_dense(validate_graph(graph, directed=True, dense_output=False),
+                                 null_value=np.inf)
+    if unweighted:
+        a[np.isfinite(a)] = 1.0
+    np.fill_diagonal(a, np.inf)
+    return a if directed else np.minimum(a, a.T)
+
+
 # -- checks --------------------------------------------------------------------
 
 def assert_same_distances(ours, theirs, exact):
@@ -267,7 +280,7 @@ def test_shortest_path_matches_scipy(data, rep, method, directed, unweighted,
     elif method == "BF":
         np.testing.assert_array_equal(p_ours, p_theirs)  # scipy computed both
     else:  # apsp's searches: any shortest-path tree, scipy's hop wherever it is forced
-        assert_valid_predecessors(d_ours, p_ours, effective_weights(x, directed, unweighted),
+        assert_valid_predecessors(d_ours, p_ours, search_weights(x, directed, unweighted),
                                   reference=p_theirs if exact else None, sources=indices)
 
 

@@ -30,15 +30,33 @@ How results relate to networkx's:
 
 `can_run` declines weight functions (``weight=callable``) and non-graph
 inputs, so networkx falls back to its own code when the backend is chosen
-through ``backend_priority``; `should_run` leaves ``all_pairs_shortest_path``
-to networkx in that mode (building the path lists dominates, and networkx's
-breadth-first search is as fast). Graphs convert once per weight attribute (edge
-arrays are built in one pass over networkx's adjacency, no per-matrix-cell
-Python loop) and networkx caches the converted graph on ``G``.
+through ``backend_priority``. In that mode `should_run` also declines graphs
+smaller than where apsp was measured to win (`SHOULD_RUN_FROM`, from
+``benchmarks/networkx_threshold.py``; apsp's start-up costs tens of
+milliseconds, networkx's numpy Floyd-Warshall needs 1 ms at n = 100) and
+leaves ``all_pairs_shortest_path`` to networkx (building the path lists
+dominates, and networkx's breadth-first search is as fast). ``backend="apsp"``
+always runs apsp.
+
+Configuration (``nx.config.backends.apsp``, or ``get_info()["default_config"]``):
+``backend`` ("auto", "cpu" or "gpu"), ``dtype`` (None for the narrowest exact
+type, or a dtype name as in `apsp.shortest_paths`) and ``block`` (the
+Floyd-Warshall blocking factor, None for the backend's best). For example
+``nx.config.backends.apsp.backend = "cpu"``.
+
+Graphs convert once per weight attribute (edge arrays are built in one pass
+over networkx's adjacency, no per-matrix-cell Python loop) and networkx caches
+the converted graph on ``G``. The second call on the same graph therefore
+prints networkx's note "conversions to backend graphs are saved to cache":
+the cached conversion is right as long as ``G`` was changed only through its
+methods (``G.add_edge(u, v, weight=w)``), not by writing to ``G[u][v]``
+directly. ``nx.config.warnings_to_ignore.add("cache")`` silences the note;
+``G.__networkx_cache__.clear()`` drops a stale conversion.
 """
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 from collections import defaultdict
 
@@ -46,21 +64,17 @@ import numpy as np
 
 BACKEND_NAME = "apsp"
 
-#: function name -> note shown in networkx's docstring under "Backends"
-FUNCTIONS = {
-    "floyd_warshall_numpy": "Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
-    "floyd_warshall": "Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
-    "floyd_warshall_predecessor_and_distance": (
-        "Blocked Floyd-Warshall with predecessors; where several shortest paths exist "
-        "the predecessor named may differ from networkx's."),
-    "all_pairs_shortest_path_length": "apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).",
-    "all_pairs_dijkstra_path_length": (
-        "apsp's automatic method (Dijkstra or Floyd-Warshall); negative weights go to networkx."),
-    "all_pairs_bellman_ford_path_length": (
-        "apsp's automatic method (Johnson or Floyd-Warshall); negative cycles go to networkx, "
-        "which raises NetworkXUnbounded."),
-    "all_pairs_shortest_path": "Vectorised breadth-first search with networkx's exact tie-breaking.",
-}
+log = logging.getLogger(__name__)
+
+#: function name -> note shown in networkx's docstring under "Backends" (filled by `_implements`)
+FUNCTIONS: dict[str, str] = {}
+
+#: function name -> the smallest number of nodes for which automatic dispatch picks apsp, None for
+#: never; measured with benchmarks/networkx_threshold.py (BENCHMARKS.md, "networkx backend")
+SHOULD_RUN_FROM: dict[str, int | None] = {}
+
+#: ``nx.config.backends.apsp`` starts from these (see the module docstring)
+DEFAULT_CONFIG = {"backend": "auto", "dtype": None, "block": None}
 
 
 def get_info() -> dict:
@@ -70,11 +84,34 @@ def get_info() -> dict:
         "project": "apsp",
         "package": "apsp",
         "short_summary": "All-pairs shortest paths on CPU (Numba) and GPU (Triton).",
-        "default_config": {},
+        "default_config": dict(DEFAULT_CONFIG),
         # "extra_docstring" is the key networkx < 3.4 reads
         "functions": {name: {"additional_docs": note, "extra_docstring": note}
                       for name, note in FUNCTIONS.items()},
     }
+
+
+class _BackendInterface:
+    """What the ``networkx.backends`` entry point loads: the functions and the converters."""
+
+    def __repr__(self):
+        return "<apsp networkx backend>"
+
+
+backend_interface = _BackendInterface()
+
+
+def _implements(note: str, *, faster_from: int | None):
+    """Register a networkx function's apsp version: its docs note, the node count from which
+    automatic dispatch picks it (None: never), and its place on the backend interface."""
+
+    def register(fn):
+        FUNCTIONS[fn.__name__] = note
+        SHOULD_RUN_FROM[fn.__name__] = faster_from
+        setattr(_BackendInterface, fn.__name__, staticmethod(fn))
+        return fn
+
+    return register
 
 
 class ApspGraph:
@@ -287,14 +324,27 @@ def can_run(name, args, kwargs):
 
 
 def should_run(name, args, kwargs):
-    """Whether automatic dispatch (``backend_priority``) should pick apsp.
+    """Whether automatic dispatch (``backend_priority``) should pick apsp (a string says why not).
 
-    ``all_pairs_shortest_path`` builds the same n^2 path lists as networkx,
-    which dominates its time, so apsp is no faster there: networkx's own
-    code runs unless ``backend="apsp"`` is given. Every other function gains.
+    Graphs with fewer nodes than `SHOULD_RUN_FROM` measured stay with
+    networkx, whose code is faster there. ``all_pairs_shortest_path`` builds
+    the same n^2 path lists as networkx, which dominates its time, so apsp is
+    no faster there at any size. ``backend="apsp"`` runs apsp regardless.
     """
-    if name == "all_pairs_shortest_path":
+    if name not in SHOULD_RUN_FROM:
+        return f"apsp does not implement {name}"
+    smallest = SHOULD_RUN_FROM[name]
+    if smallest is None:
         return "building the path lists dominates; networkx's own breadth-first search is as fast"
+    G = args[0] if args else kwargs.get("G")
+    try:
+        n = len(G)
+    except TypeError:
+        return True
+    if n < smallest:
+        log.debug("networkx backend: %s on %d nodes left to networkx (apsp wins from %d)",
+                  name, n, smallest)
+        return f"networkx is faster on graphs with fewer than {smallest} nodes"
     return True
 
 
@@ -330,6 +380,21 @@ def _networkx(name, G, *args, **kwargs):
     return getattr(nx, name)(G.to_networkx(), *args, backend="networkx", **kwargs)
 
 
+def configured_options() -> dict:
+    """`apsp.shortest_paths` keywords from ``nx.config.backends.apsp`` (defaults without networkx's config)."""
+    try:
+        import networkx as nx
+
+        config = nx.config.backends.apsp
+        values = {key: getattr(config, key, default) for key, default in DEFAULT_CONFIG.items()}
+    except (ImportError, AttributeError):
+        values = dict(DEFAULT_CONFIG)
+    unknown = set(values) - set(DEFAULT_CONFIG)
+    if unknown:  # pragma: no cover - networkx keeps only what default_config names
+        raise ValueError(f"nx.config.backends.apsp has unknown settings {sorted(unknown)}")
+    return {"backend": values["backend"], "dtype": values["dtype"], "block_size": values["block"]}
+
+
 def _solve(G, weight, method, predecessors=False, drop_self_loops=False, nonnegative=False):
     """apsp's result, or None where networkx's own code must decide (see module doc).
 
@@ -341,10 +406,14 @@ def _solve(G, weight, method, predecessors=False, drop_self_loops=False, nonnega
     graph = G.to_apsp_graph(weight, drop_self_loops=drop_self_loops)
     if nonnegative and graph.has_negative_weights:
         return None
+    options = configured_options()
+    # weights too large for an exact dtype go back to networkx; a dtype the user configured does not
+    fallback = (NegativeCycleError, DtypeError) if options["dtype"] is None else NegativeCycleError
     try:
         result = shortest_paths(graph, method=method, return_predecessors=predecessors,
-                                progress=False)
-    except (NegativeCycleError, DtypeError):
+                                progress=False, **options)
+    except fallback as exc:
+        log.info("networkx backend: %s; networkx's own code decides", exc)
         return None
     if predecessors and result.predecessors is None:
         raise RuntimeError(f"the {result.backend} {result.method} solver returned no predecessors")
@@ -374,6 +443,8 @@ def _inf():
 
 # -- the functions -----------------------------------------------------------------
 
+@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
+             faster_from=400)
 def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
     import networkx as nx
 
@@ -419,6 +490,8 @@ def _fw_int_values(G, weight):
             and not G.missing_weights.get(weight, True))
 
 
+@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
+             faster_from=50)
 def floyd_warshall(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
@@ -429,6 +502,9 @@ def floyd_warshall(G, weight="weight"):
     return _fw_distance_dicts(G, weight, result, _fw_int_values(G, weight))
 
 
+@_implements(("Blocked Floyd-Warshall with predecessors; where several shortest paths exist "
+              "the predecessor named may differ from networkx's."),
+             faster_from=100)
 def floyd_warshall_predecessor_and_distance(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
@@ -470,6 +546,8 @@ def _length_dicts(G, result, int_values, keep=None):
         yield u, dict(zip(labels[columns].tolist(), values))
 
 
+@_implements("apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).",
+             faster_from=300)
 def all_pairs_shortest_path_length(G, cutoff=None):
     G = _as_apsp(G, None)
     if len(G) == 0:
@@ -480,6 +558,9 @@ def all_pairs_shortest_path_length(G, cutoff=None):
     yield from _length_dicts(G, result, True, keep)
 
 
+@_implements(("apsp's automatic method (Dijkstra or Floyd-Warshall); negative weights go to "
+              "networkx."),
+             faster_from=100)
 def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
@@ -493,6 +574,9 @@ def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
     yield from _length_dicts(G, result, int_values, keep)
 
 
+@_implements(("apsp's automatic method (Johnson or Floyd-Warshall); negative cycles go to "
+              "networkx, which raises NetworkXUnbounded."),
+             faster_from=100)
 def all_pairs_bellman_ford_path_length(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
@@ -542,6 +626,8 @@ def _bfs_tree(indptr, indices, source, cutoff):
     return np.concatenate(discovered), parent
 
 
+@_implements("Vectorised breadth-first search with networkx's exact tie-breaking.",
+             faster_from=None)
 def all_pairs_shortest_path(G, cutoff=None):
     G = _as_apsp(G, None)
     labels = G.nodes
@@ -553,23 +639,5 @@ def all_pairs_shortest_path(G, cutoff=None):
         yield u, paths
 
 
-class _BackendInterface:
-    """What the ``networkx.backends`` entry point loads: the functions and the converters."""
-
-    can_run = staticmethod(can_run)
-    should_run = staticmethod(should_run)
-    convert_from_nx = staticmethod(convert_from_nx)
-    convert_to_nx = staticmethod(convert_to_nx)
-    floyd_warshall_numpy = staticmethod(floyd_warshall_numpy)
-    floyd_warshall = staticmethod(floyd_warshall)
-    floyd_warshall_predecessor_and_distance = staticmethod(floyd_warshall_predecessor_and_distance)
-    all_pairs_shortest_path_length = staticmethod(all_pairs_shortest_path_length)
-    all_pairs_dijkstra_path_length = staticmethod(all_pairs_dijkstra_path_length)
-    all_pairs_bellman_ford_path_length = staticmethod(all_pairs_bellman_ford_path_length)
-    all_pairs_shortest_path = staticmethod(all_pairs_shortest_path)
-
-    def __repr__(self):
-        return "<apsp networkx backend>"
-
-
-backend_interface = _BackendInterface()
+for _hook in (can_run, should_run, convert_from_nx, convert_to_nx):
+    setattr(_BackendInterface, _hook.__name__, staticmethod(_hook))

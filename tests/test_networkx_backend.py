@@ -345,11 +345,85 @@ def test_can_run_declines_weight_functions_and_non_graphs():
 
 
 def test_should_run_leaves_path_lists_to_networkx():
-    G = nx.path_graph(3)
+    G = nx.path_graph(3000)
     assert nxb.should_run("all_pairs_shortest_path", (G,), {}) is not True
     for name in FUNCTIONS:
         if name != "all_pairs_shortest_path":
             assert nxb.should_run(name, (G,), {}) is True
+
+
+@pytest.mark.parametrize("name", [f for f in FUNCTIONS if f != "all_pairs_shortest_path"])
+def test_should_run_declines_graphs_below_the_measured_size(name):
+    smallest = nxb.SHOULD_RUN_FROM[name]
+    assert 10 <= smallest <= 1000  # measured by benchmarks/networkx_threshold.py
+    small, large = nx.path_graph(smallest - 1), nx.path_graph(smallest)
+    reason = nxb.should_run(name, (small,), {})
+    assert isinstance(reason, str) and str(smallest) in reason
+    assert nxb.should_run(name, (large,), {}) is True
+    assert nxb.should_run(name, (), {"G": nxb.ApspGraph.from_networkx(large)}) is True
+
+
+def test_every_function_is_registered_in_one_place():
+    """One decorator per function fills the docs notes, the thresholds and the backend interface."""
+    assert set(nxb.FUNCTIONS) == set(nxb.SHOULD_RUN_FROM) == set(nxb.get_info()["functions"])
+    for name in nxb.FUNCTIONS:
+        assert getattr(nxb.backend_interface, name) is getattr(nxb, name)
+    for hook in ("can_run", "should_run", "convert_from_nx", "convert_to_nx"):
+        assert getattr(nxb.backend_interface, hook) is getattr(nxb, hook)
+
+
+def test_default_config_and_its_use(monkeypatch):
+    assert nxb.get_info()["default_config"] == {"backend": "auto", "dtype": None, "block": None}
+    seen = []
+    import apsp.api
+
+    real = apsp.api.shortest_paths
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(apsp.api, "shortest_paths", spy)
+    G = nx.karate_club_graph()
+    expected = reference("floyd_warshall_numpy", G)
+    np.testing.assert_array_equal(nxb.floyd_warshall_numpy(G), expected)
+    assert {k: seen[-1][k] for k in ("backend", "dtype", "block_size")} == {
+        "backend": "auto", "dtype": None, "block_size": None}
+    config = getattr(nx.config.backends, "apsp", None)
+    if config is None:
+        pytest.skip("the apsp backend is not registered with networkx (pip install -e .)")
+    monkeypatch.setattr(config, "backend", "cpu")
+    monkeypatch.setattr(config, "dtype", "float64")
+    monkeypatch.setattr(config, "block", 16)
+    np.testing.assert_array_equal(nx.floyd_warshall_numpy(G, backend="apsp"), expected)
+    assert {k: seen[-1][k] for k in ("backend", "dtype", "block_size")} == {
+        "backend": "cpu", "dtype": "float64", "block_size": 16}
+
+
+@needs_registration
+def test_a_configured_dtype_too_small_is_an_error_not_a_silent_fallback(monkeypatch):
+    from apsp.errors import DtypeError
+
+    monkeypatch.setattr(nx.config.backends.apsp, "dtype", "int16")
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 30000, "weight")
+    with pytest.raises(DtypeError):
+        nx.floyd_warshall_numpy(G, backend="apsp")
+
+
+@needs_registration
+def test_cached_graph_note_is_the_documented_one():
+    """networkx notes reuse of a cached conversion; README and the module say what it means."""
+    from pathlib import Path
+
+    G = nx.karate_club_graph()
+    nx.config.cache_converted_graphs = True
+    nx.floyd_warshall_numpy(G, backend="apsp")
+    with pytest.warns(UserWarning, match="cached graph"):
+        nx.floyd_warshall_numpy(G, backend="apsp")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for text in (readme, nxb.__doc__):
+        assert 'warnings_to_ignore.add("cache")' in text and "__networkx_cache__.clear()" in text
 
 
 @needs_registration
@@ -470,6 +544,10 @@ def test_backend_priority_runs_apsp_and_falls_back_for_weight_functions(monkeypa
     priority = nx.config.backend_priority.algos
     nx.config.backend_priority.algos = ["apsp"]
     try:
+        np.testing.assert_array_equal(nx.floyd_warshall_numpy(G),
+                                      reference("floyd_warshall_numpy", G))
+        assert calls == []  # 34 nodes: networkx's own code is faster
+        monkeypatch.setitem(nxb.SHOULD_RUN_FROM, "floyd_warshall_numpy", len(G))
         np.testing.assert_array_equal(nx.floyd_warshall_numpy(G),
                                       reference("floyd_warshall_numpy", G))
         assert calls == ["floyd_warshall_numpy"]

@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes
 from .errors import BackendUnavailableError
 from .graph import EdgeList, Graph
-from .solvers import BACKENDS, METHODS, SolveOptions, get_solver, gpu_available
+from .solvers import BACKENDS, KEYWORD_OPTIONS, METHODS, SolveOptions, get_solver, gpu_available, unknown_option
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
@@ -222,19 +222,21 @@ def _symmetrized(g: Graph) -> Graph:
     return Graph(n=g.n, csr=sym, source=g.source)
 
 
+#: the automatic rule's thresholds (see `choose_method`)
+GPU_MIN_VERTICES = 256
+SPARSE_EDGES_PER_VERTEX = 2
+
+
 def choose_backend(backend: str, method: str, n: int) -> str:
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if backend != "auto":
-        if backend == "gpu":
-            ok, why = gpu_available()
-            if not ok:
-                raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
+    if backend == "gpu":
+        ok, why = gpu_available(explicit=True)
+        if not ok:
+            raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
-    if method in ("fw", "bfs") and n >= 256:
-        ok, _ = gpu_available(real_device=True)
-        if ok:
-            return "gpu"
+    if backend == "auto" and method in ("fw", "bfs") and n >= GPU_MIN_VERTICES and gpu_available()[0]:
+        return "gpu"
     return "cpu"
 
 
@@ -242,11 +244,14 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
     """The documented automatic choice (see README, "Choosing a method").
 
     * every weight 1: multi-source BFS (bit-parallel), on the CPU or the GPU;
-    * other weights, on the GPU (``backend="gpu"``, or ``"auto"`` with a usable
+    * other weights, on the GPU (``backend="gpu"``, or ``"auto"`` with a CUDA
       GPU and n >= 256): Floyd-Warshall, since Dijkstra/Johnson run on the CPU only;
     * other weights on the CPU: Dijkstra (Johnson when some weight is negative)
       when the graph is very sparse, at most 2 edges per vertex on average;
       otherwise blocked Floyd-Warshall.
+
+    "A GPU" follows `apsp.solvers.gpu_available`, the same rule as
+    `choose_backend`: the Triton interpreter never counts for ``"auto"``.
 
     Measured with ``benchmarks/auto_rule.py`` (2-core machine, n = 500..4000,
     density 0.001..0.5): BFS beat FW and Dijkstra on every unit-weight graph
@@ -260,8 +265,8 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
         return method
     if g.unit_weights:
         return "bfs"
-    on_gpu = backend == "gpu" or (backend == "auto" and g.n >= 256 and gpu_available()[0])
-    if not on_gpu and g.nnz <= 2 * g.n:
+    on_gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and gpu_available()[0])
+    if not on_gpu and g.nnz <= SPARSE_EDGES_PER_VERTEX * g.n:
         return "johnson" if g.has_negative_weights else "dijkstra"
     return "fw"
 
@@ -271,7 +276,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
-                   **backend_options: Any) -> Result:
+                   **options: Any) -> Result:
     """All-pairs shortest paths.
 
     Parameters
@@ -291,7 +296,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         ``method="bfs"`` also takes "uint8" and "uint16", and None there picks
         uint8, uint16 or int32 by the diameter found.
     block_size : int, optional
-        Blocking factor for Floyd-Warshall (any positive value; None = the backend's best).
+        Blocking factor for Floyd-Warshall (any positive value; None = the backend's best);
+        out of core, the width of the pivot panels streamed.
     directed : bool, optional
         If False, an edge either way is an edge both ways (the lighter wins
         where both are given); a negative edge is then a negative cycle.
@@ -306,16 +312,17 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     progress : bool or None, optional
         Show a progress bar during long solves: True, False, or None (default)
         for a bar on a terminal or in a Jupyter notebook only.
-    **backend_options
-        Memory (`apsp.memory`): ``gpu_memory="8GB"`` (GPU budget, default the
+    **options
+        The fields of `apsp.solvers.SolveOptions`; an unknown name is a `TypeError`.
+        Memory (`apsp.planner`): ``gpu_memory="8GB"`` (GPU budget, default the
         card's free memory), ``host_memory=`` (RAM budget, default what the OS
         and the container's memory limit allow), ``out_of_core``
         (None: stream through the GPU when the matrix does not fit its budget;
         True: always stream, from a scratch file on the CPU backend; False:
-        never), ``scratch_dir=``. Checkpoints (`apsp.checkpoint`, method "fw"):
-        ``checkpoint="state.ckpt"``, ``resume=True``, ``checkpoint_every=300``
-        (seconds), ``on_round=callable(vertices_done)``. Others go to the
-        backend (e.g. ``variant``, ``device``).
+        never), ``scratch_dir=``, ``ooc_rows=``. Checkpoints (`apsp.checkpoint`,
+        method "fw"): ``checkpoint="state.ckpt"``, ``resume=True``,
+        ``checkpoint_every=300`` (seconds), ``on_round=callable(vertices_done)``.
+        Engines: ``variant``, ``device``, ``threads``, ``pin_host``, and the BFS tiles.
 
     Returns
     -------
@@ -352,6 +359,9 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
            [1, 4, 0]], dtype=int16)
     """
     t0 = time.perf_counter()
+    for name in options:
+        if name not in KEYWORD_OPTIONS:
+            raise unknown_option(name, KEYWORD_OPTIONS + _PARAMETERS)
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     chosen = choose_method(g, method, backend)
     if chosen == "bfs" and not g.unit_weights:
@@ -368,20 +378,21 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     else:
         # int16 when it holds every distance: half the memory traffic, twice the GPU's min-plus rate
         dt = g.choose_dtype(dtype)
-    if block_size is not None and (int(block_size) != block_size or block_size < 1):
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,
-                        successors=return_successors, progress=progress, extra=backend_options)
+                        successors=return_successors, progress=progress, **options)
+    if opts.checkpoint and chosen != "fw":
+        raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     # refuse early what cannot fit (MemoryPlanError); stream out of core when the plan says so
-    from .checkpoint import check_request
-    from .memory import plan_memory
+    from .planner import plan_memory
 
-    check_request(chosen, opts)
     t_plan = time.perf_counter()
     plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
     t1 = time.perf_counter()
     t_setup += t1 - t_plan
-    out = (plan.solver() or get_solver(chosen, where))(g, opts)
+    if plan.out_of_core:
+        out = get_solver("fw-out-of-core", where)(g, opts, plan)
+    else:
+        out = get_solver(chosen, where)(g, opts)
     # "setup": choosing and starting the backend (on a GPU mostly torch's import and CUDA's start)
     timings = {"validate": t1 - t0 - t_setup, "setup": t_setup, **out.timings}
     elapsed = time.perf_counter() - t1
@@ -394,3 +405,6 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                   timings=timings, info=out.info)
 
 
+#: the named parameters of `shortest_paths` (for the nearest-name hint of an unknown keyword)
+_PARAMETERS = ("method", "backend", "dtype", "block_size", "directed", "unweighted", "return_predecessors",
+               "return_successors", "null_value", "progress")

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 import zlib
@@ -49,15 +48,13 @@ import numpy as np
 from .errors import APSPError
 
 __all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header", "open_session",
-           "CheckpointSession", "DEFAULT_EVERY", "check_request"]
+           "CheckpointSession", "DEFAULT_EVERY"]
 
 MAGIC = b"APSPCKPT"
 VERSION = 1
 DATA_OFFSET = 4096
 #: seconds between checkpoints unless checkpoint_every= says otherwise
 DEFAULT_EVERY = 300.0
-#: options of `apsp.shortest_paths` that belong to checkpointing
-OPTIONS = ("checkpoint", "resume", "checkpoint_every")
 _CHUNK = 64 << 20
 
 
@@ -167,18 +164,6 @@ def read_rows(path, meta: dict, write_rows) -> None:
 
 
 # ----------------------------------------------------------------------------- the session
-def check_request(method: str, opts) -> None:
-    """Refuse checkpoint options for methods without round-based checkpoints."""
-    extra = opts.extra
-    if extra.get("resume") and not extra.get("checkpoint"):
-        raise ValueError("resume=True needs checkpoint=FILE (the file to resume from)")
-    if extra.get("checkpoint") and method != "fw":
-        raise ValueError(f"checkpoints are available for method 'fw' only, not {method!r}")
-    every = extra.get("checkpoint_every")
-    if every is not None and (not isinstance(every, (int, float)) or not every >= 0):
-        raise ValueError(f"checkpoint_every must be a number of seconds >= 0, got {every!r}")
-
-
 class CheckpointSession:
     """Saves a solve's state every ``every`` seconds of rounds; restores it on resume.
 
@@ -216,7 +201,7 @@ class CheckpointSession:
         need = self.n * self.n * self.dtype.itemsize + DATA_OFFSET
         free = shutil.disk_usage(self.path.parent).free
         if need > free:
-            from .memory import format_size
+            from .sizes import format_size
 
             raise CheckpointError(f"checkpoint {self.path} needs {format_size(need)} free in "
                                   f"{self.path.parent}, but {format_size(free)} are free")
@@ -327,9 +312,7 @@ class CheckpointSession:
 
 def open_session(graph, opts, solver: str, block: int) -> CheckpointSession | None:
     """The checkpoint session the options ask for (``checkpoint=``, ``resume=``, ``checkpoint_every=``), or None."""
-    extra = opts.extra
-    path = extra.get("checkpoint")
-    if not path:
+    if not opts.checkpoint:
         return None
-    return CheckpointSession(os.fspath(path), graph, opts.dtype, solver, block,
-                             extra.get("checkpoint_every"), bool(extra.get("resume")))
+    return CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
+                             opts.resume)

@@ -91,7 +91,7 @@ def gpu_report() -> dict:
     """apsp's GPU verdict (`apsp.solvers.gpu_available`), plus the devices torch lists."""
     from .solvers import gpu_available
 
-    ok, why = gpu_available()
+    ok, why = gpu_available(explicit=True)
     facts = {"torch": _version("torch"), "triton": _version("triton"), "cuda": None,
              "devices": []}
     if facts["torch"] is not None:

@@ -98,7 +98,7 @@ class StreamPlan:
         return -(-self.n // self.rows)
 
     def describe(self) -> str:
-        from .memory import format_size
+        from .sizes import format_size
 
         return (f"{self.rounds} rounds of pivot width {self.block}, {self.stripes} stripes of "
                 f"{self.rows} rows, {self.buffers} buffer{'s' if self.buffers > 1 else ''}, "
@@ -127,11 +127,11 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     >>> plan_stream(100, 100, 4, 5000, depth=1, block=2, rows=3, where="RAM").describe()
     '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 4.33 KiB of 4.88 KiB RAM budget'
     """
-    from .memory import format_size
+    from .sizes import format_size
 
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
-    for name, value in (("ooc_block", block), ("ooc_rows", rows)):
+    for name, value in (("block_size", block), ("ooc_rows", rows)):
         if value is not None and (int(value) != value or value < 1):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     top = max(1, min(MAX_BLOCK, n_pivots or 1))
@@ -449,21 +449,21 @@ def fill_start_matrix(graph, host: np.ndarray, dtype) -> None:
     graph.fw_matrix(dtype, out=host[:graph.n, :graph.n])
 
 
-def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: StreamPlan, extra: dict):
-    """The engine for ``backend``; backend options ``device``, ``pin_host``, ``threads``."""
+def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: StreamPlan, opts):
+    """The engine for ``backend``; options ``device``, ``pin_host``, ``threads``."""
     if backend == "gpu":
         from .gpu.outofcore import GPUEngine
 
         # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
-        pin = bool(extra.get("pin_host", True)) and not host.on_disk
-        return GPUEngine(dtype, negative, host.array, plan, device=extra.get("device"), pin_host=pin)
-    return CPUEngine(dtype, negative, host.array, threads=extra.get("threads"))
+        pin = opts.pin_host and not host.on_disk
+        return GPUEngine(dtype, negative, host.array, plan, device=opts.device, pin_host=pin)
+    return CPUEngine(dtype, negative, host.array, threads=opts.threads)
 
 
-def solve(graph, opts):
-    """Out-of-core Floyd-Warshall solver (chosen by `apsp.memory.plan_memory`).
+def solve(graph, opts, memplan):
+    """Out-of-core Floyd-Warshall solver (when `apsp.planner.plan_memory` says so).
 
-    Uses the plan in ``opts.extra["memory_plan"]``: the host matrix in RAM or
+    Follows the plan ``memplan``: the host matrix in RAM or
     in a scratch file, the stream tile sizes, and the engine (GPU or CPU).
     Honours ``checkpoint=`` / ``resume=`` / ``checkpoint_every=`` like the
     in-core solvers (`apsp.checkpoint`).
@@ -472,14 +472,13 @@ def solve(graph, opts):
     --------
     >>> from apsp import shortest_paths
     >>> r = shortest_paths([(0, 1, 2), (1, 2, 3), (2, 0, 1)], method="fw", backend="cpu",
-    ...                    out_of_core=True, host_memory="1KB", ooc_block=1, ooc_rows=2)
+    ...                    out_of_core=True, host_memory="1KB", block_size=1, ooc_rows=2)
     >>> r.distances.tolist(), r.info["ooc_rounds"], r.info["matrix_on_disk"]
     ([[0, 2, 5], [4, 0, 3], [1, 3, 0]], 3, True)
     """
     from .checkpoint import open_session
     from .solvers import SolveOutput
 
-    memplan = opts.extra["memory_plan"]
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     n = graph.n
@@ -494,7 +493,7 @@ def solve(graph, opts):
         start = session.start_vertex
     else:
         fill_start_matrix(graph, host.array, dt)
-    engine = make_engine(memplan.backend, dt, negative, host, stream, opts.extra)
+    engine = make_engine(memplan.backend, dt, negative, host, stream, opts)
     t1 = time.perf_counter()
     from .progress import progress_bar
 
@@ -507,9 +506,8 @@ def solve(graph, opts):
             if session is not None:
                 session.after_round(vertices_done, lambda i0, i1: host.array[i0:i1, :n], sync=engine.sync)
             bar.set_to(min(rounds_total, rounds_done + done_before))
-            hook = opts.extra.get("on_round")
-            if hook is not None:
-                hook(vertices_done)
+            if opts.on_round is not None:
+                opts.on_round(vertices_done)
 
         try:
             with engine.context():

@@ -4,14 +4,18 @@ A solver is a function ``solve(graph: Graph, opts: SolveOptions) -> SolveOutput`
 living beside its kernels (``apsp/cpu/...``, ``apsp/gpu/...``). It may assume the
 graph is validated and ``opts.dtype`` holds every distance. It returns distances
 with unreachable pairs as ``dtypes.unreachable_value(dtype)`` and raises
-``NegativeCycleError`` when the graph has a negative cycle.
+``NegativeCycleError`` when the graph has a negative cycle. The out-of-core
+solver also gets the memory plan: ``solve(graph, opts, plan)``.
 
 Solvers are named ``"module:function"`` and imported only when chosen, so
 ``import apsp`` never imports numba, torch, triton or mpi4py.
 """
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,12 +23,49 @@ import numpy as np
 
 from .errors import BackendUnavailableError
 
+#: default Floyd-Warshall tile edge per engine (the only place these live).
+#: cpu: ``benchmarks/cpu_fw.py --sweep`` on the 2-core dev machine: 256 was fastest or within noise of
+#: the fastest for every dtype at n = 1000..4000; 128 costs 5-20% more at n = 2000 (twice the rounds);
+#: 384 gains nothing. gpu: the K of every phase-3 product; 128 balances the sequential phase 1
+#: against the memory passes of phase 3 (BENCHMARKS.md). The distributed engines keep the values
+#: their scaling runs were measured with: smaller tiles balance CPU ranks better, and GPU ranks
+#: want whole 256-row tiles of the product kernel.
+DEFAULT_BLOCK = {"cpu": 256, "gpu": 128, "distributed-cpu": 128, "distributed-gpu": 256}
 
-@dataclass
+#: GPU FW variants (the benchmark's ladder; ``apsp.gpu.fw``)
+GPU_VARIANTS = ("blocked", "classic", "naive")
+
+
+def check_block(value, name: str = "block_size") -> int | None:
+    """``value`` as a positive int (None stays None); ValueError otherwise.
+
+    Examples
+    --------
+    >>> check_block(64.0), check_block(None)
+    (64, None)
+    >>> check_block(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: block_size must be a positive integer, got 0
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or int(value) != value \
+            or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
 class SolveOptions:
+    """Everything a solve is asked to do besides the graph; validated when built.
+
+    The fields after ``progress`` are the keyword options of `apsp.shortest_paths`.
+    """
+
     #: distance dtype; None only for BFS, which then picks it from the diameter
     dtype: np.dtype | None
-    #: blocking factor for Floyd-Warshall; None = the backend's best
+    #: blocking factor for Floyd-Warshall (the pivot panel width out of core); None = the engine's default
     block_size: int | None = None
     #: also return a predecessor matrix (scipy convention: int32, -9999 for none)
     predecessors: bool = False
@@ -34,8 +75,84 @@ class SolveOptions:
     sources: np.ndarray | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
-    #: backend-specific knobs (e.g. "variant" for the GPU ladder, "device")
-    extra: dict = field(default_factory=dict)
+    # -- checkpoints (`apsp.checkpoint`, method "fw")
+    #: checkpoint file; None = no checkpoints
+    checkpoint: str | os.PathLike | None = None
+    #: continue from ``checkpoint``
+    resume: bool = False
+    #: seconds between checkpoints (None: `apsp.checkpoint.DEFAULT_EVERY`)
+    checkpoint_every: float | None = None
+    #: called with the number of vertices done after each FW round
+    on_round: Callable[[int], None] | None = None
+    # -- memory (`apsp.planner`)
+    #: GPU memory budget (bytes or "8GB"); None = the card's free memory
+    gpu_memory: int | str | None = None
+    #: RAM budget; None = what the OS reports available
+    host_memory: int | str | None = None
+    #: None: stream through the GPU when the matrix does not fit its budget; True: always; False: never
+    out_of_core: bool | None = None
+    #: where an out-of-core matrix too big for RAM is memory-mapped (default: the temporary directory)
+    scratch_dir: str | os.PathLike | None = None
+    #: stripe height of the out-of-core stream; None = the planner's choice
+    ooc_rows: int | None = None
+    # -- engine knobs
+    #: GPU FW variant: "blocked", "classic" (block 32, a cell per thread) or "naive" (a launch per k)
+    variant: str = "blocked"
+    #: torch device of the GPU backend (default: the current CUDA device)
+    device: str | None = None
+    #: CPU threads of the out-of-core CPU engine (default: every core)
+    threads: int | None = None
+    #: page-lock an out-of-core host matrix in RAM (False: copies go through bounce buffers)
+    pin_host: bool = True
+    #: CPU BFS: frontier size (as a fraction of n, inverted) at which a level switches to pulling
+    push_factor: int | None = None
+    #: GPU BFS tile: vertices and 32-bit words per program, and warps
+    block_vertices: int | None = None
+    block_words: int | None = None
+    num_warps: int | None = None
+    #: nested-dissection FW: largest leaf of the separator tree (vertices)
+    leaf_size: int | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__.__get__(self)  # frozen: normalise in place once, while building
+        set_("block_size", check_block(self.block_size))
+        for name in ("ooc_rows", "threads", "push_factor", "block_vertices", "block_words", "num_warps",
+                     "leaf_size"):
+            set_(name, check_block(getattr(self, name), name))
+        if self.out_of_core not in (None, True, False):
+            raise ValueError(f"out_of_core must be None, True or False, got {self.out_of_core!r}")
+        if self.variant not in GPU_VARIANTS:
+            raise ValueError(f"unknown GPU variant {self.variant!r}; choose {', '.join(GPU_VARIANTS)}")
+        every = self.checkpoint_every
+        if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
+                                  or not every >= 0):
+            raise ValueError(f"checkpoint_every must be a number of seconds >= 0, got {every!r}")
+        if self.resume and not self.checkpoint:
+            raise ValueError("resume=True needs checkpoint=FILE (the file to resume from)")
+        if self.on_round is not None and not callable(self.on_round):
+            raise TypeError(f"on_round must be callable, got {type(self.on_round).__name__}")
+        if self.checkpoint is not None:
+            set_("checkpoint", os.fspath(self.checkpoint))
+
+    def replace(self, **changes) -> "SolveOptions":
+        return dataclasses.replace(self, **changes)
+
+
+#: the keyword options of `apsp.shortest_paths` that become `SolveOptions` fields as they are
+KEYWORD_OPTIONS = tuple(f.name for f in dataclasses.fields(SolveOptions))[5:]
+
+
+def unknown_option(name: str, valid) -> TypeError:
+    """The error for a keyword nobody takes, naming the nearest valid one.
+
+    Examples
+    --------
+    >>> unknown_option("chekpoint", KEYWORD_OPTIONS)
+    TypeError("unexpected keyword argument 'chekpoint'; did you mean 'checkpoint'?")
+    """
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; valid options: {', '.join(sorted(valid))}"
+    return TypeError(f"unexpected keyword argument {name!r}{hint}")
 
 
 @dataclass
@@ -61,6 +178,9 @@ REGISTRY: dict[tuple[str, str], str] = {
     ("johnson", "cpu"): "apsp.cpu.sparse:solve_johnson",
     ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
     ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
+    # streamed through a device from a host matrix; called as solve(graph, opts, plan)
+    ("fw-out-of-core", "cpu"): "apsp.outofcore:solve",
+    ("fw-out-of-core", "gpu"): "apsp.outofcore:solve",
 }
 
 METHODS = ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")
@@ -84,18 +204,19 @@ def get_solver(method: str, backend: str) -> Callable:
     return getattr(module, func)
 
 
-def gpu_available(real_device: bool = False) -> tuple[bool, str]:
-    """Whether the GPU backend can run here, and why not.
+def gpu_available(explicit: bool = False) -> tuple[bool, str]:
+    """Whether the GPU backend may run here, and why not: the one rule for "is there a GPU".
 
-    With ``real_device`` the Triton interpreter (``TRITON_INTERPRET=1``, CPU
-    tensors) does not count: automatic choice never picks it, only an explicit
-    ``backend="gpu"`` does.
+    A CUDA device always counts. The Triton interpreter (``TRITON_INTERPRET=1``,
+    kernels on CPU tensors) counts only when the GPU backend was asked for
+    (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
+    automatic method and backend rules are the same under test as for users.
     """
     try:
         from .gpu import device_status
     except ImportError as exc:  # torch/triton missing
         return False, f"{exc}; install with pip install 'apsp[gpu]'"
     ok, why = device_status()
-    if ok and real_device and "interpreter" in why:
+    if ok and not explicit and "interpreter" in why:
         return False, "only the Triton interpreter is available (no CUDA device)"
     return ok, why

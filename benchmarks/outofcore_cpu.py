@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apsp import shortest_paths  # noqa: E402
 from apsp.graph import EdgeList, Graph  # noqa: E402
-from apsp.memory import format_size, matrix_bytes  # noqa: E402
+from apsp.sizes import format_size, matrix_bytes  # noqa: E402
 
 
 def random_graph(n: int, degree: int, seed: int) -> Graph:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apsp import shortest_paths  # noqa: E402
 from apsp.graph import EdgeList, Graph  # noqa: E402
-from apsp.memory import format_size, parse_size  # noqa: E402
+from apsp.sizes import format_size, parse_size  # noqa: E402
 
 
 def log(*a):
@@ -101,15 +101,15 @@ def warm_up(dtype: str) -> None:
 
 CHECK_CASES = [  # n, options
     (3000, dict(gpu_memory="16MB")),                                   # planner's choice
-    (3000, dict(gpu_memory="64MB", ooc_block=256, ooc_rows=384)),      # pivots straddle stripes
-    (4096, dict(gpu_memory="128MB", ooc_block=512, ooc_rows=1024, pin_host=False)),  # staged copies
+    (3000, dict(gpu_memory="64MB", block_size=256, ooc_rows=384)),      # pivots straddle stripes
+    (4096, dict(gpu_memory="128MB", block_size=512, ooc_rows=1024, pin_host=False)),  # staged copies
     (2500, dict(gpu_memory="32MB", host_memory="8MB")),                # host matrix in a file
 ]
 #: --interpreter: the same cases scaled down for Triton's CPU interpreter (a smoke test of this script)
 INTERPRETER_CASES = [
     (70, dict(gpu_memory="40KB")),
-    (70, dict(gpu_memory="64KB", ooc_block=16, ooc_rows=24)),
-    (64, dict(gpu_memory="64KB", ooc_block=32, ooc_rows=16, pin_host=False)),
+    (70, dict(gpu_memory="64KB", block_size=16, ooc_rows=24)),
+    (64, dict(gpu_memory="64KB", block_size=32, ooc_rows=16, pin_host=False)),
     (50, dict(gpu_memory="32KB", host_memory="4KB")),
 ]
 

@@ -257,7 +257,7 @@ def test_scaling_skips_cleanly_when_it_cannot_launch(tmp_path):
 
 
 def test_ceiling_skips_cleanly_without_a_gpu(tmp_path):
-    ok, _ = solvers.gpu_available(real_device=True)
+    ok, _ = solvers.gpu_available()
     if ok:
         pytest.skip("a GPU is present; the ceiling is measured for real there")
     assert _bench("ceiling", "--out", str(tmp_path)) == 0

@@ -144,7 +144,7 @@ def gpu_solve(e: EdgeList, **extra):
     g = apsp.as_graph(e)
     parents = extra.pop("parents", True)
     return gpu_bfs.solve(g, SolveOptions(dtype=extra.pop("dtype", None), predecessors=parents,
-                                         successors=parents, extra=extra))
+                                         successors=parents, **extra))
 
 
 def check_gpu(e: EdgeList, **extra):

@@ -35,10 +35,10 @@ needs_gpu_path = [pytest.mark.gpu, pytest.mark.skipif(not HAS_TRITON, reason="to
 #: (name, shortest_paths options, marks): every solver that checkpoints, with small blocks for many rounds
 SOLVERS = [
     ("cpu", dict(backend="cpu", block_size=8), [needs_cpu]),
-    ("cpu-out-of-core", dict(backend="cpu", out_of_core=True, host_memory="1MB", ooc_block=8, ooc_rows=12),
+    ("cpu-out-of-core", dict(backend="cpu", out_of_core=True, host_memory="1MB", block_size=8, ooc_rows=12),
      [needs_cpu]),
     ("gpu", dict(backend="gpu", block_size=16), needs_gpu_path),
-    ("gpu-out-of-core", dict(backend="gpu", out_of_core=True, gpu_memory="1MB", ooc_block=16, ooc_rows=24),
+    ("gpu-out-of-core", dict(backend="gpu", out_of_core=True, gpu_memory="1MB", block_size=16, ooc_rows=24),
      needs_gpu_path),
 ]
 SOLVER_PARAMS = [pytest.param(opts, id=name, marks=marks) for name, opts, marks in SOLVERS]
@@ -214,7 +214,7 @@ def test_float_checkpoints_resume_only_with_the_same_schedule(tmp_path, rng):
                        on_round=_stop_at(16))
     with pytest.raises(CheckpointError, match="float results depend on the schedule"):
         shortest_paths(g, method="fw", backend="gpu", dtype="float64", out_of_core=True, gpu_memory="1MB",
-                       ooc_block=16, checkpoint=ck, resume=True)
+                       block_size=16, checkpoint=ck, resume=True)
     r = shortest_paths(g, method="fw", backend="gpu", dtype="float64", block_size=16, checkpoint=ck,
                        resume=True)
     want = shortest_paths(g, method="fw", backend="gpu", dtype="float64", block_size=16)
@@ -231,7 +231,7 @@ def test_an_integer_checkpoint_resumes_on_another_solver(tmp_path, rng):
         shortest_paths(g, method="fw", backend="gpu", dtype="int32", block_size=16, checkpoint=ck,
                        on_round=_stop_at(16))
     r = shortest_paths(g, method="fw", backend="gpu", dtype="int32", out_of_core=True, gpu_memory="1MB",
-                       ooc_block=32, ooc_rows=16, checkpoint=ck, resume=True)
+                       block_size=32, ooc_rows=16, checkpoint=ck, resume=True)
     np.testing.assert_array_equal(
         r.distances, shortest_paths(g, method="reference", backend="cpu", dtype="int32").distances)
 

@@ -54,7 +54,7 @@ def test_cpu_facts(report):
 
 
 def test_gpu_follows_apsps_own_verdict(report):
-    ok, _ = gpu_available()
+    ok, _ = gpu_available(explicit=True)
     gpu = report["gpu"]
     assert gpu["available"] == ok
     if importlib.util.find_spec("torch") is not None:

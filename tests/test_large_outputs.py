@@ -69,7 +69,7 @@ def test_rows_writes_a_block_of_rows(tmp_path, rng, suffix):
 
 def test_out_of_core_result_is_a_memory_map_that_writes_like_any_matrix(tmp_path, rng):
     g = random_edges(rng, 45, 0.1)
-    r = shortest_paths(g, method="fw", backend="cpu", out_of_core=True, host_memory="1MB", ooc_block=8,
+    r = shortest_paths(g, method="fw", backend="cpu", out_of_core=True, host_memory="1MB", block_size=8,
                        ooc_rows=10, scratch_dir=str(tmp_path))
     want = shortest_paths(g, method="reference", backend="cpu", dtype=r.dtype).distances
     write_distances(tmp_path / "a.txt", r.distances)

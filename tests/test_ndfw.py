@@ -105,7 +105,7 @@ def _solve_cpu(g, dt, **kw):
     from apsp.cpu import ndfw
 
     opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
-                        extra={"leaf_size": kw.pop("leaf", 6)}, **kw)
+                        leaf_size=kw.pop("leaf", 6), **kw)
     return ndfw.solve(g, opts)
 
 
@@ -151,7 +151,7 @@ def _solve_gpu(g, dt, gather=True, **kw):
     from apsp.gpu import ndfw
 
     opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
-                        extra={"leaf_size": kw.pop("leaf", 6)}, **kw)
+                        leaf_size=kw.pop("leaf", 6), **kw)
     if not gather:
         old = ndfw.GATHER_SHARE
         ndfw.GATHER_SHARE = 0.0

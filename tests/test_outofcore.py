@@ -21,7 +21,7 @@ from randgraphs import random_graph
 from apsp import shortest_paths
 from apsp.errors import MemoryPlanError, NegativeCycleError
 from apsp.graph import EdgeList, Graph
-from apsp.memory import format_size, matrix_bytes, parse_size
+from apsp.sizes import format_size, matrix_bytes, parse_size
 from apsp.outofcore import HostMatrix, plan_stream
 
 HAS_CPU_KERNELS = importlib.util.find_spec("apsp.cpu.blocked") is not None
@@ -87,7 +87,7 @@ def test_cpu_out_of_core_equals_oracle(n, density, negative, dtype, data):
     block = data.draw(st.integers(1, n))
     rows = data.draw(st.integers(1, n))
     r = shortest_paths(g, method="fw", backend="cpu", dtype=dtype, out_of_core=True,
-                       host_memory="1MB", ooc_block=block, ooc_rows=rows)
+                       host_memory="1MB", block_size=block, ooc_rows=rows)
     assert r.info["out_of_core"] and r.info["matrix_on_disk"]
     assert (r.info["ooc_block"], r.info["ooc_rows"]) == (min(block, n), rows)
     np.testing.assert_array_equal(r.distances, oracle(g, dtype))
@@ -114,7 +114,7 @@ def test_cpu_out_of_core_negative_cycle(rng):
     g = Graph.from_edges(EdgeList(5, [0, 1, 2, 3], [1, 2, 0, 4], [1, -3, 1, 2]))
     with pytest.raises(NegativeCycleError):
         shortest_paths(g, method="fw", backend="cpu", out_of_core=True, host_memory="1MB",
-                       ooc_block=2, ooc_rows=2)
+                       block_size=2, ooc_rows=2)
 
 
 # ----------------------------------------------------------------------------- GPU engine
@@ -132,7 +132,7 @@ GPU_CASES = [  # n, pivot width, stripe rows, negative, dtype
 def test_gpu_out_of_core_equals_oracle(rng, n, block, rows, negative, dtype):
     g = random_graph(rng, n, 0.12, negative=negative)
     r = shortest_paths(g, method="fw", backend="gpu", dtype=dtype, out_of_core=True, gpu_memory="1MB",
-                       ooc_block=block, ooc_rows=rows)
+                       block_size=block, ooc_rows=rows)
     assert r.info["out_of_core"] and r.info["engine"] == "gpu"
     np.testing.assert_array_equal(r.distances, oracle(g, dtype))
     if not HAS_CUDA:  # the interpreter: the in-core GPU solver gives the same matrix
@@ -148,7 +148,7 @@ def test_gpu_out_of_core_with_staged_copies(rng, tmp_path, where):
     g = random_graph(rng, 40, 0.15, negative=True)
     opts = dict(pin_host=False) if where == "staged" else dict(host_memory="4KB", scratch_dir=str(tmp_path))
     r = shortest_paths(g, method="fw", backend="gpu", dtype="int32", out_of_core=True, gpu_memory="1MB",
-                       ooc_block=16, ooc_rows=16, **opts)
+                       block_size=16, ooc_rows=16, **opts)
     if HAS_CUDA:
         assert r.info["host_copies"] == "staged"
     assert r.info["matrix_on_disk"] == (where == "file")
@@ -193,7 +193,7 @@ def test_gpu_out_of_core_negative_cycle():
     g = Graph.from_edges(EdgeList(20, [0, 1, 2, 3], [1, 2, 0, 4], [1, -3, 1, 2]))
     with pytest.raises(NegativeCycleError):
         shortest_paths(g, method="fw", backend="gpu", out_of_core=True, gpu_memory="1MB",
-                       ooc_block=16, ooc_rows=16)
+                       block_size=16, ooc_rows=16)
 
 
 # ----------------------------------------------------------------------------- refusals
@@ -235,9 +235,9 @@ def test_refuses_a_budget_too_small_to_stream():
 
 
 def test_refuses_a_scratch_directory_without_room(monkeypatch, tmp_path):
-    import apsp.memory
+    import apsp.planner
 
-    monkeypatch.setattr(apsp.memory, "disk_available", lambda directory: 1000)
+    monkeypatch.setattr(apsp.planner, "disk_available", lambda directory: 1000)
     g = _weights_graph(100)
     with pytest.raises(MemoryPlanError, match="matrix file .* needs 39.06 KiB in"):
         shortest_paths(g, method="fw", backend="cpu", dtype="int32", out_of_core=True,

@@ -80,7 +80,7 @@ class Contestant:
         from ..solvers import get_solver, gpu_available
 
         if self.on_gpu:
-            ok, why = gpu_available(real_device=not interpreter_ok)
+            ok, why = gpu_available(explicit=interpreter_ok)
             if not ok:
                 return f"no usable GPU: {why}"
         if self.threads is not None:

@@ -729,7 +729,7 @@ class Ceilings:
 def ceiling_unavailable() -> str | None:
     from ..solvers import gpu_available
 
-    ok, why = gpu_available(real_device=True)
+    ok, why = gpu_available()
     if not ok:
         return f"no usable GPU: {why}"
     if importlib.util.find_spec("apsp.gpu.ceiling") is None:

@@ -251,7 +251,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     """
     n = graph.n
     arrays = csr_arrays(graph)
-    push_factor = int(opts.extra.get("push_factor", PUSH_FACTOR))
+    push_factor = opts.push_factor or PUSH_FACTOR
     dt, may_widen = work_dtype(opts.dtype)
     dist = np.empty((n, n), dtype=dt)
     want_pred, want_succ = bool(opts.predecessors), bool(opts.successors)

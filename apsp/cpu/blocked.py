@@ -34,14 +34,12 @@ from numba import njit, prange
 from .. import dtypes
 from ..errors import NegativeCycleError
 from ..progress import progress_bar
+from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from ._kernels import _relax1, _relax1_track, _relax4, _relax4_track
 
-#: default tile edge. Measured with ``benchmarks/cpu_fw.py --sweep`` on the 2-core dev machine:
-#: 256 was fastest or within noise of the fastest for every dtype at n = 1000..4000. 128 costs
-#: 5-20% more at n = 2000 (twice the rounds: twice the passes over the matrix and the thread
-#: synchronisations); 384 gains nothing (more serial pivot closure, wider panels).
-DEFAULT_BLOCK = 256
+#: default tile edge (measured: `apsp.solvers.DEFAULT_BLOCK`)
+DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
 #: phase-2 piece width, in bytes of a row (so in entries: ``PANEL_BYTES // itemsize``)
 PANEL_BYTES = 2048
 #: phase-3 piece shape: rows x (``STRIP_BYTES // itemsize``) columns, so that the row-panel
@@ -497,14 +495,12 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1])
     """
     dt = dtypes.as_dtype(opts.dtype)
-    block = DEFAULT_BLOCK if opts.block_size is None else int(opts.block_size)
-    if block < 1:
-        raise ValueError(f"block size must be a positive integer, got {opts.block_size!r}")
+    block = opts.block_size or DEFAULT_BLOCK
     negative = graph.has_negative_weights
     want_paths = bool(opts.successors or opts.predecessors)
     t0 = time.perf_counter()
     session = None
-    if opts.extra.get("checkpoint"):
+    if opts.checkpoint:
         if want_paths:
             raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                              "(or use the GPU backend, which recovers paths after the distances)")
@@ -521,7 +517,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         d = graph.fw_matrix(dt)
     mid = np.full(d.shape, -1, dtype=mid_dtype(dt, graph.n)) if want_paths else None
     t1 = time.perf_counter()
-    hook = opts.extra.get("on_round")
+    hook = opts.on_round
 
     def on_round(rounds_done):
         done = min(graph.n, rounds_done * block)

@@ -177,7 +177,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     negative = graph.has_negative_weights
     want_paths = bool(opts.successors or opts.predecessors)
     t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.extra.get("leaf_size", DEFAULT_LEAF))
+    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
     t1 = time.perf_counter()
     size = nd.size
     d = np.empty((size, size), dtype=dt)

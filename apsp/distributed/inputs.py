@@ -21,8 +21,6 @@ from mpi4py.util.dtlib import from_numpy_dtype
 from .. import dtypes
 from .layout import BlockCyclic
 
-#: default tile edge of the distributed solve, per backend
-DEFAULT_BLOCK = {"cpu": 128, "gpu": 256}
 
 
 @dataclass
@@ -44,14 +42,15 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     """Rank 0: read and validate the graph; return (Graph, Problem). Raises on any input error."""
     from ..api import as_graph
 
-    if block_size is not None and (int(block_size) != block_size or block_size < 1):
-        raise ValueError(f"blocking factor must be a positive integer, got {block_size!r}")
+    from ..solvers import DEFAULT_BLOCK, check_block
+
+    block_size = check_block(block_size)
     if graph is None:
         raise ValueError("rank 0 got no graph: pass the graph (or its file path) on rank 0")
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
     dt = g.choose_dtype(dtype)
     negative = g.has_negative_weights
-    block = int(block_size) if block_size is not None else DEFAULT_BLOCK.get(backend, 128)
+    block = block_size or DEFAULT_BLOCK[f"distributed-{backend}"]
     source = str(graph) if isinstance(graph, (str, os.PathLike)) else g.source
     transport = "dense" if g.csr is None else "edges"
     return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,

@@ -38,3 +38,17 @@ def default_device():
     from ..errors import BackendUnavailableError
 
     raise BackendUnavailableError("no CUDA device is visible to torch (and TRITON_INTERPRET is not set)")
+
+
+def device_memory(device=None) -> tuple[int, int]:
+    """(free, total) bytes of the GPU; under the interpreter, the host's available RAM."""
+    import torch
+
+    dev = torch.device(device) if device is not None else default_device()
+    if dev.type == "cuda":
+        free, total = torch.cuda.mem_get_info(dev)
+        return int(free), int(total)
+    from ..sizes import host_available
+
+    avail = host_available()
+    return avail, avail

@@ -117,7 +117,7 @@ def _bfs_level_kernel(
 
 
 def _device(opts: SolveOptions) -> torch.device:
-    wanted = opts.extra.get("device")
+    wanted = opts.device
     if wanted is not None:
         return torch.device(wanted)
     if torch.cuda.is_available():
@@ -135,14 +135,14 @@ def _sync(device):
 def solve(graph, opts: SolveOptions) -> SolveOutput:
     """All-pairs hop distances of ``graph`` (every edge weight 1) on the GPU.
 
-    Options (``opts.extra``): ``device``, ``block_vertices``, ``block_words``,
+    Options: ``device``, ``block_vertices``, ``block_words``,
     ``num_warps`` (tile shape and warps of the level kernel).
     """
     device = _device(opts)
     n = graph.n
-    block_v = int(opts.extra.get("block_vertices", BLOCK_V))
-    block_w = int(opts.extra.get("block_words", BLOCK_W))
-    num_warps = int(opts.extra.get("num_warps", NUM_WARPS))
+    block_v = opts.block_vertices or BLOCK_V
+    block_w = opts.block_words or BLOCK_W
+    num_warps = opts.num_warps or NUM_WARPS
     timings = {}
     t0 = time.perf_counter()
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(device) for a in csr_arrays(graph))

@@ -18,16 +18,15 @@ import torch
 from .. import dtypes
 from ..errors import MemoryPlanError, NegativeCycleError
 from ..progress import progress_bar
+from ..planner import gpu_padded, incore_needs
+from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import TORCH_DTYPES, fw_inplace, inf_for, naive_inplace
 from .transfer import to_host
 
-#: default blocking factor: the K of every phase-3 product; 128 balances the
-#: sequential phase 1 against memory passes of phase 3 (measured, BENCHMARKS.md)
-DEFAULT_BLOCK = 128
-#: pad n to this multiple on the GPU so phase-3 tiles need no bounds masks
-PAD = 128
+#: default blocking factor (measured: `apsp.solvers.DEFAULT_BLOCK`)
+DEFAULT_BLOCK = SOLVER_BLOCKS["gpu"]
 
 
 class _Timer:
@@ -55,8 +54,7 @@ class _Timer:
 
 
 def padded_size(n: int, device: torch.device) -> int:
-    pad = PAD if device.type == "cuda" else 16
-    return max(pad, -(-n // pad) * pad)
+    return gpu_padded(n, interpreted=device.type != "cuda")
 
 
 def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device) -> torch.Tensor:
@@ -98,8 +96,6 @@ def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
     free memory may have shrunk since)."""
     if device.type != "cuda":
         return
-    from ..memory import incore_needs
-
     _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
     free, total = torch.cuda.mem_get_info(device)
     if need > free:
@@ -110,16 +106,13 @@ def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
 
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
-    device = opts.extra.get("device") or default_device()
-    device = torch.device(device)
-    variant = opts.extra.get("variant", "blocked")
-    if variant not in ("blocked", "classic", "naive"):
-        raise ValueError(f"unknown GPU variant {variant!r}; choose blocked, classic or naive")
+    device = torch.device(opts.device or default_device())
+    variant = opts.variant
     n = graph.n
     negative = graph.has_negative_weights
     block = opts.block_size or (32 if variant == "classic" else DEFAULT_BLOCK)
     session = None
-    if opts.extra.get("checkpoint"):
+    if opts.checkpoint:
         if variant != "blocked":
             raise ValueError(f"checkpoints need the blocked GPU variant, not {variant!r}")
         from ..checkpoint import open_session
@@ -152,9 +145,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
                 bar.set_to(done)
             if session is not None:
                 session.after_round(min(n, done * block), read_rows)
-            hook = opts.extra.get("on_round")
-            if hook is not None:
-                hook(min(n, done * block))
+            if opts.on_round is not None:
+                opts.on_round(min(n, done * block))
 
         if variant == "naive":
             naive_inplace(d[:n, :n], negative, progress=on_progress)

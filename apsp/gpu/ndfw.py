@@ -180,13 +180,13 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
     dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
     """
-    device = torch.device(opts.extra.get("device") or default_device())
+    device = torch.device(opts.device or default_device())
     dt = np.dtype(opts.dtype)
     tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
     negative = graph.has_negative_weights
     cuda = device.type == "cuda"
     t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.extra.get("leaf_size", DEFAULT_LEAF))
+    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
     t1 = time.perf_counter()
     if cuda:
         torch.cuda.synchronize(device)

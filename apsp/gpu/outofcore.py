@@ -27,19 +27,7 @@ import torch
 from . import default_device
 from .minplus import TORCH_DTYPES, close_block, minplus_update
 
-__all__ = ["GPUEngine", "device_memory"]
-
-
-def device_memory(device=None) -> tuple[int, int]:
-    """(free, total) bytes of the GPU; under the interpreter, the host's available RAM."""
-    dev = torch.device(device) if device is not None else default_device()
-    if dev.type == "cuda":
-        free, total = torch.cuda.mem_get_info(dev)
-        return int(free), int(total)
-    from ..memory import host_available
-
-    avail = host_available()
-    return avail, avail
+__all__ = ["GPUEngine"]
 
 
 def _register(array: np.ndarray) -> bool:

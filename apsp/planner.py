@@ -1,4 +1,4 @@
-"""Memory planning: how much host, GPU and disk memory a solve needs, checked before allocating.
+"""The solve planner: how much host, GPU and disk memory a solve needs, checked before allocating.
 
 `plan_memory` runs in `apsp.shortest_paths` after the method, backend and dtype
 are chosen. It estimates the solver's largest allocations from ``n``, the
@@ -12,14 +12,10 @@ budget the user allows: ``gpu_memory=``, ``host_memory=``), and either
   needs, and what would fit instead (a smaller dtype, out-of-core streaming,
   the distributed solver).
 
-Sizes accept ``parse_size`` strings: ``"8GB"`` (10**9 bytes), ``"8GiB"`` or ``"8G"``
-(2**30 bytes), or a number of bytes.
+Budgets accept `apsp.sizes.parse_size` strings (``"8GB"``, ``"8GiB"``) or bytes.
 """
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 
@@ -27,89 +23,16 @@ import numpy as np
 
 from . import dtypes
 from .errors import MemoryPlanError
+from .sizes import disk_available, format_size, host_available, matrix_bytes, parse_size
 
-__all__ = ["parse_size", "format_size", "host_available", "MemoryPlan", "plan_memory", "matrix_bytes"]
+__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded"]
 
-_UNITS = {"": 1, "b": 1,
-          "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
-          "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40,
-          "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
-
-#: options of `apsp.shortest_paths` that belong to memory planning (taken out of the backend options)
-PLAN_OPTIONS = ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "ooc_block", "ooc_rows")
-#: the GPU solver pads n to a multiple of this (apsp.gpu.fw.PAD)
+#: the GPU solver pads n to a multiple of this, so phase-3 tiles need no bounds masks
+#: (16 under the Triton interpreter, whose tiles are 16 wide)
 GPU_PAD = 128
+INTERPRETER_PAD = 16
 #: headroom kept free on the GPU when the budget is "what is free now" (Triton, cuBLAS workspaces)
 GPU_HEADROOM = 256 << 20
-
-
-def parse_size(value) -> int:
-    """Bytes from a size: an int, or text such as ``"8GB"``, ``"512MiB"``, ``"1.5G"``.
-
-    ``KB MB GB TB`` are powers of 1000; ``KiB MiB GiB TiB`` and the bare
-    ``K M G T`` are powers of 1024 (as in Slurm and Docker).
-
-    Examples
-    --------
-    >>> parse_size("8GB"), parse_size("2GiB"), parse_size("1.5k"), parse_size(4096)
-    (8000000000, 2147483648, 1536, 4096)
-    """
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        if value < 0:
-            raise ValueError(f"a memory size cannot be negative, got {value}")
-        return int(value)
-    if isinstance(value, float):
-        if not np.isfinite(value) or value < 0:
-            raise ValueError(f"a memory size must be a non-negative number, got {value}")
-        return int(value)
-    match = _SIZE.match(str(value))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _UNITS:
-        raise ValueError(f"cannot read the memory size {value!r}; write it like 8GB, 512MiB or 2G")
-    return int(float(match.group(1)) * _UNITS[unit])
-
-
-def format_size(nbytes: float) -> str:
-    """Bytes in binary units, 3 significant figures.
-
-    Examples
-    --------
-    >>> format_size(3 * 2**30), format_size(1536), format_size(10)
-    ('3.00 GiB', '1.50 KiB', '10 B')
-    """
-    nbytes = float(nbytes)
-    for unit, scale in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if abs(nbytes) >= scale:
-            return f"{nbytes / scale:.3g} {unit}" if nbytes / scale >= 100 else f"{nbytes / scale:.2f} {unit}"
-    return f"{int(nbytes)} B"
-
-
-def host_available() -> int:
-    """RAM available for new allocations (Linux ``MemAvailable``; free pages elsewhere)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
-        return 1 << 62
-
-
-def disk_available(directory) -> int:
-    try:
-        return shutil.disk_usage(directory).free
-    except OSError:
-        return 0
-
-
-def matrix_bytes(n: int, dtype) -> int:
-    """Bytes of an n x n matrix of ``dtype``."""
-    return int(n) * int(n) * np.dtype(dtype).itemsize
 
 
 @dataclass
@@ -134,14 +57,6 @@ class MemoryPlan:
     stream: object = None
     notes: list = field(default_factory=list)
 
-    def solver(self):
-        """The out-of-core solver when streaming, else None (the registry's solver)."""
-        if not self.out_of_core:
-            return None
-        from .outofcore import solve
-
-        return solve
-
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
         if self.out_of_core:
@@ -151,11 +66,14 @@ class MemoryPlan:
 
 
 # ----------------------------------------------------------------------------- estimates
-def _padded(n: int, backend: str, interpreted: bool) -> int:
-    if backend != "gpu":
-        return n
-    pad = 16 if interpreted else GPU_PAD
+def gpu_padded(n: int, interpreted: bool) -> int:
+    """The side of the GPU solver's matrix: n padded to a whole number of kernel tiles."""
+    pad = INTERPRETER_PAD if interpreted else GPU_PAD
     return max(pad, -(-n // pad) * pad)
+
+
+def _padded(n: int, backend: str, interpreted: bool) -> int:
+    return gpu_padded(n, interpreted) if backend == "gpu" else n
 
 
 def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
@@ -187,7 +105,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
 
 # ----------------------------------------------------------------------------- the plan
 def _gpu_free(device) -> tuple[int, int]:
-    from .gpu.outofcore import device_memory
+    from .gpu import device_memory
 
     return device_memory(device)
 
@@ -220,18 +138,18 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
 def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
-    Reads (and removes) the planning options from ``opts.extra``:
+    Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
     ``gpu_memory`` (GPU budget; default the card's free memory),
     ``host_memory`` (RAM budget; default what the OS reports available),
     ``out_of_core`` (None = stream through the GPU only when the matrix does
     not fit its budget; True = always stream; False = never), ``scratch_dir``
     (where a host matrix too big for RAM is memory-mapped; default the system
-    temporary directory), ``ooc_block`` / ``ooc_rows`` (stream tile sizes).
+    temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
 
     Returns
     -------
     MemoryPlan
-        Also stored in ``opts.extra["memory_plan"]`` for the solver.
+        The caller passes it to the out-of-core solver when ``out_of_core``.
 
     Raises
     ------
@@ -245,34 +163,31 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     >>> from apsp.graph import Graph
     >>> from apsp.solvers import SolveOptions
     >>> g = Graph.from_dense(np.ones((1000, 1000)))
-    >>> opts = SolveOptions(dtype=np.dtype(np.int32), extra={"host_memory": "1MB"})
+    >>> opts = SolveOptions(dtype=np.dtype(np.int32), host_memory="1MB")
     >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     apsp.errors.MemoryPlanError: the fw solver on the cpu needs 3.81 MiB of RAM ... but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs 1.91 MiB; out_of_core=True (--out-of-core) streams ...
     """
-    extra = opts.extra
-    settings = {k: extra.pop(k) for k in PLAN_OPTIONS if k in extra}
+    from .solvers import DEFAULT_BLOCK
+
     n = graph.n
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
     interpreted = _interpreted(backend)
-    host_limit = (parse_size(settings["host_memory"]) if settings.get("host_memory") is not None
-                  else host_available())
+    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else host_available()
     gpu_limit = 0
     if backend == "gpu":
-        if settings.get("gpu_memory") is not None:
-            gpu_limit = parse_size(settings["gpu_memory"])
+        if opts.gpu_memory is not None:
+            gpu_limit = parse_size(opts.gpu_memory)
         elif interpreted:
             gpu_limit = host_limit
         else:
-            free, _ = _gpu_free(extra.get("device"))
+            free, _ = _gpu_free(opts.device)
             gpu_limit = max(0, free - GPU_HEADROOM)
-    scratch = settings.get("scratch_dir") or tempfile.gettempdir()
-    force = settings.get("out_of_core")
-    if force not in (None, True, False):
-        raise ValueError(f"out_of_core must be None, True or False, got {force!r}")
-    block = opts.block_size or 128
+    scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
+    force = opts.out_of_core
+    block = opts.block_size or DEFAULT_BLOCK["gpu"]
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted)
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
@@ -285,19 +200,18 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     wants_stream = n > 0 and (bool(force) or (
         force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
     if wants_stream:
-        _plan_stream(plan, graph, settings, bool(force), interpreted, extra)
+        _plan_stream(plan, graph, opts, bool(force), interpreted)
     else:
         _check_incore(plan, graph, streamable and not paths, force, interpreted)
-    extra["memory_plan"] = plan
     return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, settings: dict, forced: bool, interpreted: bool, extra) -> None:
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
     from .outofcore import plan_stream
 
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
-    align = (16 if interpreted else GPU_PAD) if gpu else 1
+    align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
     n_host = _padded(n, plan.backend, interpreted) if gpu else n
     m = matrix_bytes(n_host, dt)
     # the host matrix: RAM when it fits (pinned for fast copies), else a scratch file
@@ -310,7 +224,7 @@ def _plan_stream(plan: MemoryPlan, graph, settings: dict, forced: bool, interpre
     budget = plan.gpu_limit if gpu else plan.host_limit
     depth = 3 if (gpu and not interpreted) else 1
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
-                         block=settings.get("ooc_block"), rows=settings.get("ooc_rows"),
+                         block=opts.block_size, rows=opts.ooc_rows,
                          where="GPU" if gpu else "RAM")
     plan.out_of_core = True
     plan.matrix_on_disk = on_disk

@@ -1,0 +1,88 @@
+"""Byte sizes: reading ``"8GB"``, printing ``3.00 GiB``, and what RAM and disk have free.
+
+Sizes accept ``parse_size`` strings: ``"8GB"`` (10**9 bytes), ``"8GiB"`` or ``"8G"``
+(2**30 bytes), or a number of bytes.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import numpy as np
+
+__all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes"]
+
+_UNITS = {"": 1, "b": 1,
+          "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
+          "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40,
+          "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(value) -> int:
+    """Bytes from a size: an int, or text such as ``"8GB"``, ``"512MiB"``, ``"1.5G"``.
+
+    ``KB MB GB TB`` are powers of 1000; ``KiB MiB GiB TiB`` and the bare
+    ``K M G T`` are powers of 1024 (as in Slurm and Docker).
+
+    Examples
+    --------
+    >>> parse_size("8GB"), parse_size("2GiB"), parse_size("1.5k"), parse_size(4096)
+    (8000000000, 2147483648, 1536, 4096)
+    """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"a memory size cannot be negative, got {value}")
+        return int(value)
+    if isinstance(value, float):
+        if not np.isfinite(value) or value < 0:
+            raise ValueError(f"a memory size must be a non-negative number, got {value}")
+        return int(value)
+    match = _SIZE.match(str(value))
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _UNITS:
+        raise ValueError(f"cannot read the memory size {value!r}; write it like 8GB, 512MiB or 2G")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
+def format_size(nbytes: float) -> str:
+    """Bytes in binary units, 3 significant figures.
+
+    Examples
+    --------
+    >>> format_size(3 * 2**30), format_size(1536), format_size(10)
+    ('3.00 GiB', '1.50 KiB', '10 B')
+    """
+    nbytes = float(nbytes)
+    for unit, scale in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.3g} {unit}" if nbytes / scale >= 100 else f"{nbytes / scale:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def host_available() -> int:
+    """RAM available for new allocations (Linux ``MemAvailable``; free pages elsewhere)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
+        return 1 << 62
+
+
+def disk_available(directory) -> int:
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return 0
+
+
+def matrix_bytes(n: int, dtype) -> int:
+    """Bytes of an n x n matrix of ``dtype``."""
+    return int(n) * int(n) * np.dtype(dtype).itemsize

@@ -1,0 +1,93 @@
+"""Typed solve options and the automatic method/backend rule (with and without the Triton interpreter)."""
+import numpy as np
+import pytest
+
+import apsp
+from apsp import api, solvers
+from apsp.graph import EdgeList, Graph
+from apsp.solvers import SolveOptions
+
+
+def test_unknown_keyword_names_the_nearest_valid_one():
+    with pytest.raises(TypeError, match="'chekpoint'.*did you mean 'checkpoint'"):
+        apsp.shortest_paths([(0, 1, 2)], backend="cpu", chekpoint="x.ckpt")
+    with pytest.raises(TypeError, match="did you mean 'gpu_memory'"):
+        apsp.shortest_paths([(0, 1, 2)], backend="cpu", gpu_memroy="1GB")
+    with pytest.raises(TypeError, match="did you mean 'return_predecessors'"):
+        apsp.shortest_paths([(0, 1, 2)], backend="cpu", return_predecesors=True)
+
+
+def test_options_are_frozen_and_checked_once():
+    opts = SolveOptions(dtype=np.dtype(np.int32), block_size=8.0, checkpoint_every=0)
+    assert opts.block_size == 8 and isinstance(opts.block_size, int)
+    with pytest.raises(AttributeError):
+        opts.block_size = 4
+    for bad in (dict(block_size=0), dict(block_size=2.5), dict(out_of_core="yes"), dict(variant="fast"),
+                dict(checkpoint_every=-1), dict(resume=True), dict(ooc_rows=0)):
+        with pytest.raises(ValueError):
+            SolveOptions(dtype=None, **bad)
+    with pytest.raises(TypeError):
+        SolveOptions(dtype=None, on_round=3)
+
+
+def test_block_size_is_the_out_of_core_pivot_width(rng):
+    edges = [(i, (i + 1) % 7, 1 + i) for i in range(7)]
+    r = apsp.shortest_paths(edges, method="fw", backend="cpu", block_size=2, out_of_core=True, progress=False)
+    assert r.block_size == 2 and r.info["ooc_block"] == 2
+    ref = apsp.shortest_paths(edges, method="reference", backend="cpu", dtype=r.dtype).distances
+    np.testing.assert_array_equal(r.distances, ref)
+
+
+# ----------------------------------------------------------------------------- the automatic rule
+REAL_GPU = (True, "NVIDIA H200")
+INTERPRETER = (True, "Triton interpreter on the CPU (TRITON_INTERPRET=1)")
+NO_GPU = (False, "torch sees no CUDA device")
+
+
+@pytest.fixture(params=["real", "interpreter", "none"])
+def device(request, monkeypatch):
+    """What `apsp.gpu.device_status` reports: a CUDA GPU, only the interpreter, or nothing."""
+    pytest.importorskip("torch")
+    import apsp.gpu
+
+    status = {"real": REAL_GPU, "interpreter": INTERPRETER, "none": NO_GPU}[request.param]
+    monkeypatch.setattr(apsp.gpu, "device_status", lambda: status)
+    return request.param
+
+
+def _ring(n, m_per_vertex=1, negative=False, unit=False):
+    """n vertices, ``m_per_vertex`` out-edges each (to the next vertices on a ring)."""
+    src = np.repeat(np.arange(n), m_per_vertex)
+    dst = (src + np.tile(np.arange(1, m_per_vertex + 1), n)) % n
+    w = np.ones(len(src)) if unit else np.arange(len(src)) % 5 + 2
+    if negative:
+        w[0] = -1
+    return Graph.from_edges(EdgeList(n, src, dst, w))
+
+
+def test_auto_rule_is_one_rule_for_method_and_backend(device):
+    real = device == "real"
+    n = api.GPU_MIN_VERTICES
+    sparse = _ring(n, api.SPARSE_EDGES_PER_VERTEX)      # at the sparse threshold
+    dense = _ring(n, api.SPARSE_EDGES_PER_VERTEX + 1)   # just above it
+    small = _ring(n - 1, 1)                             # just below the GPU size
+    # the interpreter never counts as a GPU for "auto": CI sees what users without a GPU get
+    assert api.choose_method(sparse, "auto") == ("fw" if real else "dijkstra")
+    assert api.choose_backend("auto", api.choose_method(sparse, "auto"), n) == ("gpu" if real else "cpu")
+    assert api.choose_method(_ring(n, 2, negative=True), "auto") == ("fw" if real else "johnson")
+    assert api.choose_method(dense, "auto") == "fw"
+    assert api.choose_backend("auto", "fw", n) == ("gpu" if real else "cpu")
+    assert api.choose_method(small, "auto") == "dijkstra"
+    assert api.choose_backend("auto", "fw", n - 1) == "cpu"
+    assert api.choose_method(_ring(n, 1, unit=True), "auto") == "bfs"
+    assert api.choose_backend("auto", "bfs", n) == ("gpu" if real else "cpu")
+    assert api.choose_backend("auto", "dijkstra", 10 * n) == "cpu"
+    # an explicit GPU request: Floyd-Warshall; the interpreter serves it, nothing else does
+    assert api.choose_method(sparse, "auto", backend="gpu") == "fw"
+    if device == "none":
+        with pytest.raises(apsp.BackendUnavailableError):
+            api.choose_backend("gpu", "fw", n)
+    else:
+        assert api.choose_backend("gpu", "fw", n) == "gpu"
+    assert solvers.gpu_available()[0] == real
+    assert solvers.gpu_available(explicit=True)[0] == (device != "none")

@@ -145,7 +145,7 @@ def _homework_argv(argv: list[str]) -> list[str] | None:
         return None
     positional = []
     for token in argv:
-        if token.startswith("-"):
+        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
             break
         positional.append(token)
     if len(positional) not in (2, 3):
@@ -224,15 +224,29 @@ def _solve_file(args):
     return g, result
 
 
+def _check_solve_outputs(args) -> None:
+    """Every output of ``solve``, checked before the input is read (one place for all of them)."""
+    from .io import check_outputs
+    from .io.atomic import STDOUT
+
+    if args.paths and not (str(args.paths).endswith(".npy") or args.paths == STDOUT):
+        raise ValueError(f"--paths writes a .npy file, got {args.paths!r}")
+    if args.json and STDOUT in (args.output, args.paths):
+        raise ValueError("--json and an output to standard output ('-') would mix on stdout; "
+                         "drop --json or write the output to a file")
+    check_outputs({"-o": (args.output, args.out_format, "distances"),
+                   "--paths": (args.paths, "npy", "distances"),
+                   "--checkpoint": (args.checkpoint, None, "file")})
+
+
 def _cmd_solve(args) -> int:
+    _check_solve_outputs(args)
     if args.distributed:
         from .distributed.cli import run_solve
 
         return run_solve(args)
     from .io import write_distances
 
-    if args.paths and not str(args.paths).endswith(".npy"):
-        raise ValueError(f"--paths writes a .npy file, got {args.paths!r}")
     g, result = _solve_file(args)
     t0 = time.perf_counter()
     write_distances(args.output, result.distances, fmt=args.out_format, rows=_parse_rows(args.rows, g.n),
@@ -298,6 +312,9 @@ def _cmd_gen(args) -> int:
     from .generate import random_graph
     from .io import write_graph
 
+    from .io import check_outputs
+
+    check_outputs({"-o": (args.output, args.fmt, "graph")})
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
     edges = random_graph(args.n, args.density, weights=weights, seed=args.seed, kind=args.kind)
     write_graph(args.output, edges, fmt=args.fmt)

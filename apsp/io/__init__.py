@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-__all__ = ["read_graph", "write_graph", "write_distances", "FORMATS", "guess_format"]
+__all__ = ["read_graph", "write_graph", "write_distances", "check_outputs", "FORMATS", "guess_format"]
 
 #: format -> (module, can read a graph, can write a graph, can write distances)
 FORMATS = {
@@ -249,3 +249,56 @@ def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int]
     if not 0 <= lo < hi <= n:
         raise ValueError(f"rows=({lo}, {hi}) must satisfy 0 <= i < j <= n = {n}")
     _module(name).write_distances(path, dist[lo:hi], first_row=lo, **extra)
+
+
+def _identity(path) -> str:
+    """What two output names must not share: standard output, or the file they end up at."""
+    from .atomic import STDOUT
+
+    if str(path) == STDOUT:
+        return STDOUT
+    import os
+
+    return os.path.realpath(path)
+
+
+def check_outputs(outputs) -> None:
+    """Refuse, before any work, outputs the writers could not produce whole.
+
+    ``outputs`` maps a label for messages (``"-o"``, ``"--paths"``) to ``(path, fmt, kind)``
+    with ``kind`` one of ``"distances"``, ``"graph"`` or ``"file"`` (any regular file, e.g. a
+    checkpoint); entries with path None are skipped. Checks: a format that can hold ``kind``
+    (for distances and graphs), an existing writable directory, a target that is a regular file,
+    a character device, a FIFO or ``-`` (``"file"``: a regular file only), and no two outputs
+    naming the same file.
+
+    Examples
+    --------
+    >>> check_outputs({"-o": ("d.txt", None, "distances"), "--paths": ("d.txt", "npy", "distances")})
+    Traceback (most recent call last):
+    ...
+    ValueError: -o and --paths both name d.txt: one would overwrite the other
+    """
+    from .atomic import check_target, is_stream
+
+    seen = {}
+    for label, (path, fmt, kind) in outputs.items():
+        if path is None:
+            continue
+        key = _identity(path)
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {label} both name {path}: one would overwrite the other")
+        seen[key] = label
+        try:
+            if kind in ("distances", "graph"):
+                name = guess_format(path, fmt)
+                _able(name, 3 if kind == "distances" else 2,
+                      "hold distances" if kind == "distances" else "hold a graph written by apsp")
+            elif is_stream(path):
+                raise ValueError(f"{path} needs a regular file (it is rewritten in place and read "
+                                 "back), not standard output, a device or a FIFO")
+            check_target(path)
+        except OSError as exc:
+            raise type(exc)(f"{label}: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"{label}: {exc}") from None

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ._common import CHUNK_BYTES, is_gzip, load_bytes, open_output
-from .atomic import atomic_path
+from .atomic import atomic_path, is_stream
 
 __all__ = ["read_graph", "write_distances"]
 
@@ -107,7 +107,7 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     d = np.asarray(dist)
     if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
         raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    if str(path).endswith(".gz"):
+    if str(path).endswith(".gz") or is_stream(path):  # a stream cannot be memory-mapped
         with open_output(path) as f:
             np.lib.format.write_array(f, d, allow_pickle=False)
         return

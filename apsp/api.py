@@ -1,6 +1,7 @@
 """The public Python API: validate, choose method and backend, dispatch, package the result."""
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
     #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
     GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
+
+
+#: decisions (method, backend, dtype, memory plan) are logged here at INFO level
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -389,6 +394,9 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
     t1 = time.perf_counter()
     t_setup += t1 - t_plan
+    log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s, memory plan %s",
+             g.n, g.nnz, chosen, method, where, backend, "by diameter" if dt is None else np.dtype(dt).name,
+             plan.summary())
     if plan.out_of_core:
         out = get_solver("fw-out-of-core", where)(g, opts, plan)
     else:

@@ -46,15 +46,19 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--profile", action="store_true",
                    help="print the time of each stage (read, transfer, compute, write)")
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON summary on stdout (same keys every run, schema_version 1; "
+                        "see README 'JSON summary')")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or notes")
-    p.add_argument("-v", "--verbose", action="store_true", help="say what was chosen and why")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="say what was chosen and why (the decisions logged under the 'apsp' logger)")
     big = p.add_argument_group("large problems (memory, out-of-core, checkpoints)")
     big.add_argument("--gpu-memory", metavar="SIZE", default=None,
                      help="GPU memory the solve may use, e.g. 8GB or 6GiB (default: what is free); "
                           "a matrix that does not fit streams through the GPU out of core")
     big.add_argument("--memory", dest="host_memory", metavar="SIZE", default=None,
-                     help="RAM the solve may use (default: what the OS reports available)")
+                     help="RAM the solve may use (default: what the OS reports available, capped "
+                          "by a container's or batch job's cgroup memory limit)")
     big.add_argument("--out-of-core", action="store_const", const=True, default=None,
                      help="stream the matrix in stripes even if it fits (on the CPU backend: from a "
                           "scratch file, for matrices bigger than RAM)")
@@ -101,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fraction of the n(n-1) possible edges (default: 0.1; link-graph: 0.001)")
     p.add_argument("--weights", type=_number, nargs=2, default=None, metavar=("LO", "HI"),
                    help="weights drawn uniformly from LO..HI, integers when both are "
-                        "(default: 0 100; link-graph: every weight 1)")
+                        "(default: 0 100; link-graph: every weight 1); homework text (.txt) "
+                        "holds integers only")
     p.add_argument("--kind", default="uniform", choices=("uniform", "link-graph"),
                    help="uniform (every pair equally likely) or link-graph (directed, power-law "
                         "degrees, like a web or Wikipedia link graph)")
@@ -157,7 +162,14 @@ def _homework_argv(argv: list[str]) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .cli_messages import homework_usage_error
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    wrong = homework_usage_error(argv, SUBCOMMANDS)
+    if wrong is not None:
+        print(f"usage: apsp IN_FILE OUT_FILE [BLOCK] [options] | apsp COMMAND ...\napsp: error: {wrong}",
+              file=sys.stderr)
+        return 2
     homework = _homework_argv(argv)
     if homework is not None:
         argv = homework
@@ -170,11 +182,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if getattr(args, "verbose", False):
+        _log_to_stderr()
     handler = {"solve": _cmd_solve, "gen": _cmd_gen, "info": _cmd_info, "path": _cmd_path}[args.command]
-    return _guarded(lambda: handler(args))
+    return _guarded(lambda: handler(args), args)
 
 
-def _guarded(fn) -> int:
+def _log_to_stderr() -> None:
+    """``-v``: the decisions apsp logs (logger ``apsp``, INFO) go to stderr."""
+    import logging
+
+    logger = logging.getLogger("apsp")
+    logger.setLevel(logging.INFO)
+    if any(getattr(h, "apsp_cli", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("apsp: %(message)s"))
+    handler.apsp_cli = True
+    logger.addHandler(handler)
+
+
+def cli_message(exc: BaseException, args) -> str:
+    """An API error in the command line's words (options, the input file's vertex numbering)."""
+    from .cli_messages import cli_words, input_is_one_based, negative_cycle_message
+    from .errors import NegativeCycleError
+
+    inp = getattr(args, "input", None)
+    if isinstance(exc, NegativeCycleError):
+        one_based = inp is not None and input_is_one_based(inp, getattr(args, "fmt", None))
+        return negative_cycle_message(exc, one_based, inp)
+    return cli_words(str(exc), output=getattr(args, "output", None))
+
+
+def _guarded(fn, args=None) -> int:
     """Run a command; turn expected failures into one stderr line and an exit code."""
     from .errors import APSPError
 
@@ -195,7 +235,7 @@ def _guarded(fn) -> int:
             print(f"apsp: {note}", file=sys.stderr)
         return 130
     except (APSPError, ValueError, OSError, MemoryError) as exc:
-        print(f"apsp: error: {exc}", file=sys.stderr)
+        print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr)
         return 1
     finally:
         if previous is not None:
@@ -242,6 +282,9 @@ def _check_solve_outputs(args) -> None:
 def _cmd_solve(args) -> int:
     _check_solve_outputs(args)
     if args.distributed:
+        from .info import require
+
+        require("mpi4py", "--distributed")
         from .distributed.cli import run_solve
 
         return run_solve(args)
@@ -290,12 +333,12 @@ def _parse_rows(text, n: int):
 
 
 def _report(args, g, result) -> None:
-    summary = {
-        "n": g.n, "edges": g.nnz, "method": result.method, "backend": result.backend,
-        "dtype": result.dtype.name, "block_size": result.block_size,
-        "timings_s": {k: round(v, 6) for k, v in result.timings.items()}, **result.info,
-    }
+    from .cli_messages import solve_summary
+
     if args.json:
+        summary = solve_summary(n=g.n, edges=g.nnz, method=result.method, backend=result.backend,
+                                dtype=result.dtype.name, block_size=result.block_size,
+                                timings=result.timings, info=result.info)
         print(json.dumps(summary))
     if args.verbose and not args.json:
         print(f"apsp: n={g.n} edges={g.nnz} method={result.method} backend={result.backend} "
@@ -316,9 +359,22 @@ def _cmd_gen(args) -> int:
 
     check_outputs({"-o": (args.output, args.fmt, "graph")})
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
+    _check_gen_output(args, weights)
     edges = random_graph(args.n, args.density, weights=weights, seed=args.seed, kind=args.kind)
     write_graph(args.output, edges, fmt=args.fmt)
     return 0
+
+
+def _check_gen_output(args, weights) -> None:
+    """Refuse, before drawing anything, what the output format cannot hold."""
+    from .io import guess_format
+
+    fractional = weights is not None and not all(isinstance(w, int) for w in weights)
+    if fractional and guess_format(args.output, args.fmt) == "homework":
+        lo, hi = weights
+        raise ValueError(f"homework text holds integer weights, but --weights {lo} {hi} draws fractional "
+                         f"ones: give integer bounds (e.g. --weights 0 100), or write {args.output!r} "
+                         "as .snap, .mtx or .gr")
 
 
 def _cmd_path(args) -> int:

@@ -42,3 +42,7 @@ class BackendUnavailableError(APSPError, RuntimeError):
 
 class MemoryPlanError(APSPError, MemoryError):
     """The problem does not fit the memory available; the message says how much it needs."""
+
+
+class MissingDependencyError(APSPError, ImportError):
+    """An optional dependency a feature needs is not installed; the message names the extra."""

@@ -26,6 +26,8 @@ from importlib import metadata
 
 HINTS = {
     "reinstall": "reinstall apsp: pip install --force-reinstall apsp",
+    "gpu-device": "run on a machine with an NVIDIA GPU whose driver works (nvidia-smi lists it); "
+                  "torch and triton are installed",
     "numba": "pip install numba (an apsp dependency)",
     "gpu": "pip install 'apsp[gpu]' on a machine with an NVIDIA GPU and its CUDA driver",
     "torch-cuda": "install a CUDA build of torch (see pytorch.org) on a machine with an NVIDIA GPU",
@@ -109,9 +111,55 @@ def gpu_report() -> dict:
     detail = why.split("; install with")[0]  # the hint is given once, below
     if found:
         detail += f" (found {', '.join(found)})"
-    cpu_only_torch = facts["torch"] is not None and facts["cuda"] is None \
-        and facts["torch"].endswith("+cpu")
-    return _entry(False, detail, ["torch-cuda"] if cpu_only_torch else ["gpu"], **facts)
+    return _entry(False, detail, [_gpu_hint(facts)], **facts)
+
+
+def _gpu_hint(facts: dict) -> str:
+    """What to do about a missing GPU backend: install only what is not installed."""
+    if facts["torch"] is None or facts["triton"] is None:
+        return "gpu"
+    if facts["cuda"] is None and facts["torch"].endswith("+cpu"):
+        return "torch-cuda"
+    return "gpu-device"
+
+
+#: optional module -> the apsp extra that installs it
+EXTRAS = {"mpi4py": "mpi", "networkx": "networkx", "matplotlib": "plot", "torch": "gpu",
+          "triton": "gpu"}
+
+
+def require(module: str, feature: str) -> None:
+    """Stop with one line naming the extra to install when ``feature`` needs a missing ``module``.
+
+    Checked before any work starts (nothing is imported: ``find_spec`` only).
+
+    Parameters
+    ----------
+    module : str
+        The optional module, a key of `EXTRAS`.
+    feature : str
+        What needs it, in the user's words (``"--distributed"``, ``"reading GraphML"``).
+
+    Raises
+    ------
+    apsp.errors.MissingDependencyError
+        When ``module`` is not installed.
+
+    Examples
+    --------
+    >>> require("numpy", "everything")
+    >>> require("no_such_module_here", "this example")
+    Traceback (most recent call last):
+    ...
+    apsp.errors.MissingDependencyError: this example needs no_such_module_here, which is not installed
+    """
+    if _has_module(module):
+        return
+    from .errors import MissingDependencyError
+
+    extra = EXTRAS.get(module)
+    fix = f": pip install 'apsp[{extra}]'" if extra else ""
+    raise MissingDependencyError(f"{feature} needs {module}, which is not installed{fix}")
 
 
 def mpi_report() -> dict:

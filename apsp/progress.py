@@ -42,8 +42,20 @@ class _Bar(_Silent):
         self._bar.close()
 
 
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where tqdm.auto draws a notebook widget)."""
+    ipython = sys.modules.get("IPython")  # never imported here: a notebook has loaded it already
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - an odd IPython is no notebook
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
 def progress_bar(total: int, enabled: bool | None, desc: str = "", unit: str = "round"):
-    """A bar over ``total`` steps: ``enabled`` True/False, or None = only when stderr is a terminal."""
+    """A bar over ``total`` steps: ``enabled`` True/False, or None = on a terminal or in a notebook."""
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = sys.stderr.isatty() or in_notebook()
     return _Bar(total, desc, unit) if enabled and total > 1 else _Silent()

@@ -62,14 +62,21 @@ def format_size(nbytes: float) -> str:
 
 
 def host_available() -> int:
-    """RAM available for new allocations (Linux ``MemAvailable``; free pages elsewhere)."""
+    """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
+    batch job's cgroup limit; free pages elsewhere)."""
+    from .cgroup import cgroup_memory_available
+
+    capped = cgroup_memory_available()
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    return free if capped is None else min(free, capped)
     except OSError:
         pass
+    if capped is not None:
+        return capped
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms

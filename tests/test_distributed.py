@@ -237,7 +237,8 @@ def test_cli_text_and_npy_equal_serial_bytes(ranks, tmp_path):
     assert out.returncode == 0, f"seed={seed}\n{out.stderr}"
     assert (tmp_path / "out.npy").read_bytes() == (tmp_path / "ref.npy").read_bytes(), f"seed={seed}"
     summary = json.loads(out.stdout.strip().splitlines()[-1])
-    assert summary["ranks"] == ranks and len(summary["rank_timings_s"]) == ranks
+    assert summary["ranks"] == ranks and len(summary["info"]["rank_timings_s"]) == ranks
+    assert summary["schema_version"] == 1 and summary["method"] == "fw"
 
 
 @pytest.mark.mpi

@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[2:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = ["apsp", "bench"] + argv
+    from ..info import require
+
+    require("matplotlib", "apsp bench (for its plots)")  # checked now: not after a long run
     if args.suite == "report":
         return report(args)
     if args.directory is not None:

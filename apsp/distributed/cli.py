@@ -11,6 +11,8 @@ import sys
 
 from mpi4py import MPI
 
+from ..cli import cli_message
+from ..cli_messages import solve_summary
 from ..errors import APSPError
 from .api import solve
 from .faults import abort_job
@@ -31,7 +33,7 @@ def run_solve(args) -> int:
     except (APSPError, ValueError) as exc:
         # raised alike on every rank (argument checks, agreed failures, negative cycles)
         if rank == 0:
-            print(f"apsp: error: {exc}", file=sys.stderr, flush=True)
+            print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
         return 1
     except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
         abort_job(comm, "running the distributed solve", exc)
@@ -43,11 +45,12 @@ def run_solve(args) -> int:
 
 def _report(args, run) -> None:
     info = run.info
-    summary = {"n": run.n, "method": "fw", "backend": run.backend, "dtype": run.dtype.name,
-               "block_size": run.block_size, "ranks": info["ranks"], "grid": list(info["grid"]),
-               "cuda_aware": info["cuda_aware"], "timings_s": {k: round(v, 6) for k, v in run.timings.items()},
-               "rank_timings_s": [{k: round(v, 6) for k, v in row.items()} for row in info["rank_timings"]]}
     if args.json:
+        rank_timings = [{k: round(v, 6) for k, v in row.items()} for row in info["rank_timings"]]
+        summary = solve_summary(n=run.n, edges=None, method="fw", backend=run.backend, dtype=run.dtype.name,
+                                block_size=run.block_size, timings=run.timings, ranks=info["ranks"],
+                                info={"grid": list(info["grid"]), "cuda_aware": info["cuda_aware"],
+                                      "rank_timings_s": rank_timings})
         print(json.dumps(summary), flush=True)
     if args.verbose and not args.json:
         print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} "

@@ -162,6 +162,10 @@ def read_graph(path, fmt: str | None = None, *, n: int | None = None):
     """
     name = guess_format(path, fmt)
     _able(name, 1, "be read")
+    if name == "graphml":
+        from ..info import require
+
+        require("networkx", "reading GraphML")
     p = Path(path)
     if n is not None and name not in ("snap", "homework"):
         raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")

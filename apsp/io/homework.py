@@ -133,7 +133,7 @@ def _whole_weights(w: np.ndarray, where: str) -> np.ndarray:
     bad = ~np.isfinite(w) | (w != np.floor(w)) | (np.abs(w) >= 2.0 ** 63)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{where} holds integer weights; edge {k} has weight {w[k]!r} "
+        raise ValueError(f"{where} holds integer weights; edge {k} has weight {w[k].item()!r} "
                          f"(write .snap, .mtx or .gr for other weights)")
     return w.astype(np.int64)
 

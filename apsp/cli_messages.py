@@ -1,0 +1,162 @@
+"""What the command line says: API errors in its own words, its JSON summary, its usage hints.
+
+The Python API's messages name keywords (``unweighted=True``, ``fmt=``); the
+command line turns them into the options a user types (``--unweighted``,
+``--out-format``) at its boundary, so neither layer's messages bend to the other.
+
+Examples
+--------
+>>> cli_words("method='bfs' needs unit weights: pass unweighted=True or choose another method")
+'--method bfs needs unit weights: pass --unweighted or choose another method'
+>>> cli_words("give another directory with scratch_dir= (--scratch DIR), or a smaller dtype")
+'give another directory with --scratch DIR, or a smaller dtype'
+"""
+from __future__ import annotations
+
+import re
+
+#: version of the ``--json`` summary's layout; it changes only when a key changes meaning or goes
+SOLVE_JSON_SCHEMA = 1
+
+#: API phrase (regular expression) -> the command line's words, applied in order
+_WORDS = [
+    # "API (CLI)" pairs keep the CLI half only
+    (r"\b[a-z_]+=\S*\s+\((--[^)]*)\)", r"\1"),
+    (r"\(fmt= or --format\)", "(--format)"),
+    (r"\bfmt=", "--format "),
+    (r"\bunweighted=True\b", "--unweighted"),
+    (r"\bdirected=False\b", "--undirected"),
+    (r"\bmethod='(\w+)'", r"--method \1"),
+    (r"\bbackend='(\w+)'", r"--backend \1"),
+    (r"\bdtype='(\w+)'", r"--dtype \1"),
+    (r"\bblock_size\b", "--block"),
+    (r"\bout_of_core=True\b", "--out-of-core"),
+    (r"\s*\(out_of_core=False\)", ""),
+    (r"\bgpu_memory=", "--gpu-memory "),
+    (r"\(host_memory\)", "(--memory)"),
+    (r"\bhost_memory=", "--memory "),
+    (r"\bscratch_dir=", "--scratch "),
+    (r"\bcheckpoint_every\b", "--checkpoint-every"),
+    (r"\bresume=True\b", "--resume"),
+    (r"\bcheckpoint=FILE\b", "--checkpoint FILE"),
+    (r"\bcheckpoint=", "--checkpoint "),
+    (r"\breturn_predecessors=True or return_successors=True\b", "--paths FILE"),
+    (r"\brows=\((\d+), (\d+)\)", r"--rows \1:\2"),
+]
+
+
+def cli_words(message: str, output: str | None = None) -> str:
+    """``message`` with the API's keyword names replaced by the command line's options.
+
+    ``output``: the output path; a format complaint about it names ``--out-format``.
+    """
+    if output is not None and repr(str(output)) in message:
+        message = message.replace("(fmt= or --format)", "(--out-format)")
+    for pattern, words in _WORDS:
+        message = re.sub(pattern, words, message)
+    return re.sub(r"  +", " ", message).replace(" )", ")")
+
+
+def input_is_one_based(path, fmt: str | None) -> bool:
+    """Whether the input file numbers vertices from 1 (homework text), as `apsp.io.read_graph` reads it."""
+    from pathlib import Path
+
+    from . import io
+
+    try:
+        name = io.guess_format(path, fmt)
+        if fmt is None and name == "homework":
+            name = io._sniff(Path(path)) or name
+    except (ValueError, OSError):
+        return False
+    return name == "homework"
+
+
+def negative_cycle_message(exc, one_based: bool, source: str | None = None) -> str:
+    """One line for a `NegativeCycleError`, vertices numbered as the input file numbers them.
+
+    A route (``a -> b -> a``, from the searches) is kept as a route; a set of
+    vertices (from Floyd-Warshall, those whose distance to themselves turned
+    negative) is listed, the first ten only.
+
+    Examples
+    --------
+    >>> from apsp.errors import NegativeCycleError
+    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected: 1 -> 2 -> 1", [1, 2]), True)
+    'the graph has a negative cycle, 2 -> 3 -> 2 (1-based), so shortest paths are undefined'
+    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected", [0, 4]), False, "g.snap")
+    'the graph has a negative cycle through vertices 0, 4 (0-based, as in g.snap), so shortest paths are undefined'
+    """
+    vertices = getattr(exc, "vertices", None)
+    base = 1 if one_based else 0
+    numbering = f"{base}-based" + (f", as in {source}" if source else "")
+    if vertices is None or len(vertices) == 0:
+        return "the graph has a negative cycle, so shortest paths are undefined"
+    named = [int(v) + base for v in vertices]
+    if "->" in str(exc):
+        route = " -> ".join(map(str, named + named[:1]))
+        return f"the graph has a negative cycle, {route} ({numbering}), so shortest paths are undefined"
+    listed = ", ".join(map(str, named[:10])) + (f" and {len(named) - 10} more" if len(named) > 10 else "")
+    return (f"the graph has a negative cycle through vertices {listed} ({numbering}), "
+            "so shortest paths are undefined")
+
+
+def homework_usage_error(argv: list[str], subcommands) -> str | None:
+    """The message for a command line that is neither a command nor the homework form, or None.
+
+    Examples
+    --------
+    >>> homework_usage_error(["g10.txt"], ("solve",))
+    "'g10.txt' is not a command; the homework form is apsp IN_FILE OUT_FILE [BLOCK] (got 1 argument), or run a command: solve (see apsp --help)"
+    >>> homework_usage_error(["in.txt", "out.txt", "big"], ("solve",))
+    "BLOCK must be a positive integer (the blocking factor), got 'big'"
+    """
+    if not argv or argv[0] in subcommands or argv[0].startswith("-"):
+        return None
+    positional = []
+    for token in argv:
+        if token.startswith("-"):
+            break
+        positional.append(token)
+    if len(positional) in (2, 3):
+        if len(positional) == 3 and not (positional[2].isdigit() and int(positional[2]) > 0):
+            return f"BLOCK must be a positive integer (the blocking factor), got {positional[2]!r}"
+        return None
+    count = f"{len(positional)} argument{'s' if len(positional) != 1 else ''}"
+    return (f"{argv[0]!r} is not a command; the homework form is apsp IN_FILE OUT_FILE [BLOCK] "
+            f"(got {count}), or run a command: {', '.join(subcommands)} (see apsp --help)")
+
+
+def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype: str,
+                  block_size: int | None, timings: dict, info: dict, ranks: int = 1) -> dict:
+    """The ``--json`` summary of a solve: the same keys on every run (see README, "JSON summary").
+
+    Examples
+    --------
+    >>> sorted(solve_summary(n=3, edges=2, method="fw", backend="cpu", dtype="int16",
+    ...                      block_size=256, timings={"compute": 0.1}, info={}))
+    ['backend', 'block_size', 'dtype', 'edges', 'info', 'method', 'n', 'ranks', 'schema_version', 'timings_s']
+    """
+    return {
+        "schema_version": SOLVE_JSON_SCHEMA,
+        "n": int(n),
+        "edges": None if edges is None else int(edges),
+        "method": method,
+        "backend": backend,
+        "dtype": dtype,
+        "block_size": block_size,
+        "ranks": int(ranks),
+        "timings_s": {stage: round(float(sec), 6) for stage, sec in timings.items()},
+        "info": _plain(info),
+    }
+
+
+def _plain(value):
+    """JSON types only: numpy scalars and arrays become Python numbers and lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value

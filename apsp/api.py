@@ -351,7 +351,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         Unknown method or backend, ``method="bfs"`` with weights other than 1,
         a bad ``block_size``, or malformed input.
     TypeError
-        ``graph`` is of a kind apsp cannot read.
+        ``graph`` is of a kind apsp cannot read, or an option name is unknown.
 
     Examples
     --------

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import BackendUnavailableError
-from .graph import EdgeList, Graph
+from .graph import EdgeList, Graph, lightest_edges
 from .solvers import BACKENDS, KEYWORD_OPTIONS, METHODS, SolveOptions, get_solver, gpu_available, unknown_option
 
 if TYPE_CHECKING:
@@ -212,18 +212,9 @@ def _unit_weights(g: Graph) -> Graph:
 
 def _symmetrized(g: Graph) -> Graph:
     """Undirected: an edge either way is an edge both ways; with both present the lighter wins."""
-    import scipy.sparse as sp
-
     csr = g.to_csr().tocoo()
-    rows = np.concatenate([csr.row, csr.col])
-    cols = np.concatenate([csr.col, csr.row])
-    data = np.concatenate([csr.data, csr.data])
-    order = np.lexsort((data, cols, rows))  # lightest first within each (row, col)
-    rows, cols, data = rows[order], cols[order], data[order]
-    first = np.ones(len(rows), dtype=bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    sym = sp.csr_matrix((data[first], (rows[first], cols[first])), shape=(g.n, g.n))
-    sym.sort_indices()
+    sym = lightest_edges(g.n, np.concatenate([csr.row, csr.col]), np.concatenate([csr.col, csr.row]),
+                         np.concatenate([csr.data, csr.data]))
     return Graph(n=g.n, csr=sym, source=g.source)
 
 

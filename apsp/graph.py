@@ -163,6 +163,20 @@ def _last_assignment_wins(n: int, src, dst, weight):
     return indptr, indices, (data if carried else weight[data])
 
 
+def lightest_edges(n: int, rows, cols, data):
+    """The n x n CSR matrix of the entries, the lightest of each repeated (row, col) kept."""
+    import scipy.sparse as sp
+
+    rows, cols, data = np.asarray(rows), np.asarray(cols), np.asarray(data)
+    order = np.lexsort((data, cols, rows))  # lightest first within each (row, col)
+    rows, cols, data = rows[order], cols[order], data[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    csr = sp.csr_matrix((data[first], (rows[first], cols[first])), shape=(n, n))
+    csr.sort_indices()
+    return csr
+
+
 @dataclass
 class Graph:
     """A validated directed graph: ``n`` vertices and weighted edges (CSR or dense).
@@ -284,7 +298,8 @@ class Graph:
         Parameters
         ----------
         matrix : scipy sparse matrix or array, shape (n, n)
-            Duplicate entries are added up (scipy's ``sum_duplicates``).
+            An entry stored more than once is parallel edges: the lightest wins, as in
+            scipy's csgraph on CSR input (never their sum).
         source : str, optional
             Where the matrix came from, for messages.
 
@@ -299,11 +314,21 @@ class Graph:
         """
         import scipy.sparse as sp
 
-        csr = sp.csr_matrix(matrix)
-        if csr.shape[0] != csr.shape[1]:
-            raise ValueError(f"a graph's matrix must be square, got shape {csr.shape}")
-        csr.sum_duplicates()
-        csr.sort_indices()
+        if sp.issparse(matrix) and matrix.format in ("coo", "dok"):
+            coo = sp.coo_matrix(matrix)  # csr_matrix(coo) would add duplicates up
+        else:
+            coo = None
+            csr = sp.csr_matrix(matrix)  # keeps a CSR's duplicates
+        shape = (coo if coo is not None else csr).shape
+        if shape[0] != shape[1]:
+            raise ValueError(f"a graph's matrix must be square, got shape {shape}")
+        if coo is not None:
+            csr = lightest_edges(shape[0], coo.row, coo.col, coo.data)
+        else:
+            csr.sort_indices()
+            row_of = np.repeat(np.arange(shape[0]), np.diff(csr.indptr))
+            if ((row_of[1:] == row_of[:-1]) & (csr.indices[1:] == csr.indices[:-1])).any():
+                csr = lightest_edges(shape[0], row_of, csr.indices, csr.data)
         if csr.dtype.kind not in "iuf":
             csr = csr.astype(np.float64)
         return cls(n=csr.shape[0], csr=csr, source=source)

@@ -176,3 +176,19 @@ def test_non_contiguous_inputs():
 def test_import_apsp_does_not_import_numba():
     code = "import sys, apsp, apsp.graph; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_duplicate_sparse_entries_are_parallel_edges_the_lightest_wins():
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import floyd_warshall as scipy_fw
+
+    import apsp
+
+    csr = sp.csr_matrix((np.array([5, 3, 2]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 2))
+    assert scipy_fw(csr)[0, 1] == 3
+    coo = sp.coo_matrix((np.array([5, 3, 2]), (np.array([0, 0, 1]), np.array([1, 1, 0]))), shape=(2, 2))
+    for m in (csr, coo, csr.tocsc()):
+        for method in ("fw", "dijkstra", "reference"):
+            assert apsp.shortest_paths(m, method=method).distances.tolist() == [[0, 3], [2, 0]], (m.format, method)
+    # with directed=False the reverse edge joins the comparison
+    assert apsp.shortest_paths(csr, directed=False).distances.tolist() == [[0, 2], [2, 0]]

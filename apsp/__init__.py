@@ -17,6 +17,8 @@ _EXPORTS = {
     "shortest_paths": "apsp.api",
     "Result": "apsp.api",
     "as_graph": "apsp.api",
+    "shortest_path_between": "apsp.query",
+    "Route": "apsp.query",
     "floyd_warshall": "apsp.scipy_compat",
     "shortest_path": "apsp.scipy_compat",
     "random_graph": "apsp.generate",
@@ -42,6 +44,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names load lazily (
     from .graph import EdgeList, Graph
     from .io import read_graph, write_distances
     from .paths import reconstruct_path
+    from .query import Route, shortest_path_between
     from .scipy_compat import floyd_warshall, shortest_path
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

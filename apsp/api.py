@@ -37,8 +37,9 @@ class Result:
 
     Attributes
     ----------
-    distances : numpy.ndarray, shape (n, n)
+    distances : numpy.ndarray, shape (n, n), or (k, n) with ``sources``
         Shortest distances, of ``dtype``; ``unreachable`` where there is no path.
+        Row r holds the distances from ``sources[r]`` when sources were given.
     method : str
         The method that ran: ``"fw"``, ``"bfs"``, ``"dijkstra"``, ``"johnson"`` or ``"reference"``.
     backend : str
@@ -58,6 +59,8 @@ class Result:
         stages such as ``h2d``, ``compute``, ``d2h``, and ``other``).
     info : dict
         Facts about the run worth keeping, e.g. the out-of-core plan.
+    sources : numpy.ndarray or None
+        The source vertices of the rows (``sources=``), None for all pairs.
     n : int
         Number of vertices.
     unreachable : scalar
@@ -75,11 +78,12 @@ class Result:
     successors: np.ndarray | None = None
     timings: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    sources: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         """Number of vertices."""
-        return self.distances.shape[0]
+        return self.distances.shape[1]
 
     @property
     def unreachable(self) -> np.generic:
@@ -113,17 +117,41 @@ class Result:
         Raises
         ------
         ValueError
-            If the solve kept neither predecessors nor successors.
+            If the solve kept neither predecessors nor successors (predecessors
+            with ``sources``), or ``i`` is not one of the sources.
         apsp.paths.NoPathError
             If there is no path from ``i`` to ``j``.
         """
         from .paths import reconstruct_path
 
+        if self.sources is not None:
+            return self._path_from_rows(i, j)
         if self.successors is not None:
             return reconstruct_path(self.successors, i, j, kind="successors")
         if self.predecessors is not None:
             return reconstruct_path(self.predecessors, i, j, kind="predecessors")
         raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
+
+    def _path_from_rows(self, i: int, j: int) -> list[int]:
+        """A route from a source's predecessor row (each row is a whole shortest-path tree)."""
+        from .paths import NoPathError
+
+        if self.predecessors is None:
+            raise ValueError("with sources=, solve with return_predecessors=True to get paths")
+        rows = np.flatnonzero(self.sources == i)
+        if not rows.size:
+            raise ValueError(f"vertex {i!r} is not one of the sources")
+        if not 0 <= j < self.n:
+            raise ValueError(f"end vertex {j!r} is not in 0..{self.n - 1}")
+        pred = self.predecessors[rows[0]]
+        if i != j and pred[j] < 0:
+            raise NoPathError(f"there is no path from {i} to {j}")
+        route = [int(j)]
+        while route[-1] != i:
+            route.append(int(pred[route[-1]]))
+            if len(route) > self.n:
+                raise ValueError(f"the predecessor row of {i} loops")
+        return route[::-1]
 
 
 def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = False,
@@ -272,8 +300,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
-                   **options: Any) -> Result:
-    """All-pairs shortest paths.
+                   sources: ArrayLike | None = None, **options: Any) -> Result:
+    """All-pairs shortest paths (or from some sources only).
 
     Parameters
     ----------
@@ -300,6 +328,11 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     unweighted : bool, optional
         Give every edge weight 1 (distances count edges; ``method="bfs"`` needs this
         unless every weight already is 1).
+    sources : sequence of int, optional
+        Only these source vertices (0-based): the result holds a (k, n) block,
+        row r for ``sources[r]``. k single-source searches run when they cost
+        less than the full solve (see `method_for_sources`), else the full
+        solve runs and the rows are kept.
     return_predecessors, return_successors : bool, optional
         Also return scipy-style predecessor and/or next-hop matrices (int32, -9999 = none).
     null_value : float or None, optional
@@ -359,7 +392,10 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         if name not in KEYWORD_OPTIONS:
             raise unknown_option(name, KEYWORD_OPTIONS + _PARAMETERS)
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
+    src = None if sources is None else source_vertices(sources, g.n)
     chosen = choose_method(g, method, backend)
+    if src is not None:
+        chosen = method_for_sources(g, chosen, method, backend, len(src))
     if chosen == "bfs" and not g.unit_weights:
         raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
     if chosen in ("dijkstra", "johnson") and backend == "gpu":
@@ -367,7 +403,13 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     t_setup = time.perf_counter()
     where = choose_backend(backend, chosen, g.n)  # GPU: imports torch and starts CUDA
     t_setup = time.perf_counter() - t_setup
-    if chosen == "bfs":
+    rows_by_search = src is not None and (chosen in ("dijkstra", "johnson") or (
+        chosen == "bfs" and few_sources_for_bfs(g, len(src))))
+    if chosen == "bfs" and rows_by_search:
+        # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
+        dt = (dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY) if dtype is not None
+              else np.dtype(np.uint8 if g.n < 255 else np.uint16 if g.n < 65535 else np.int32))
+    elif chosen == "bfs":
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY)
@@ -375,7 +417,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # int16 when it holds every distance: half the memory traffic, twice the GPU's min-plus rate
         dt = g.choose_dtype(dtype)
     opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,
-                        successors=return_successors, progress=progress, **options)
+                        successors=return_successors, progress=progress,
+                        sources=src if rows_by_search else None, **options)
     if opts.checkpoint and chosen != "fw":
         raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     # refuse early what cannot fit (MemoryPlanError); stream out of core when the plan says so
@@ -390,8 +433,16 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
              plan.summary())
     if plan.out_of_core:
         out = get_solver("fw-out-of-core", where)(g, opts, plan)
+    elif chosen == "bfs" and rows_by_search:
+        from .cpu.sparse import solve_bfs_rows
+
+        out = solve_bfs_rows(g, opts)
     else:
         out = get_solver(chosen, where)(g, opts)
+    if src is not None and not rows_by_search:  # a full solve was cheaper: keep the rows asked for
+        out.dist = out.dist[src]
+        out.predecessors = None if out.predecessors is None else out.predecessors[src]
+        out.successors = None if out.successors is None else out.successors[src]
     # "setup": choosing and starting the backend (on a GPU mostly torch's import and CUDA's start)
     timings = {"validate": t1 - t0 - t_setup, "setup": t_setup, **out.timings}
     elapsed = time.perf_counter() - t1
@@ -399,9 +450,81 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         timings["other"] = max(0.0, elapsed - sum(out.timings.values()))
     else:
         timings["solve"] = elapsed
+    out.info.setdefault("why", explain_choice(g, chosen, method, backend, where, dtype, src,
+                                              rows_by_search))
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
-                  timings=timings, info=out.info)
+                  timings=timings, info=out.info, sources=src)
+
+
+def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str, dtype, src,
+                   rows_by_search: bool) -> str:
+    """Why this method, backend and dtype ran, in a few words (for ``-v``)."""
+    if method != "auto":
+        why_method = "asked for"
+    elif g.unit_weights:
+        why_method = "every edge weight is 1"
+    elif chosen in ("dijkstra", "johnson") and src is not None:
+        why_method = f"{len(src)} searches cost less than the full solve"
+    elif chosen in ("dijkstra", "johnson"):
+        why_method = (f"sparse: {g.nnz} edges for {g.n} vertices"
+                      + ("; negative weights need Johnson" if chosen == "johnson" else ""))
+    else:
+        why_method = f"{g.nnz} edges for {g.n} vertices: dense enough for Floyd-Warshall"
+    parts = [f"method {chosen} ({why_method})",
+             f"backend {where} ({'asked for' if backend != 'auto' else 'the usable one for ' + chosen})"]
+    if src is not None:
+        parts.append(f"{len(src)} source rows ({'one search each' if rows_by_search else 'rows of the full solve'})")
+    if dtype is not None:
+        parts.append("dtype as asked for")
+    elif chosen == "bfs":
+        parts.append("dtype the narrowest that holds the hop counts")
+    else:
+        parts.append(f"dtype the smallest holding every distance (bound (n-1)*max|w| = "
+                     f"{g.distance_bound():.0f})" if g.integral else "dtype float64 (fractional weights)")
+    return "; ".join(parts)
+
+
+def source_vertices(sources, n: int) -> np.ndarray:
+    """``sources=`` as an int64 array of vertices in ``0..n-1`` (ValueError otherwise)."""
+    arr = np.atleast_1d(np.asarray(sources))
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError("sources must be a sequence of vertex numbers (0-based integers)")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"sources must be vertices in 0..{n - 1}")
+    return arr
+
+
+#: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
+#: Floyd-Warshall updates per (edge + vertex) * log2(n)
+SEARCH_COST = 60.0
+
+
+def few_sources_for_bfs(g: Graph, k: int) -> bool:
+    """k breadth-first searches beat one bit-parallel BFS of all n (64 sources a sweep)?"""
+    return 16 * k <= g.n
+
+
+def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: int) -> str:
+    """The method for ``k`` sources: searches when k of them cost less than the full solve.
+
+    An explicit method stays. Under "auto", k Dijkstra searches cost about
+    ``SEARCH_COST * k * (m + n) * log2(n)`` against ``n^3`` for Floyd-Warshall
+    (on a GPU, about 1000x fewer); unit weights compare k BFS with the
+    bit-parallel all-pairs BFS.
+    """
+    if requested != "auto" or chosen in ("dijkstra", "johnson") or g.n < 2:
+        return chosen
+    if chosen == "bfs":
+        return chosen  # few_sources_for_bfs decides between k searches and the full BFS
+    n = float(g.n)
+    searches = SEARCH_COST * k * (g.nnz + n) * np.log2(n)
+    on_gpu = backend == "gpu" or (backend == "auto" and gpu_available(real_device=True)[0])
+    full = n ** 3 / (1000.0 if on_gpu else 1.0)
+    if searches < full:
+        return "johnson" if g.has_negative_weights else "dijkstra"
+    return chosen
 
 
 #: the named parameters of `shortest_paths` (for the nearest-name hint of an unknown keyword)

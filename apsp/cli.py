@@ -28,6 +28,25 @@ EPILOG = """examples:
 """
 
 
+PATH_EPILOG = """Vertex numbers follow the input format, for --from/--to and the printed route:
+  1-based: homework text (.txt), DIMACS (.gr), Matrix Market (.mtx), METIS
+  0-based: SNAP edge lists, .npy matrices, GraphML (position in the file)
+
+With --method auto (the default) one search answers the query: breadth-first
+search when every weight is 1, Dijkstra (stopping at the target) for
+non-negative weights, Bellman-Ford with negative weights (a negative cycle
+that lies on a walk from --from to --to is an error naming it). Another
+--method solves all pairs first, then reads the route.
+Exit status 1 when there is no path. --json prints one object (schema 1):
+  {"schema", "source", "target", "reachable", "length", "path", "hops",
+   "first_vertex", "method", "dtype", "timings_s", "n", "edges"}
+
+examples:
+  apsp path graph.txt --from 1 --to 4
+  apsp path road.gr --from 1 --to 264346 --json -v --profile
+"""
+
+
 def _add_solve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="auto",
                    choices=("auto", "fw", "bfs", "dijkstra", "johnson", "reference"),
@@ -87,9 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="distance file (.txt homework text, .npy)")
     p.add_argument("--paths", metavar="FILE", default=None,
                    help="also write the next-hop (successor) matrix as .npy: entry [i, j] is the vertex "
-                        "after i on a shortest path to j, -9999 where there is none")
+                        "after i on a shortest path to j, -9999 where there is none (like the .npy "
+                        "row and column numbers, 0-based whatever the input format)")
     p.add_argument("--rows", metavar="I:J", default=None,
-                   help="write only rows I..J-1 of the distance matrix (0-based; I: or :J for open ends)")
+                   help="compute and write only rows I..J-1 of the distance matrix (0-based matrix "
+                        "rows; I: or :J for open ends)")
+    p.add_argument("--sources", metavar="V,V,...", default=None,
+                   help="compute and write only the rows of these source vertices, in this order "
+                        "(numbered as in the input: 1-based for homework text, DIMACS, Matrix Market "
+                        "and METIS, 0-based for SNAP and .npy)")
     _add_solve_options(p)
     p.add_argument("--distributed", action="store_true",
                    help="blocked FW across MPI ranks: launch with 'mpiexec -n P apsp ...' (needs mpi4py)")
@@ -117,12 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="show the backends found here and why any is missing")
     p.add_argument("--json", action="store_true", help="print as JSON")
 
-    p = sub.add_parser("path", help="print a shortest path and its length",
+    p = sub.add_parser("path", help="print a shortest path and its length (one search, not all pairs)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp path graph.txt --from 1 --to 4   (1-based for homework text)")
+                       epilog=PATH_EPILOG)
     p.add_argument("input", help="graph file")
-    p.add_argument("--from", dest="source", type=int, required=True, help="start vertex")
-    p.add_argument("--to", dest="target", type=int, required=True, help="end vertex")
+    p.add_argument("--from", dest="source", type=int, required=True,
+                   help="start vertex, numbered as in the input (see below)")
+    p.add_argument("--to", dest="target", type=int, required=True,
+                   help="end vertex, numbered as in the input")
     _add_solve_options(p)
 
     p = sub.add_parser("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
@@ -254,8 +281,9 @@ def _solve_file(args):
     t_read = time.perf_counter() - t0
     if args.block is not None and args.block < 1:
         raise ValueError(f"blocking factor must be a positive integer, got {args.block}")
-    _parse_rows(getattr(args, "rows", None), g.n)  # a typo should not wait for the solve
+    sources = _sources_arg(args, g.n)  # a typo should not wait for the solve
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
+                            sources=sources,
                             block_size=args.block, progress=_progress_flag(args),
                             return_successors=getattr(args, "_need_paths", False)
                             or bool(getattr(args, "paths", None)),
@@ -292,8 +320,10 @@ def _cmd_solve(args) -> int:
 
     g, result = _solve_file(args)
     t0 = time.perf_counter()
-    write_distances(args.output, result.distances, fmt=args.out_format, rows=_parse_rows(args.rows, g.n),
-                    progress=_progress_flag(args))
+    rows = _parse_rows(args.rows, g.n)
+    block = result.sources is not None  # k x n: the rows of --rows or --sources
+    write_distances(args.output, result.distances, fmt=args.out_format,
+                    first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
     if args.paths:
         write_distances(args.paths, result.successors, fmt="npy")
     result.timings["write"] = time.perf_counter() - t0
@@ -313,6 +343,30 @@ def _large_problem_options(args) -> dict:
     elif args.resume:
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
     return opts
+
+
+def _sources_arg(args, n: int):
+    """The source vertices (0-based) of ``--rows`` or ``--sources``; None for all."""
+    rows = _parse_rows(getattr(args, "rows", None), n)
+    listed = getattr(args, "sources", None)
+    if rows and listed:
+        raise ValueError("give --rows or --sources, not both")
+    if rows:
+        import numpy as np
+
+        return np.arange(rows[0], rows[1])
+    if not listed:
+        return None
+    from .io import FIRST_VERTEX, detect_format
+
+    first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
+    try:
+        given = [int(v) for v in str(listed).split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--sources takes vertex numbers separated by commas, got {listed!r}") from None
+    if not given:
+        raise ValueError("--sources needs at least one vertex")
+    return [_vertex_arg("--sources", v, first, n) for v in given]
 
 
 def _parse_rows(text, n: int):
@@ -343,12 +397,19 @@ def _report(args, g, result) -> None:
     if args.verbose and not args.json:
         print(f"apsp: n={g.n} edges={g.nnz} method={result.method} backend={result.backend} "
               f"dtype={result.dtype.name} block={result.block_size}", file=sys.stderr)
+        if result.info.get("why"):
+            print(f"apsp: chosen: {result.info['why']}", file=sys.stderr)
     if args.profile:
-        total = sum(result.timings.values())
-        print(f"{'stage':<12} {'seconds':>10} {'share':>7}", file=sys.stderr)
-        for stage, sec in result.timings.items():
-            print(f"{stage:<12} {sec:>10.4f} {sec / total if total else 0:>7.1%}", file=sys.stderr)
-        print(f"{'total':<12} {total:>10.4f}", file=sys.stderr)
+        _print_stages(result.timings)
+
+
+def _print_stages(timings: dict) -> None:
+    """The --profile table on stderr: each stage's seconds and share of the total."""
+    total = sum(timings.values())
+    print(f"{'stage':<12} {'seconds':>10} {'share':>7}", file=sys.stderr)
+    for stage, sec in timings.items():
+        print(f"{stage:<12} {sec:>10.4f} {sec / total if total else 0:>7.1%}", file=sys.stderr)
+    print(f"{'total':<12} {total:>10.4f}", file=sys.stderr)
 
 
 def _cmd_gen(args) -> int:
@@ -378,27 +439,86 @@ def _check_gen_output(args, weights) -> None:
 
 
 def _cmd_path(args) -> int:
+    from .io import FIRST_VERTEX, detect_format
+
+    first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
+    if args.method != "auto":  # an explicit all-pairs method: solve everything, then read the route
+        return _path_from_solve(args, first)
+    from .api import as_graph
+    from .errors import NegativeCycleError
+    from .query import shortest_path_between
+
+    t0 = time.perf_counter()
+    g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
+    t_read = time.perf_counter() - t0
+    s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
+    try:
+        route = shortest_path_between(g, s, t, dtype=args.dtype)
+    except NegativeCycleError as exc:
+        raise NegativeCycleError(_renumbered_cycle(exc, first), vertices=exc.vertices) from None
+    route.timings = {"read": t_read, **route.timings}
+    if args.verbose:
+        print(f"apsp: n={g.n} edges={g.nnz}; vertices numbered from {first} as in the input; "
+              f"method={route.method} ({route.reason}): one search from {args.source} to "
+              f"{args.target}; dtype={route.dtype.name} "
+              f"({'as asked' if args.dtype else 'smallest holding (n-1)*max|w|'}); "
+              f"{route.visited} vertices visited", file=sys.stderr)
+    if args.profile:
+        _print_stages(route.timings)
+    if args.json:
+        print(json.dumps({**route.to_json(first), "n": g.n, "edges": g.nnz}))
+    elif route.reachable:
+        print(" -> ".join(str(v + first) for v in route.path))
+        print(f"length {route.length}")
+    else:
+        print(f"no path from {args.source} to {args.target}")
+    return 0 if route.reachable else 1
+
+
+def _vertex_arg(option: str, value: int, first: int, n: int) -> int:
+    """A vertex given in the file's numbering, as a 0-based index (ValueError if out of range)."""
+    if not first <= value < n + first:
+        raise ValueError(f"{option} {value} is not a vertex: this graph numbers its {n} vertices "
+                         f"{first}..{n - 1 + first}")
+    return value - first
+
+
+def _renumbered_cycle(exc, first: int) -> str:
+    """A negative-cycle message with the vertices in the file's numbering."""
+    if not exc.vertices:
+        return str(exc)
+    cycle = [v + first for v in exc.vertices]
+    return "negative cycle on the way: " + " -> ".join(map(str, cycle + cycle[:1]))
+
+
+def _path_from_solve(args, first: int) -> int:
     from .paths import reconstruct_path
 
-    one_based = (args.fmt or "").lower() in ("", "homework", "txt") and str(args.input).endswith(".txt")
-    offset = 1 if one_based else 0
     args._need_paths = True
     g, result = _solve_file(args)
-    i, j = args.source - offset, args.target - offset
-    for name, v in (("--from", i), ("--to", j)):
-        if not 0 <= v < g.n:
-            raise ValueError(f"{name} vertex out of range {offset}..{g.n - 1 + offset}")
-    if not result.reachable[i, j]:
-        print(f"no path from {args.source} to {args.target}")
-        return 1
-    route = reconstruct_path(result.successors, i, j, kind="successors")
-    length = result.distances[i, j]
+    i = _vertex_arg("--from", args.source, first, g.n)
+    j = _vertex_arg("--to", args.target, first, g.n)
+    reachable = bool(result.reachable[i, j])
+    route = reconstruct_path(result.successors, i, j, kind="successors") if reachable else None
+    length = result.distances[i, j].item() if reachable else None
     if args.json:
-        print(json.dumps({"path": [v + offset for v in route], "length": length.item()}))
+        from .query import ROUTE_SCHEMA
+
+        print(json.dumps({
+            "schema": ROUTE_SCHEMA, "source": args.source, "target": args.target,
+            "reachable": reachable, "length": length,
+            "path": None if route is None else [v + first for v in route],
+            "hops": None if route is None else len(route) - 1, "first_vertex": first,
+            "method": result.method, "dtype": result.dtype.name,
+            "timings_s": {k: round(v, 6) for k, v in result.timings.items()}, "n": g.n, "edges": g.nnz}))
     else:
-        print(" -> ".join(str(v + offset) for v in route))
-        print(f"length {length}")
-    return 0
+        _report(args, g, result)
+        if route is None:
+            print(f"no path from {args.source} to {args.target}")
+        else:
+            print(" -> ".join(str(v + first) for v in route))
+            print(f"length {length}")
+    return 0 if reachable else 1
 
 
 def _cmd_info(args) -> int:

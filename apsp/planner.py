@@ -189,6 +189,8 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted)
+    if getattr(opts, "sources", None) is not None:  # searches write k rows only
+        host = len(opts.sources) * n * (dt.itemsize + 4 * paths)
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     streamable = method == "fw" and backend in ("cpu", "gpu")

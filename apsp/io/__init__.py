@@ -26,7 +26,8 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-__all__ = ["read_graph", "write_graph", "write_distances", "check_outputs", "FORMATS", "guess_format"]
+__all__ = ["read_graph", "write_graph", "write_distances", "check_outputs", "FORMATS", "FIRST_VERTEX",
+           "guess_format", "detect_format"]
 
 #: format -> (module, can read a graph, can write a graph, can write distances)
 FORMATS = {
@@ -38,6 +39,10 @@ FORMATS = {
     "metis": ("metis", True, False, False),
     "graphml": ("graphml", True, False, False),
 }
+
+#: the number a format gives its first vertex (apsp numbers from 0 inside; the CLI shows routes
+#: and takes --from/--to in the file's own numbering)
+FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0}
 
 _ALIASES = {
     "homework": "homework", "hw": "homework", "text": "homework", "txt": "homework",
@@ -86,6 +91,15 @@ def guess_format(path, fmt: str | None = None) -> str:
         raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
                          f"give it explicitly (fmt= or --format); known formats: {_known()}")
     return _SUFFIXES[suffix]
+
+
+def detect_format(path, fmt: str | None = None) -> str:
+    """The format `read_graph` reads ``path`` as: ``fmt``, else the suffix, with ``.txt``-like
+    files sniffed (see `_sniff`)."""
+    name = guess_format(path, fmt)
+    if fmt is None and name == "homework" and Path(path).is_file():
+        name = _sniff(Path(path)) or name
+    return name
 
 
 def _sniff(path: Path) -> str | None:
@@ -206,7 +220,7 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
 
 
 def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
-                    progress: bool | None = None) -> None:
+                    first_row: int | None = None, progress: bool | None = None) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
     Unreachable pairs hold `apsp.dtypes.unreachable_value` (``inf``, or the
@@ -226,6 +240,9 @@ def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int]
         ``(i, j)`` writes rows ``i..j-1`` only (0-based): the same text lines,
         an (j-i) x n ``.npy`` array, or a (j-i) x n ``.mtx`` whose comment names
         the first row.
+    first_row : int, optional
+        ``dist`` holds the rows from this one on (a block computed for some
+        sources); like ``rows`` without the slicing.
     progress : bool or None, optional
         A bar while writing big text outputs (None: only on a terminal or in a notebook).
 
@@ -246,6 +263,8 @@ def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int]
     _able(name, 3, "hold distances")
     extra = {"progress": progress} if name == "homework" else {}
     if rows is None:
+        if first_row is not None:
+            extra["first_row"] = int(first_row)
         _module(name).write_distances(path, dist, **extra)
         return
     n = len(dist)

@@ -1,0 +1,228 @@
+"""One route between two vertices, found by one search instead of an all-pairs solve.
+
+`shortest_path_between` picks the search from the weights:
+
+* every weight 1 (or ``unweighted=True``): breadth-first search;
+* non-negative weights: Dijkstra, stopping once the target is settled;
+* some weight negative: Bellman-Ford (FIFO queue) over the vertices that can
+  still reach the target. A negative cycle there makes the distance undefined
+  and raises `NegativeCycleError` naming it; a negative cycle elsewhere (not
+  reachable from the source, or unable to reach the target) does not matter.
+
+Lengths are computed in the dtype reported (exact for integer weights at any
+size). Vertices are 0-based here; the CLI (``apsp path``) takes and prints
+them in the input format's own numbering.
+
+>>> import apsp
+>>> r = apsp.shortest_path_between([(0, 1, 4), (1, 2, 1), (0, 2, 7)], 0, 2)
+>>> r.path, r.length, r.method
+([0, 1, 2], 5, 'dijkstra')
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: version of the JSON object `Route.to_json` returns (and ``apsp path --json`` prints)
+ROUTE_SCHEMA = 1
+
+
+@dataclass
+class Route:
+    """A shortest route from ``source`` to ``target`` (0-based vertices).
+
+    Attributes
+    ----------
+    source, target : int
+        The end points, 0-based.
+    path : list of int or None
+        The vertices from source to target inclusive; None when there is no path.
+    length : int, float or None
+        The route's total weight (a Python int for integer dtypes); None when there is no path.
+    method : str
+        The search that ran: ``"bfs"``, ``"dijkstra"`` or ``"bellman-ford"``.
+    dtype : numpy.dtype
+        The dtype the length was computed in.
+    reason : str
+        Why that search was chosen.
+    visited : int
+        Vertices the search settled (labelled, for Bellman-Ford).
+    timings : dict of str to float
+        Seconds per stage (``validate``, ``search``).
+    reachable : bool
+        Whether a path exists.
+    """
+
+    source: int
+    target: int
+    path: list | None
+    length: int | float | None
+    method: str
+    dtype: np.dtype
+    #: why this search was chosen
+    reason: str = ""
+    #: vertices the search settled (scanned, for Bellman-Ford)
+    visited: int = 0
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def reachable(self) -> bool:
+        """Whether the target can be reached from the source."""
+        return self.path is not None
+
+    def to_json(self, first_vertex: int = 0) -> dict:
+        """The route as a JSON-ready dict of stable shape (``schema`` `ROUTE_SCHEMA`).
+
+        Parameters
+        ----------
+        first_vertex : int, optional
+            The number of the first vertex in the caller's numbering (1 for a
+            1-based file format); added to every vertex.
+
+        Returns
+        -------
+        dict
+            ``schema``, ``source``, ``target``, ``reachable``, ``length``, ``path``,
+            ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``.
+        """
+        shift = int(first_vertex)
+        return {
+            "schema": ROUTE_SCHEMA,
+            "source": self.source + shift,
+            "target": self.target + shift,
+            "reachable": self.reachable,
+            "length": self.length,
+            "path": None if self.path is None else [v + shift for v in self.path],
+            "hops": None if self.path is None else len(self.path) - 1,
+            "first_vertex": shift,
+            "method": self.method,
+            "dtype": np.dtype(self.dtype).name,
+            "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
+        }
+
+
+def choose_search(g) -> tuple[str, str]:
+    """(method, reason) for a single-pair query on `Graph` ``g``."""
+    if g.unit_weights:
+        return "bfs", "every edge weight is 1"
+    if g.has_negative_weights:
+        return "bellman-ford", "some edge weight is negative"
+    return "dijkstra", "edge weights are non-negative"
+
+
+def shortest_path_between(graph, source: int, target: int, *, directed: bool = True,
+                          unweighted: bool = False, null_value=0.0, dtype=None) -> Route:
+    """A shortest path from ``source`` to ``target`` (0-based), by a single search.
+
+    Parameters
+    ----------
+    graph : array_like, scipy sparse matrix, EdgeList, list of tuples, Graph, or path
+        The directed graph (see `apsp.as_graph`).
+    source, target : int
+        The end points, 0-based.
+    directed, unweighted, null_value
+        As in `apsp.shortest_paths`.
+    dtype : optional
+        Distance dtype; default the smallest that holds every distance.
+
+    Returns
+    -------
+    Route
+        ``route.path`` and ``route.length``, None when there is no path.
+
+    Raises
+    ------
+    ValueError
+        A vertex outside ``0..n-1``.
+    NegativeCycleError
+        A negative cycle lies on some walk from source to target (named in the message).
+
+    Examples
+    --------
+    >>> import apsp
+    >>> apsp.shortest_path_between([(0, 1, 2), (1, 2, -1)], 0, 2).length
+    1
+    >>> apsp.shortest_path_between([(0, 1, 2)], 1, 0).path is None
+    True
+    """
+    from .api import as_graph
+
+    t0 = time.perf_counter()
+    g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
+    for name, v in (("source", source), ("target", target)):
+        if isinstance(v, bool) or int(v) != v or not 0 <= v < g.n:
+            raise ValueError(f"{name} vertex {v!r} is not in 0..{g.n - 1}")
+    s, t = int(source), int(target)
+    method, reason = choose_search(g)
+    dt = g.choose_dtype(dtype)
+    t1 = time.perf_counter()
+    route = _search(g, s, t, method, dt)
+    t2 = time.perf_counter()
+    route.reason = reason
+    route.timings = {"validate": t1 - t0, "search": t2 - t1}
+    return route
+
+
+def _search(g, s: int, t: int, method: str, dt) -> Route:
+    from .cpu import searches
+
+    sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
+    n = g.n
+    unreachable = searches.unreachable_of(dt)
+    pred = np.empty(n, dtype=np.int32)
+    none = np.empty(1, dtype=np.int32)
+    if method == "bellman-ford":
+        wide = searches.wide_dtype(dt)
+        dist = np.empty(n, dtype=wide)
+        pred64 = np.empty(n, dtype=np.int64)
+        allowed = _reaches(g, t)
+        cycle = searches.spfa(sg.indptr, sg.indices, sg.weights.astype(wide), s, allowed, dist,
+                              pred64, searches.unreachable_of(wide))
+        if cycle.shape[0]:
+            raise searches.negative_cycle_error(cycle)
+        reached = dist[t] != searches.unreachable_of(wide)
+        pred[:] = np.where(pred64 < 0, searches.NO_VERTEX, pred64)
+        visited = int(np.count_nonzero(dist != searches.unreachable_of(wide)))
+        length = dist[t]
+    else:
+        dist = np.empty(n, dtype=dt)
+        queue = np.empty(max(n, sg.indices.shape[0] + 1), dtype=np.int32)
+        if method == "bfs":
+            visited = searches.bfs_row(sg.indptr, sg.indices, s, t, dist, pred, none, True, False,
+                                       unreachable, queue)
+        else:
+            keys = np.empty(sg.indices.shape[0] + 1, dtype=dt)
+            visited = searches.dijkstra_row(sg.indptr, sg.indices, sg.weights, s, t, dist, pred, none,
+                                            True, False, unreachable, keys, queue)
+        reached = dist[t] != unreachable
+        length = dist[t]
+    path = _walk_back(pred, s, t) if reached else None
+    value = (int(length) if np.dtype(dt).kind in "iu" else float(length)) if reached else None
+    return Route(source=s, target=t, path=path, length=value, method=method, dtype=np.dtype(dt),
+                 visited=int(visited))
+
+
+def _reaches(g, t: int) -> np.ndarray:
+    """Mask of the vertices with a path to ``t`` (a search over the reversed edges)."""
+    from .cpu import searches
+
+    rev = g.to_csr().T.tocsr()
+    sg = searches.SearchGraph.from_csr(rev, np.int32)
+    dist = np.empty(g.n, dtype=np.int32)
+    none = np.empty(1, dtype=np.int32)
+    queue = np.empty(g.n, dtype=np.int32)
+    unreachable = searches.unreachable_of(np.int32)
+    searches.bfs_row(sg.indptr, sg.indices, t, -1, dist, none, none, False, False, unreachable, queue)
+    return dist != unreachable
+
+
+def _walk_back(pred: np.ndarray, s: int, t: int) -> list:
+    """The tree path s -> t from a predecessor row."""
+    route = [t]
+    v = t
+    while v != s:
+        v = int(pred[v])
+        route.append(v)
+    return route[::-1]

@@ -520,7 +520,7 @@ def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: i
         return chosen  # few_sources_for_bfs decides between k searches and the full BFS
     n = float(g.n)
     searches = SEARCH_COST * k * (g.nnz + n) * np.log2(n)
-    on_gpu = backend == "gpu" or (backend == "auto" and gpu_available(real_device=True)[0])
+    on_gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and gpu_available()[0])
     full = n ** 3 / (1000.0 if on_gpu else 1.0)
     if searches < full:
         return "johnson" if g.has_negative_weights else "dijkstra"

@@ -12,7 +12,9 @@ bytes      content
 0..7       ``APSPCKPT``
 8..15      header length L (little-endian uint64)
 16..16+L   JSON header: version, n, dtype, vertices_done, negative,
-           fingerprint, solver, block, crc32 of the matrix bytes, time
+           fingerprint, solver, block, crc32 of the matrix bytes, time,
+           and header_crc32: the crc32 of the header's other fields (so of the
+           matrix's crc32 too; an edited ``vertices_done`` is refused)
 4096..     the n x n matrix (row-major, the kernels' INF sentinels)
 =========  =============================================================
 
@@ -51,7 +53,7 @@ __all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_head
            "CheckpointSession", "DEFAULT_EVERY"]
 
 MAGIC = b"APSPCKPT"
-VERSION = 1
+VERSION = 2
 DATA_OFFSET = 4096
 #: seconds between checkpoints unless checkpoint_every= says otherwise
 DEFAULT_EVERY = 300.0
@@ -108,11 +110,18 @@ def save_checkpoint(path, header: dict, read_rows, n: int, dtype) -> None:
                 crc = zlib.crc32(rows.data, crc)
                 f.write(rows.data)
             meta = dict(header, version=VERSION, n=int(n), dtype=dt.name, crc32=crc)
+            meta["header_crc32"] = _header_crc(meta)
             blob = json.dumps(meta, sort_keys=True).encode()
             if 16 + len(blob) > DATA_OFFSET:
                 raise ValueError("checkpoint header too long")
             f.seek(0)
             f.write(MAGIC + len(blob).to_bytes(8, "little") + blob)
+
+
+def _header_crc(meta: dict) -> int:
+    """crc32 of every header field but ``header_crc32`` itself, in a canonical form."""
+    fields = {k: v for k, v in meta.items() if k != "header_crc32"}
+    return zlib.crc32(json.dumps(fields, sort_keys=True).encode())
 
 
 def read_header(path) -> dict:
@@ -138,6 +147,8 @@ def read_header(path) -> dict:
     if meta.get("version") != VERSION:
         raise CheckpointError(f"checkpoint {path} has format version {meta.get('version')}; "
                               f"this apsp reads version {VERSION}")
+    if meta.get("header_crc32") != _header_crc(meta):
+        raise CheckpointError(f"checkpoint {path} is damaged: its header fails the crc32 check")
     if size != DATA_OFFSET + n * n * dt.itemsize:
         raise CheckpointError(f"checkpoint {path} is truncated or damaged: {size} bytes, expected "
                               f"{DATA_OFFSET + n * n * dt.itemsize} for n={n} {dt.name}")

@@ -188,6 +188,18 @@ def test_refuses_other_options_and_stale_files(saved, tmp_path):
         shortest_paths(g, method="fw", resume=True, **opts)
 
 
+def _edited_header(data: bytes, **edits) -> bytes:
+    """The checkpoint bytes with header fields changed (same length, checksum left as it was)."""
+    import json
+
+    length = int.from_bytes(data[8:16], "little")
+    meta = json.loads(data[16:16 + length])
+    for key, change in edits.items():
+        meta[key] = change(meta[key])
+    blob = json.dumps(meta, sort_keys=True).encode()
+    return data[:8] + len(blob).to_bytes(8, "little") + blob + data[16 + len(blob):]
+
+
 def test_refuses_damaged_checkpoints(saved):
     g, ck, opts = saved
     good = ck.read_bytes()
@@ -197,6 +209,9 @@ def test_refuses_damaged_checkpoints(saved):
         (b"not a checkpoint" * 300, "not an apsp checkpoint"),
         (good[:8] + (10 ** 6).to_bytes(8, "little") + good[16:], "damaged header"),
         (good[:16] + b"x" + good[17:], "damaged header"),
+        (_edited_header(good, vertices_done=lambda k: k + 8), "header fails the crc32"),
+        (_edited_header(good, vertices_done=lambda k: 0), "header fails the crc32"),
+        (_edited_header(good, crc32=lambda c: c ^ 1), "header fails the crc32"),
     ]
     for data, words in damaged:
         ck.write_bytes(data)

@@ -116,7 +116,33 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
                     data[t] = last_w[c]
                     t += 1
         else:
-            indices[first:nnz].sort()
+            # heapsort of indices[first:nnz]: Numba's own sort takes seconds to compile
+            h = d // 2
+            e = d
+            while True:
+                if h > 0:
+                    h -= 1
+                    root = h
+                else:
+                    e -= 1
+                    if e <= 0:
+                        break
+                    top = indices[first]
+                    indices[first] = indices[first + e]
+                    indices[first + e] = top
+                    root = 0
+                while True:  # sift indices[first + root] down the heap of the first e entries
+                    child = 2 * root + 1
+                    if child >= e:
+                        break
+                    if child + 1 < e and indices[first + child + 1] > indices[first + child]:
+                        child += 1
+                    if indices[first + root] >= indices[first + child]:
+                        break
+                    top = indices[first + root]
+                    indices[first + root] = indices[first + child]
+                    indices[first + child] = top
+                    root = child
             for t in range(first, nnz):
                 data[t] = last_w[indices[t]]
         indptr[r + 1] = nnz

@@ -21,6 +21,16 @@ ALL_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _blocked_kernels_at_every_n():
+    """`blocked.solve` runs small graphs on a plain loop nest (`blocked.SMALL_N`); these tests
+    are about the blocked kernels, so here every size goes through them."""
+    saved = blocked.SMALL_N
+    blocked.SMALL_N = 0
+    yield
+    blocked.SMALL_N = saved
+
+
 def _oracle(graph: Graph, dt) -> np.ndarray:
     ref = floyd_warshall_reference(graph.fw_matrix(dt))
     return dtypes.finalize_unreachable(ref, graph.has_negative_weights)
@@ -304,3 +314,21 @@ def test_generated_kernels_are_up_to_date():
 
     assert _kernels_gen.TARGET.read_text() == _kernels_gen.generate(), \
         "run python -m apsp.cpu._kernels_gen"
+
+
+@pytest.mark.parametrize("dt", ALL_DTYPES)
+@pytest.mark.parametrize("negative", [False, True])
+def test_small_graphs_plain_loop_equals_oracle_and_blocked_kernels(monkeypatch, rng, dt, negative):
+    # below SMALL_N solve() skips the blocked kernels (they take long to compile): same distances,
+    # and every recorded path is a real shortest path
+    n = int(rng.integers(2, 90))
+    edges = random_edges(rng, n, float(rng.uniform(0.02, 0.5)), lo=0, hi=20, negative=negative)
+    graph = Graph.from_edges(edges)
+    blocked_out = _solve(graph, dt, 8)
+    monkeypatch.setattr(blocked, "SMALL_N", 256)
+    out = _solve(graph, dt, 8, successors=True, predecessors=True)
+    np.testing.assert_array_equal(out.dist, _oracle(graph, dt))
+    np.testing.assert_array_equal(out.dist, blocked_out.dist)
+    from test_paths import assert_valid_paths
+
+    assert_valid_paths(edges, out.dist, out.successors, out.predecessors)

@@ -20,6 +20,8 @@ EPILOG = """suites:
   memory     peak host and GPU memory vs n
   scaling    MPI ranks (strong and weak), launched with mpiexec
   ceiling    the GPU's min-plus ceiling (int32, int16, float32)
+  startup    the CLI in fresh processes, empty Numba cache then warm: wall and
+             stages per run (see 'apsp bench startup --help')
   report DIR redraw plots and tables from the results files in DIR
 
 backends (--backends): reference fw-cpu fw-gpu bfs-cpu bfs-gpu dijkstra johnson
@@ -81,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[2:] if argv is None else argv)
+    if argv[:1] == ["startup"]:  # fresh processes, its own options
+        from .startup import main as startup_main
+
+        return startup_main(argv[1:])
     args = build_parser().parse_args(argv)
     args.argv = ["apsp", "bench"] + argv
     from ..info import require

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .. import dtypes
 from ..errors import NegativeCycleError
@@ -48,6 +48,9 @@ STRIP_ROWS = 32
 STRIP_BYTES = 4096
 #: tile edge inside the pivot closure (phase 1), see `_close`
 SUB_BLOCK = 32
+#: `solve` runs plain Floyd-Warshall (`_close_small`) up to this n: a few milliseconds at most,
+#: and it compiles in about a second where the blocked kernels take many (first run only)
+SMALL_N = 256
 
 
 def clamp_floor(dtype):
@@ -60,61 +63,62 @@ def clamp_floor(dtype):
 
 # ---------------------------------------------------------------------------
 # Numba kernels. Arguments are C-contiguous 2-D arrays plus offsets, so each
-# kernel compiles once per dtype whatever the tile shapes. The unrolled row
-# kernels live in the generated module `_kernels`.
+# kernel compiles once per dtype and variant whatever the tile shapes. The
+# variant lives in argument types, never in runtime flags, so a call compiles
+# only its own loops: ``mid`` (intermediates) is None when paths are not
+# recorded, ``floor`` is None when weights are non-negative. Tests on these
+# arguments themselves (``if mid is None``) are pruned by Numba at compile time.
+# The unrolled row kernels live in the generated module `_kernels`.
 # ---------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _relax(c, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, negative, floor, inf):
+def _relax(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, kbase, floor, inf):
     """``c[ci+i, cj+j] = min(c[ci+i, cj+j], a[ai+i, ak+k] + b[bk+k, bj+j])``
-    for ``i < r, k < kk, j < s``, in place."""
+    for ``i < r, k < kk, j < s``, in place; with ``mc`` (not None), also
+    ``mc[ci+i, cj+j] = kbase + k`` on each strict improvement."""
     i = 0
     while i + 4 <= r:
-        _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, negative, floor, inf)
+        if mc is None:
+            _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
+        else:
+            _relax4_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, floor, inf)
         i += 4
     while i < r:
-        _relax1(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, negative, floor, inf)
+        if mc is None:
+            _relax1(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
+        else:
+            _relax1_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, floor, inf)
         i += 1
 
 
 @njit(cache=True, nogil=True)
-def _relax_track(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, kbase, negative, floor, inf):
-    """`_relax`, also recording ``mc[ci+i, cj+j] = kbase + k`` on each strict improvement."""
-    i = 0
-    while i + 4 <= r:
-        _relax4_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, negative, floor, inf)
-        i += 4
-    while i < r:
-        _relax1_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, negative, floor, inf)
-        i += 1
-
-
-@njit(cache=True, nogil=True)
-def _close_small(t, mt, track, kbase, negative, floor, inf):
+def _close_small(t, mt, kbase, floor, inf):
     """Plain Floyd-Warshall on the square C-contiguous ``t`` in place.
 
-    With ``track``, ``mt[i, j] = kbase + k`` records each strict improvement via ``k``.
+    With ``mt`` (not None), ``mt[i, j] = kbase + k`` records each strict improvement via ``k``.
+    Also the whole solve of small matrices (`SMALL_N`): one short loop nest compiles in a
+    fraction of the time the blocked kernels take.
     """
     m = t.shape[0]
     cast = t.dtype.type
     for k in range(m):
         tk = t[k]
-        kg = mt.dtype.type(kbase + k)
         for i in range(m):
             tik = t[i, k]
             if tik >= inf:
                 continue
             ti = t[i]
-            if track:
+            if mt is not None:
+                kg = mt.dtype.type(kbase + k)
                 mi = mt[i]
                 for j in range(m):
                     v = cast(tik + tk[j])
-                    if negative:
+                    if floor is not None:
                         v = v if v > floor else floor
                     if v < ti[j]:
                         ti[j] = v
                         mi[j] = kg
-            elif negative:
+            elif floor is not None:
                 for j in range(m):
                     v = cast(tik + tk[j])
                     v = v if v > floor else floor
@@ -128,7 +132,7 @@ def _close_small(t, mt, track, kbase, negative, floor, inf):
 
 
 @njit(cache=True, nogil=True)
-def _close(t, mt, track, kbase, negative, floor, inf):
+def _close(t, mt, kbase, floor, inf):
     """Floyd-Warshall on the square C-contiguous ``t`` in place (phase 1), itself blocked.
 
     Tiles of ``SUB_BLOCK`` are closed by `_close_small`; the rest of each
@@ -137,23 +141,27 @@ def _close(t, mt, track, kbase, negative, floor, inf):
     """
     m = t.shape[0]
     if m <= SUB_BLOCK:
-        _close_small(t, mt, track, kbase, negative, floor, inf)
+        _close_small(t, mt, kbase, floor, inf)
         return
     for s0 in range(0, m, SUB_BLOCK):
         s1 = min(s0 + SUB_BLOCK, m)
         w = s1 - s0
         p = np.empty((w, w), dtype=t.dtype)
-        pm = np.empty((w, w) if track else (1, 1), dtype=mt.dtype)
+        pm = None if mt is None else np.empty((w, w), dtype=mt.dtype)
         for i in range(w):
             for j in range(w):
                 p[i, j] = t[s0 + i, s0 + j]
-                if track:
+        if mt is not None:
+            for i in range(w):
+                for j in range(w):
                     pm[i, j] = mt[s0 + i, s0 + j]
-        _close_small(p, pm, track, kbase + s0, negative, floor, inf)
+        _close_small(p, pm, kbase + s0, floor, inf)
         for i in range(w):
             for j in range(w):
                 t[s0 + i, s0 + j] = p[i, j]
-                if track:
+        if mt is not None:
+            for i in range(w):
+                for j in range(w):
                     mt[s0 + i, s0 + j] = pm[i, j]
         # pieces 0-1: row panel left/right of the sub-pivot, 2-3: column panel above/below,
         # 4-7: the four rectangles outside the sub-pivot rows and columns
@@ -178,30 +186,31 @@ def _close(t, mt, track, kbase, negative, floor, inf):
                 if hi2 <= lo2:
                     continue
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, t, lo2, lo, lo2, s0, s0, lo, hi2 - lo2, hi - lo
-            if track:
-                _relax_track(t, mt, ci, cj, a, ai, ak, b, bk, bj, r, w, s, kbase + s0, negative, floor, inf)
-            else:
-                _relax(t, ci, cj, a, ai, ak, b, bk, bj, r, w, s, negative, floor, inf)
+            _relax(t, mt, ci, cj, a, ai, ak, b, bk, bj, r, w, s, kbase + s0, floor, inf)
 
 
 @njit(cache=True, nogil=True)
-def _close_pivot(d, mid, track, k0, k1, negative, floor, inf):
+def _close_pivot(d, mid, k0, k1, floor, inf):
     """Phase 1: close the pivot tile ``d[k0:k1, k0:k1]`` in place; return ``(P, P.T)`` as copies."""
     m = k1 - k0
     pivot = np.empty((m, m), dtype=d.dtype)
-    pivot_mid = np.empty((m, m) if track else (1, 1), dtype=mid.dtype)
+    pivot_mid = None if mid is None else np.empty((m, m), dtype=mid.dtype)
     for i in range(m):
         for j in range(m):
             pivot[i, j] = d[k0 + i, k0 + j]
-            if track:
+    if mid is not None:
+        for i in range(m):
+            for j in range(m):
                 pivot_mid[i, j] = mid[k0 + i, k0 + j]
-    _close(pivot, pivot_mid, track, k0, negative, floor, inf)
+    _close(pivot, pivot_mid, k0, floor, inf)
     pivot_t = np.empty((m, m), dtype=d.dtype)
     for i in range(m):
         for j in range(m):
             d[k0 + i, k0 + j] = pivot[i, j]
             pivot_t[j, i] = pivot[i, j]
-            if track:
+    if mid is not None:
+        for i in range(m):
+            for j in range(m):
                 mid[k0 + i, k0 + j] = pivot_mid[i, j]
     return pivot, pivot_t
 
@@ -215,8 +224,8 @@ def _pieces(n, k0, k1, width, t):
 
 
 @njit(cache=True, nogil=True)
-def _task(d, mid, track, pivot, pivot_t, k0, k1, phase, t, panel_cols, strip_cols, negative, floor, inf):
-    """Task ``t`` of phase 2 or 3 of the round with pivot rows/columns ``k0:k1``.
+def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, floor, inf):
+    """Tasks ``t0..t1-1`` of phase 2 or 3 of the round with pivot rows/columns ``k0:k1``.
 
     Phase 2: tasks ``0..2*npieces`` update a piece (``panel_cols`` wide) of the
     pivot row panel, ``R = min(R, P (x) R)``, then of the pivot column panel,
@@ -229,85 +238,132 @@ def _task(d, mid, track, pivot, pivot_t, k0, k1, phase, t, panel_cols, strip_col
     """
     n = d.shape[0]
     m = k1 - k0
-    o0 = 0
-    ranges = rows = cols = (0, 0, 0, 0)
-    if phase == 2:
-        npieces = (n + panel_cols - 1) // panel_cols
-        column_panel = t >= npieces
-        piece = t - npieces if column_panel else t
-        ranges = _pieces(n, k0, k1, panel_cols, piece)
-        parts = 2
-    else:
-        ncs = (n + strip_cols - 1) // strip_cols
-        rows = _pieces(n, k0, k1, STRIP_ROWS, t // ncs)
-        cols = _pieces(n, k0, k1, strip_cols, t % ncs)
-        column_panel = False
-        parts = 4
-    for part in range(parts):
+    for t in range(t0, t1):
+        o0 = 0
+        ranges = rows = cols = (0, 0, 0, 0)
         if phase == 2:
-            o0 = ranges[0] if part == 0 else ranges[2]
-            o1 = ranges[1] if part == 0 else ranges[3]
-            w = o1 - o0
-            if w <= 0:
-                continue
-            # c: the piece (row panel in place; column panel transposed into a buffer), b: its old values
-            b = np.empty((m, w), dtype=d.dtype)
-            if column_panel:
-                c = np.empty((m, w), dtype=d.dtype)
-                mc = np.empty((m, w) if track else (1, 1), dtype=mid.dtype)
-                for i in range(w):
-                    for k in range(m):
-                        c[k, i] = d[o0 + i, k0 + k]
-                        if track:
-                            mc[k, i] = mid[o0 + i, k0 + k]
-                a, ci, cj = pivot_t, 0, 0
-            else:
-                c, mc, a, ci, cj = d, mid, pivot, k0, o0
-            for k in range(m):
-                for j in range(w):
-                    b[k, j] = c[ci + k, cj + j]
-            ai, ak, bk, bj, r, s = 0, 0, 0, 0, m, w
+            npieces = (n + panel_cols - 1) // panel_cols
+            column_panel = t >= npieces
+            piece = t - npieces if column_panel else t
+            ranges = _pieces(n, k0, k1, panel_cols, piece)
+            parts = 2
         else:
-            ia = rows[0] if part < 2 else rows[2]
-            ib = rows[1] if part < 2 else rows[3]
-            ja = cols[0] if part % 2 == 0 else cols[2]
-            jb = cols[1] if part % 2 == 0 else cols[3]
-            if ia >= ib or ja >= jb:
-                continue
-            c, mc, a, b = d, mid, d, d
-            ci, cj, r, s, ai, ak, bk, bj = ia, ja, ib - ia, jb - ja, ia, k0, k0, ja
-        if track:
-            _relax_track(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, m, s, k0, negative, floor, inf)
-        else:
-            _relax(c, ci, cj, a, ai, ak, b, bk, bj, r, m, s, negative, floor, inf)
-        if column_panel:
-            for i in range(s):
+            ncs = (n + strip_cols - 1) // strip_cols
+            rows = _pieces(n, k0, k1, STRIP_ROWS, t // ncs)
+            cols = _pieces(n, k0, k1, strip_cols, t % ncs)
+            column_panel = False
+            parts = 4
+        for part in range(parts):
+            if phase == 2:
+                o0 = ranges[0] if part == 0 else ranges[2]
+                o1 = ranges[1] if part == 0 else ranges[3]
+                w = o1 - o0
+                if w <= 0:
+                    continue
+                # c: the piece (row panel in place; column panel transposed into a buffer), b: its old values
+                b = np.empty((m, w), dtype=d.dtype)
+                if column_panel:
+                    c = np.empty((m, w), dtype=d.dtype)
+                    mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
+                    for i in range(w):
+                        for k in range(m):
+                            c[k, i] = d[o0 + i, k0 + k]
+                    if mid is not None:
+                        for i in range(w):
+                            for k in range(m):
+                                mc[k, i] = mid[o0 + i, k0 + k]
+                    a, ci, cj = pivot_t, 0, 0
+                else:
+                    c, mc, a, ci, cj = d, mid, pivot, k0, o0
                 for k in range(m):
-                    d[o0 + i, k0 + k] = c[k, i]
-                    if track:
-                        mid[o0 + i, k0 + k] = mc[k, i]
+                    for j in range(w):
+                        b[k, j] = c[ci + k, cj + j]
+                ai, ak, bk, bj, r, s = 0, 0, 0, 0, m, w
+            else:
+                ia = rows[0] if part < 2 else rows[2]
+                ib = rows[1] if part < 2 else rows[3]
+                ja = cols[0] if part % 2 == 0 else cols[2]
+                jb = cols[1] if part % 2 == 0 else cols[3]
+                if ia >= ib or ja >= jb:
+                    continue
+                c, mc, a, b = d, mid, d, d
+                ci, cj, r, s, ai, ak, bk, bj = ia, ja, ib - ia, jb - ja, ia, k0, k0, ja
+            _relax(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, m, s, k0, floor, inf)
+            if column_panel:
+                for i in range(s):
+                    for k in range(m):
+                        d[o0 + i, k0 + k] = c[k, i]
+                if mid is not None:
+                    for i in range(s):
+                        for k in range(m):
+                            mid[o0 + i, k0 + k] = mc[k, i]
 
 
-@njit(cache=True, parallel=True)
-def _run_tasks(d, mid, track, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, negative, floor,
-               inf):
-    """All tasks of one phase, in parallel."""
-    for t in prange(ntasks):
-        # prange may hand out an unsigned index; mixed with signed ints that would type as float
-        _task(d, mid, track, pivot, pivot_t, k0, k1, phase, np.int64(t), panel_cols, strip_cols, negative, floor,
-              inf)
+# Phases 2 and 3 run on Python threads over nogil kernels rather than Numba's
+# parallel=True: the same static split of tasks, but compiling a parallel
+# function (its gufunc and a second optimisation of every kernel it calls)
+# took longer than all the kernels together.
+_POOL = {"pool": None, "threads": 0}
 
 
-def _round(d, mid, track, k0, k1, negative, floor, inf):
+def _threads() -> int:
+    import numba
+
+    return max(1, numba.get_num_threads())
+
+
+def _pool(threads: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    if _POOL["pool"] is None or _POOL["threads"] < threads:
+        _POOL["pool"] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="apsp-fw")
+        _POOL["threads"] = threads
+    return _POOL["pool"]
+
+
+def _run_tasks(d, mid, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, floor, inf):
+    """All tasks of one phase, split into one contiguous range per thread (as prange's static schedule)."""
+    threads = min(_threads(), ntasks)
+    if threads <= 1:
+        _tasks(d, mid, pivot, pivot_t, k0, k1, phase, 0, ntasks, panel_cols, strip_cols, floor, inf)
+        return
+    bounds = [ntasks * q // threads for q in range(threads + 1)]
+    pool = _pool(threads - 1)
+    jobs = [pool.submit(_tasks, d, mid, pivot, pivot_t, k0, k1, phase, bounds[q], bounds[q + 1], panel_cols,
+                        strip_cols, floor, inf) for q in range(1, threads)]
+    try:
+        _tasks(d, mid, pivot, pivot_t, k0, k1, phase, bounds[0], bounds[1], panel_cols, strip_cols, floor, inf)
+    finally:
+        _wait_all(jobs)
+
+
+def _wait_all(jobs) -> None:
+    """Wait for every job, even through Ctrl-C: no thread may still write the matrix when the
+    caller looks at it (a checkpoint saves it on the way out). Then raise a job's error."""
+    from concurrent.futures import wait
+
+    interrupted = None
+    while True:
+        try:
+            wait(jobs)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    for job in jobs:
+        job.result()
+    if interrupted is not None:
+        raise interrupted
+
+
+def _round(d, mid, k0, k1, floor, inf):
     """One round of blocked FW with pivot rows/columns ``k0:k1`` (all three phases)."""
     n = d.shape[0]
-    pivot, pivot_t = _close_pivot(d, mid, track, k0, k1, negative, floor, inf)
+    pivot, pivot_t = _close_pivot(d, mid, k0, k1, floor, inf)
     panel_cols = max(PANEL_BYTES // d.itemsize, 1)
     strip_cols = max(STRIP_BYTES // d.itemsize, 1)
-    _run_tasks(d, mid, track, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols,
-               negative, floor, inf)
+    _run_tasks(d, mid, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols, floor, inf)
     ntasks = -(-n // STRIP_ROWS) * -(-n // strip_cols)
-    _run_tasks(d, mid, track, pivot, pivot_t, k0, k1, 3, ntasks, panel_cols, strip_cols, negative, floor, inf)
+    _run_tasks(d, mid, pivot, pivot_t, k0, k1, 3, ntasks, panel_cols, strip_cols, floor, inf)
 
 
 # ---------------------------------------------------------------------------
@@ -320,13 +376,10 @@ def mid_dtype(dtype, n: int) -> np.dtype:
     return np.dtype(np.int16 if np.dtype(dtype) == np.int16 and n <= np.iinfo(np.int16).max else np.int32)
 
 
-# placeholders when intermediates are not recorded, typed so each distance dtype compiles once
-_NO_MID = {np.dtype(np.int16): np.empty((1, 1), dtype=np.int16), np.dtype(np.int32): np.empty((1, 1), np.int32)}
-
-
 def _kernel_args(dtype, negative):
+    """``(floor, inf)`` as the kernels take them: ``floor`` None when weights are non-negative."""
     dt = np.dtype(dtype)
-    return bool(negative), clamp_floor(dt), dtypes.inf_value(dt)
+    return (clamp_floor(dt) if negative else None), dtypes.inf_value(dt)
 
 
 def _check_dtype(*arrays):
@@ -362,7 +415,7 @@ def close_block(t: np.ndarray, negative: bool = False) -> np.ndarray:
         raise ValueError(f"close_block needs a square tile, got shape {t.shape}")
     _check_dtype(t)
     work = t if t.flags.c_contiguous else np.ascontiguousarray(t)
-    _close(work, _NO_MID[mid_dtype(t.dtype, 0)], False, 0, *_kernel_args(t.dtype, negative))
+    _close(work, None, 0, *_kernel_args(t.dtype, negative))
     if work is not t:
         t[...] = work
     return t
@@ -402,7 +455,7 @@ def minplus_update(c: np.ndarray, a: np.ndarray, b: np.ndarray, negative: bool =
         a = np.array(a, order="C")
     work = c if c.flags.c_contiguous else np.ascontiguousarray(c)
     if r and kk and s:
-        _relax(work, 0, 0, a, 0, 0, b, 0, 0, r, kk, s, *_kernel_args(c.dtype, negative))
+        _relax(work, None, 0, 0, a, 0, 0, b, 0, 0, r, kk, s, 0, *_kernel_args(c.dtype, negative))
     if work is not c:
         c[...] = work
     return c
@@ -457,16 +510,16 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
     if n == 0:
         return d
     block = min(int(block), n)
-    neg, floor, inf = _kernel_args(d.dtype, negative)
+    floor, inf = _kernel_args(d.dtype, negative)
     starts = range(0, n, block)
     with progress_bar(len(starts), progress, desc=f"blocked FW n={n}", unit="round") as bar:
         bar.update(min(start_round, len(starts)))
         for r in range(start_round, len(starts)):
             k0 = starts[r]
             # each round is one short Numba call, so Ctrl-C lands between rounds
-            _round(d, mid if track else _NO_MID[mdt], track, k0, min(k0 + block, n), neg, floor, inf)
+            _round(d, mid, k0, min(k0 + block, n), floor, inf)
             bar.update(1)
-            if neg and (np.diagonal(d) < 0).any():
+            if negative and (np.diagonal(d) < 0).any():
                 break  # a negative cycle: the result is meaningless, stop here
             if on_round is not None:
                 on_round(r + 1)
@@ -527,8 +580,14 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
             hook(done)
 
     try:
-        fw_inplace(d, block, negative=negative, progress=opts.progress, mid=mid, start_round=start_round,
-                   on_round=on_round if (session is not None or hook is not None) else None)
+        if graph.n <= SMALL_N and session is None:
+            # milliseconds either way, and this loop nest compiles in a fraction of the time
+            _close_small(d, mid, 0, *_kernel_args(dt, negative))
+            if hook is not None:
+                hook(graph.n)
+        else:
+            fw_inplace(d, block, negative=negative, progress=opts.progress, mid=mid, start_round=start_round,
+                       on_round=on_round if (session is not None or hook is not None) else None)
     except KeyboardInterrupt as exc:
         if session is not None:
             session.interrupted(lambda i0, i1: d[i0:i1], exc=exc)

@@ -20,7 +20,7 @@ from .. import dtypes
 from ..errors import NegativeCycleError
 from ..ndfw import layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
-from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, _relax_track, mid_dtype
+from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, mid_dtype
 
 #: tile edge on the CPU (pivot rounds are this wide). Measured on a 100 x 100 grid
 #: (benchmarks/nd_cpu.py, BENCHMARKS.md): 64 pads separators less than 128 and needs less work
@@ -30,20 +30,23 @@ DEFAULT_LEAF = 1000
 
 
 @njit(cache=True, nogil=True)
-def _panel_task(d, mid, track, pivot, pivot_t, k0, k1, kind, lo, hi, negative, floor, inf):
+def _panel_task(d, mid, pivot, pivot_t, k0, k1, kind, lo, hi, floor, inf):
     """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (kind 0), or pivot columns, rows
     ``lo:hi`` (kind 1, done transposed). The right operand is a copy of the piece's old values:
-    since the pivot is closed, old and new values give the same result."""
+    since the pivot is closed, old and new values give the same result. ``mid`` and ``floor``
+    as in `apsp.cpu.blocked` (None: paths not recorded, weights non-negative)."""
     m = k1 - k0
     w = hi - lo
     b = np.empty((m, w), dtype=d.dtype)
     if kind == 1:
         c = np.empty((m, w), dtype=d.dtype)
-        mc = np.empty((m, w) if track else (1, 1), dtype=mid.dtype)
+        mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
         for i in range(w):
             for k in range(m):
                 c[k, i] = d[lo + i, k0 + k]
-                if track:
+        if mid is not None:
+            for i in range(w):
+                for k in range(m):
                     mc[k, i] = mid[lo + i, k0 + k]
         a, ci, cj = pivot_t, 0, 0
     else:
@@ -51,26 +54,24 @@ def _panel_task(d, mid, track, pivot, pivot_t, k0, k1, kind, lo, hi, negative, f
     for k in range(m):
         for j in range(w):
             b[k, j] = c[ci + k, cj + j]
-    if track:
-        _relax_track(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, negative, floor, inf)
-    else:
-        _relax(c, ci, cj, a, 0, 0, b, 0, 0, m, m, w, negative, floor, inf)
+    _relax(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, floor, inf)
     if kind == 1:
         for i in range(w):
             for k in range(m):
                 d[lo + i, k0 + k] = c[k, i]
-                if track:
+        if mid is not None:
+            for i in range(w):
+                for k in range(m):
                     mid[lo + i, k0 + k] = mc[k, i]
 
 
 @njit(cache=True, parallel=True)
-def _round(d, mid, track, k0, k1, panels, rows, cols, negative, floor, inf):
+def _round(d, mid, k0, k1, panels, rows, cols, floor, inf):
     """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
     ``rows x cols`` pieces ((lo, hi) each)."""
-    pivot, pivot_t = _close_pivot(d, mid, track, k0, k1, negative, floor, inf)
+    pivot, pivot_t = _close_pivot(d, mid, k0, k1, floor, inf)
     for t in prange(panels.shape[0]):
-        _panel_task(d, mid, track, pivot, pivot_t, k0, k1, panels[t, 0], panels[t, 1], panels[t, 2],
-                    negative, floor, inf)
+        _panel_task(d, mid, pivot, pivot_t, k0, k1, panels[t, 0], panels[t, 1], panels[t, 2], floor, inf)
     m = k1 - k0
     ncols = cols.shape[0]
     for t in prange(rows.shape[0] * ncols):
@@ -78,10 +79,7 @@ def _round(d, mid, track, k0, k1, panels, rows, cols, negative, floor, inf):
         tj = np.int64(t) % ncols
         i0, i1 = rows[ti, 0], rows[ti, 1]
         j0, j1 = cols[tj, 0], cols[tj, 1]
-        if track:
-            _relax_track(d, mid, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, k0, negative, floor, inf)
-        else:
-            _relax(d, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, negative, floor, inf)
+        _relax(d, mid, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, k0, floor, inf)
 
 
 def _pieces(ranges, k0, k1, width) -> np.ndarray:
@@ -100,8 +98,7 @@ class Engine:
     def __init__(self, d: np.ndarray, tile: int, negative: bool, mid: np.ndarray | None = None):
         self.d = d
         self.tile = tile
-        self.track = mid is not None
-        self.mid = mid if mid is not None else np.empty((1, 1), dtype=mid_dtype(d.dtype, 0))
+        self.mid = mid
         self.args = _kernel_args(d.dtype, negative)
         self.panel_cols = max(PANEL_BYTES // d.itemsize, 1)
         self.strip_cols = max(STRIP_BYTES // d.itemsize, 1)
@@ -116,7 +113,7 @@ class Engine:
                                  np.c_[np.ones(len(panel), np.int64), panel]])
         rows = _pieces(ranges, k0, k1, STRIP_ROWS)
         cols = _pieces(ranges, k0, k1, self.strip_cols)
-        _round(self.d, self.mid, self.track, k0, k1, panels, rows, cols, *self.args)
+        _round(self.d, self.mid, k0, k1, panels, rows, cols, *self.args)
 
     def negative_diagonal(self) -> bool:
         return bool((np.diagonal(self.d) < 0).any())

@@ -1,41 +1,135 @@
-"""Device-to-host copies of large results."""
+"""Device-to-host copies of large results: pinned staging buffers, drained by threads.
+
+A copy from the GPU into ordinary (pageable) memory runs at 1-3 GB/s: the driver
+stages it through a small pinned buffer of its own, and first-touch page faults
+of a fresh multi-GB destination cost as much again. Into pinned memory a copy
+runs at 50+ GB/s, but pinning a whole result takes seconds. So `to_host` keeps
+a few pinned staging buffers per device (allocated once per process) and
+pipelines the result through them in row bands: the DMA of band ``i + 1`` runs
+on a side stream while threads copy band ``i`` out of its staging buffer into
+the numpy result (numpy releases the GIL for the copy, so the threads touch the
+destination's pages in parallel).
+"""
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 
-#: results above this size are copied in row bands by several threads, each on its own stream:
-#: a pageable copy is staged through a pinned buffer by the CPU, one band at a time per thread
+#: results above this size go through the staging pipeline; smaller ones in one copy
 PARALLEL_BYTES = 64 << 20
-COPY_THREADS = 4
+#: pinned staging buffers per device, and the bytes of each (one band fills one buffer)
+STAGES = 8
+STAGE_BYTES = 32 << 20
+#: threads draining the staging buffers into the result
+COPY_THREADS = 8
+
+_pinned: dict = {}
+_pinned_lock = threading.Lock()
+_pool: dict = {}
 
 
-def to_host(t: torch.Tensor) -> np.ndarray:
-    """A C-contiguous numpy copy of ``t`` (any strides).
+def to_host(t: torch.Tensor, out: np.ndarray | None = None) -> np.ndarray:
+    """A C-contiguous numpy copy of ``t`` (any strides), in ``out`` when given.
 
-    The copy lands in numpy's own allocation, which asks the OS for huge pages:
-    first-touch page faults of a fresh multi-GB buffer from ``.cpu()`` cost about
-    as much as the transfer itself.
+    ``out`` must be C-contiguous with ``t``'s shape and dtype; every entry is overwritten.
     """
-    out = np.empty(tuple(t.shape), dtype=np.dtype(str(t.dtype).replace("torch.", "")))
-    if t.device.type != "cuda" or out.nbytes < PARALLEL_BYTES or t.dim() == 0:
+    dtype = np.dtype(str(t.dtype).replace("torch.", ""))
+    if out is None:
+        out = np.empty(tuple(t.shape), dtype=dtype)
+    elif out.shape != tuple(t.shape) or out.dtype != dtype or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {tuple(t.shape)}, "
+                         f"got {out.dtype} {out.shape}")
+    if t.device.type != "cuda" or out.nbytes < PARALLEL_BYTES or t.dim() == 0 or t.shape[0] < 2:
         torch.from_numpy(out).copy_(t)
         return out
-    torch.cuda.current_stream(t.device).synchronize()  # the producers run on the current stream
-    rows = t.shape[0]
-    bands = np.linspace(0, rows, 4 * COPY_THREADS + 1).astype(int)
-
-    def copy_band(i):
-        a, b = int(bands[i]), int(bands[i + 1])
-        if a == b:
-            return
-        stream = torch.cuda.Stream(t.device)
-        with torch.cuda.stream(stream):
-            torch.from_numpy(out[a:b]).copy_(t[a:b])
-        stream.synchronize()
-
-    with ThreadPoolExecutor(COPY_THREADS) as pool:
-        list(pool.map(copy_band, range(len(bands) - 1)))
+    row_bytes = out.nbytes // t.shape[0]
+    if row_bytes > STAGE_BYTES:  # rows wider than a staging buffer: the driver's own staging
+        torch.from_numpy(out).copy_(t)
+        return out
+    tensors, arrays, lock = _staging(t.device)
+    with lock:  # one pipeline at a time per device: the staging buffers are shared
+        staged_copy(t, out, _CudaStager(t.device, tensors), arrays, _threads())
     return out
+
+
+def band_rows(rows: int, row_bytes: int, stage_bytes: int = STAGE_BYTES) -> list[tuple[int, int]]:
+    """Row bands of at most ``stage_bytes`` each (at least one row), covering ``0..rows``."""
+    step = max(1, stage_bytes // max(row_bytes, 1))
+    return [(a, min(a + step, rows)) for a in range(0, rows, step)]
+
+
+def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: ThreadPoolExecutor) -> None:
+    """Copy the rows of ``src`` into ``out`` through ``buffers`` (flat uint8 arrays), band by band.
+
+    ``stager.start(src_rows, slot, staged)`` starts the copy of a band into staging buffer
+    ``slot`` (``staged``: the numpy view it fills) and returns what ``stager.wait`` waits on. Band ``i`` waits for the
+    buffer it reuses to be drained (band ``i - len(buffers)``), so the device copies
+    run ahead of the host copies by up to ``len(buffers)`` bands.
+    """
+    rows = out.shape[0]
+    row_bytes = out.nbytes // rows if rows else 0
+    tail = out.shape[1:]
+    draining = [None] * len(buffers)
+
+    def drain(token, staged, dest):
+        stager.wait(token)
+        np.copyto(dest, staged)
+
+    try:
+        for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(buf.nbytes for buf in buffers))):
+            slot = i % len(buffers)
+            if draining[slot] is not None:
+                draining[slot].result()
+            staged = buffers[slot][:(b - a) * row_bytes].view(out.dtype).reshape((b - a, *tail))
+            token = stager.start(src[a:b], slot, staged)
+            draining[slot] = pool.submit(drain, token, staged, out[a:b])
+    finally:
+        for job in draining:  # even on an error: no thread may still use a buffer or out
+            if job is not None:
+                job.exception()
+    for job in draining:
+        if job is not None:
+            job.result()
+
+
+class _CudaStager:
+    """Band copies on one side stream, each followed by an event the draining thread waits on."""
+
+    def __init__(self, device, tensors):
+        self.tensors = tensors
+        self.stream = torch.cuda.Stream(device)
+        # the result's producers run on the current stream: copy only what they finished
+        self.stream.wait_stream(torch.cuda.current_stream(device))
+
+    def start(self, rows: torch.Tensor, slot: int, staged: np.ndarray):
+        pinned = self.tensors[slot][:staged.nbytes].view(rows.dtype).view(rows.shape)
+        with torch.cuda.stream(self.stream):
+            pinned.copy_(rows, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self.stream)
+        return done
+
+    @staticmethod
+    def wait(done) -> None:
+        done.synchronize()
+
+
+def _staging(device):
+    """This device's pinned staging buffers, as tensors and as numpy arrays, and the lock of
+    the pipeline using them (allocated on first use, kept for the process)."""
+    key = str(device)
+    with _pinned_lock:
+        if key not in _pinned:
+            bufs = [torch.empty(STAGE_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(STAGES)]
+            _pinned[key] = (bufs, [b.numpy() for b in bufs], threading.Lock())
+        return _pinned[key]
+
+
+def _threads() -> ThreadPoolExecutor:
+    with _pinned_lock:
+        if "pool" not in _pool:
+            _pool["pool"] = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="apsp-d2h")
+        return _pool["pool"]

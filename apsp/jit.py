@@ -1,0 +1,134 @@
+"""Numba compilation as the user sees it: a notice while it runs, its seconds as a stage, a cache dir.
+
+Numba compiles a kernel the first time it meets a new specialisation (dtype, variant) and keeps
+the machine code in its on-disk cache; later runs load it in milliseconds. Compiling takes
+seconds, so the CLI says so on stderr while it happens (`notify_compiles`), and profiles book
+the seconds apart from the stage they fell in (`compile_seconds`, `compiling`).
+
+Only real compiles count: Numba fires its ``numba:compile`` event after a cache miss, never
+for a cache hit. Nested compiles (a kernel compiling the kernels it calls) count once.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+_clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0}
+_notice = {"stream": None, "printed": False, "label": "CPU kernels"}
+
+
+def _install() -> None:
+    """Listen to Numba's compile events (once per process; imports numba)."""
+    if _clock["installed"]:
+        return
+    use_writable_cache_dir()
+    from numba.core import event
+
+    class _CompileListener(event.Listener):
+        # Numba compiles under one global lock, so depth needs no lock of its own
+        def on_start(self, ev):
+            if _clock["depth"] == 0:
+                _clock["start"] = time.perf_counter()
+                _announce()
+            _clock["depth"] += 1
+
+        def on_end(self, ev):
+            _clock["depth"] -= 1
+            if _clock["depth"] == 0:
+                _clock["total"] += time.perf_counter() - _clock["start"]
+
+    event.register("numba:compile", _CompileListener())
+    _clock["installed"] = True
+
+
+def _announce() -> None:
+    stream = _notice["stream"]
+    if stream is None or _notice["printed"]:
+        return
+    _notice["printed"] = True
+    print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...", file=stream,
+          flush=True)
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling with Numba so far (listening starts at the first call)."""
+    _install()
+    total = _clock["total"]
+    if _clock["depth"]:  # a compile under way in another thread: count it so far
+        total += time.perf_counter() - _clock["start"]
+    return total
+
+
+def notify_compiles(stream=sys.stderr) -> None:
+    """Print one line on ``stream`` when the first compile of this process starts (the CLI's notice)."""
+    _notice["stream"] = stream
+    _install()
+
+
+@contextmanager
+def compiling(label: str):
+    """Name what a compile inside this block is for, e.g. ``"CPU kernels for int32"``."""
+    before = _notice["label"]
+    _notice["label"] = label
+    try:
+        yield
+    finally:
+        _notice["label"] = before
+
+
+def book_compile(timings: dict, seconds: float, stages) -> dict:
+    """Move ``seconds`` of compiling out of the given stages into ``timings["compile"]``.
+
+    ``stages``: a stage name, or several, of which the one that took longest gives first
+    (a first run's compile dwarfs the work around it, wherever a solver's own clock put it).
+    The sum of all stages does not change.
+    """
+    names = [stages] if isinstance(stages, str) else list(stages)
+    for name in sorted((n for n in names if n in timings), key=lambda n: -timings[n]):
+        if seconds <= 0:
+            break
+        take = min(seconds, timings[name])
+        timings[name] -= take
+        timings["compile"] = timings.get("compile", 0.0) + take
+        seconds -= take
+    return timings
+
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            return True
+    except OSError:
+        return False
+
+
+def use_writable_cache_dir() -> str | None:
+    """Give Numba a cache directory it can write when neither the install nor the user's is writable.
+
+    Numba caches next to the sources (``__pycache__``) and, when the install is read-only,
+    in the user's cache dir (``~/.cache/numba``); with neither writable, caching functions
+    fail to import. Then this points ``NUMBA_CACHE_DIR`` at a per-user temporary directory
+    (compiled code lasts until the OS clears it). Call it before numba is imported; returns
+    the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR`` is set).
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    here = Path(__file__).resolve().parent / "cpu" / "__pycache__"
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if _writable(here) or _writable(Path(xdg) / "numba"):
+        return None
+    user = os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else "user")
+    fallback = Path(tempfile.gettempdir()) / f"apsp-numba-cache-{user}"
+    if not _writable(fallback):
+        return None
+    os.environ["NUMBA_CACHE_DIR"] = str(fallback)
+    if "numba" in sys.modules:  # already configured: tell it too
+        from numba.core import config
+
+        config.CACHE_DIR = str(fallback)
+    return str(fallback)

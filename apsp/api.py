@@ -417,6 +417,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     else:
         # int16 when it holds every distance: half the memory traffic, twice the GPU's min-plus rate
         dt = g.choose_dtype(dtype)
+        dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, chosen,
+                                                              g.has_negative_weights))
     opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,
                         successors=return_successors, progress=progress,
                         sources=src if rows_by_search else None, **options)

@@ -133,3 +133,34 @@ def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
     limit = inf // 2 if negative else inf - 1
     dist[dist > limit] = unreachable_value(dist.dtype)
     return dist
+
+
+def check_float_range(dtype, largest_sum: float) -> None:
+    """Refuse a float ``dtype`` in which a solver's sums could overflow to ``inf``.
+
+    ``inf`` means "no path", so an overflowing sum would report a reachable pair
+    as unreachable. ``largest_sum`` bounds every sum a solver keeps (see
+    `largest_float_sum`).
+    """
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        return
+    largest = float(np.finfo(dt).max)
+    if not largest_sum < largest:
+        wider = (" (float64 holds them)" if dt != np.float64 and largest_sum < float(np.finfo(np.float64).max)
+                 else "")
+        raise DtypeError(f"path lengths may reach {largest_sum:.3g}, beyond the largest {dt.name} "
+                         f"({largest:.3g}): a reachable pair could overflow to inf and read as 'no path'; "
+                         f"choose a wider dtype{wider} or scale the weights down")
+
+
+def largest_float_sum(n: int, max_abs_weight, method: str, negative: bool) -> float:
+    """A bound on the magnitude of every sum a solver keeps.
+
+    Floyd-Warshall keeps only shortest restricted paths, simple ones, so
+    ``(n-1)*max|w|``; a candidate above that loses to a finite value and may be
+    ``inf`` harmlessly. A search's tentative lengths add one edge more; Johnson's
+    reweighted lengths add two potentials, each within ``(n-1)*max|w|``.
+    """
+    bound = distance_bound(n, max_abs_weight) + float(max_abs_weight)
+    return 3 * bound if method == "johnson" and negative else bound

@@ -156,3 +156,24 @@ def test_bfs_hop_counts_are_exact_in_their_dtype(rng):
     r = apsp.shortest_paths(EdgeList(e.n, e.src, e.dst, np.ones_like(e.weight)), method="bfs")
     want = exact_distances(e.n, zip(e.src.tolist(), e.dst.tolist(), [1] * e.m))
     assert as_python(r) == want
+
+
+@pytest.mark.parametrize("method", ["fw", "reference", "dijkstra", "johnson", "auto"])
+def test_float_sums_that_could_overflow_to_inf_are_refused(method):
+    # 0 -> 2 is reachable (6e38 > float32's largest): inf would read as "no path"
+    g = [(0, 1, 3e38), (1, 2, 3e38), (2, 3, 0.5)]
+    with pytest.raises(DtypeError, match="overflow"):
+        apsp.shortest_paths(g, method=method, dtype="float32")
+    with pytest.raises(DtypeError, match="overflow"):
+        apsp.shortest_paths([(0, 1, 1e308), (1, 2, 1e308), (2, 3, 0.5)], method=method)
+    # float64 holds the float32 case exactly as the sums go
+    r = apsp.shortest_paths(g, method=method, dtype="float64")
+    assert r.reachable[0, 2] and r.distances[0, 2] == 6e38
+
+
+def test_float32_with_large_integer_weights_is_a_clear_refusal(tmp_path):
+    (tmp_path / "g.txt").write_text("3 2\n1 2 100000000000\n2 3 1\n")
+    r = subprocess.run([sys.executable, "-m", "apsp", "solve", str(tmp_path / "g.txt"), "-o",
+                        str(tmp_path / "d.txt"), "--dtype", "float32"], capture_output=True, text=True)
+    assert r.returncode == 1 and "float32" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "d.txt").exists()

@@ -174,14 +174,10 @@ def _version() -> str:
 
 def _homework_argv(argv: list[str]) -> list[str] | None:
     """``apsp IN OUT [BLOCK] [options]`` -> the equivalent ``solve`` command line."""
-    if not argv or argv[0] in SUBCOMMANDS or argv[0].startswith("-"):
-        return None
-    positional = []
-    for token in argv:
-        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
-            break
-        positional.append(token)
-    if len(positional) not in (2, 3):
+    from .cli_messages import homework_positionals
+
+    positional = homework_positionals(argv, SUBCOMMANDS)
+    if positional is None or len(positional) not in (2, 3):
         return None
     rest = ["solve", positional[0], "-o", positional[1]]
     if len(positional) == 3:

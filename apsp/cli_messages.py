@@ -101,6 +101,19 @@ def negative_cycle_message(exc, one_based: bool, source: str | None = None) -> s
             "so shortest paths are undefined")
 
 
+def homework_positionals(argv: list[str], subcommands) -> list[str] | None:
+    """The arguments before the first option when ``argv`` starts like the homework form
+    (not with a command or an option), else None."""
+    if not argv or argv[0] in subcommands or argv[0].startswith("-"):
+        return None
+    positional = []
+    for token in argv:
+        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
+            break
+        positional.append(token)
+    return positional
+
+
 def homework_usage_error(argv: list[str], subcommands) -> str | None:
     """The message for a command line that is neither a command nor the homework form, or None.
 
@@ -111,13 +124,9 @@ def homework_usage_error(argv: list[str], subcommands) -> str | None:
     >>> homework_usage_error(["in.txt", "out.txt", "big"], ("solve",))
     "BLOCK must be a positive integer (the blocking factor), got 'big'"
     """
-    if not argv or argv[0] in subcommands or argv[0].startswith("-"):
+    positional = homework_positionals(argv, subcommands)
+    if positional is None:
         return None
-    positional = []
-    for token in argv:
-        if token.startswith("-"):
-            break
-        positional.append(token)
     if len(positional) in (2, 3):
         if len(positional) == 3 and not (positional[2].isdigit() and int(positional[2]) > 0):
             return f"BLOCK must be a positive integer (the blocking factor), got {positional[2]!r}"

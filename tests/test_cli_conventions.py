@@ -131,6 +131,11 @@ def test_homework_form_with_wrong_arguments_explains_itself(argv, words, capsys)
     assert words in err and "invalid choice" not in err and "Traceback" not in err
 
 
+def test_homework_form_to_standard_output_is_no_usage_error(homework, capsys):
+    assert main([str(homework), "-", "--backend", "cpu"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "0 3 7 12"
+
+
 @pytest.mark.parametrize("method,expected", [
     ("fw", "through vertices 2, 3 (1-based"),
     ("reference", "through vertices 2, 3 (1-based"),

@@ -81,3 +81,20 @@ def test_sdist_carries_the_test_suite(tmp_path):
                                env={**os.environ, "PYTHONPATH": str(tree)})
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     assert "tests collected" in collected.stdout.splitlines()[-1]
+
+
+def test_ci_runs_the_readme_test_command_then_the_numpy_scipy_floor():
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    readme_line = next(line for line in readme.splitlines() if "python -m pytest" in line)
+    install = readme_line.split("pip install", 1)[1].split("&&")[0].split()[-1]  # ".[test,gpu,mpi]"
+    ci_line = next(line for line in ci.splitlines() if "python -m pytest -q" in line and "-e" in line)
+    assert f"-e {install}" in ci_line and ci_line.rstrip().endswith("python -m pytest -q")
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "numpy>=1.24" in deps and "scipy>=1.10" in deps  # the floors the second run installs
+    assert '"$(floor numpy)" "$(floor scipy)"' in ci and ".venv-floor" in ci
+    floor_script = ci.split("floor() { python3 - \"$1\" <<'PY'\n", 1)[1].split("PY\n", 1)[0]
+    for name, pin in (("numpy", "numpy==1.24.*"), ("scipy", "scipy==1.10.*")):
+        out = subprocess.run([sys.executable, "-", name], input=floor_script, cwd=ROOT, text=True,
+                             capture_output=True, check=True)
+        assert out.stdout.strip() == pin

@@ -15,7 +15,6 @@ every rank has written (see `faults`).
 """
 from __future__ import annotations
 
-import io
 import os
 import uuid
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
+from ..io.npy import npy_header
 from .layout import BlockCyclic
 
 #: bytes of formatted text written per collective call and rank (bounds the memory of the reorder)
@@ -64,22 +64,10 @@ def temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp{''.join(target.suffixes)}")
 
 
-def npy_header(n: int, dtype) -> bytes:
-    """The header ``numpy.save`` writes for a C-order ``n x n`` array of ``dtype``."""
-    meta = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (n, n)}
-    buf = io.BytesIO()
-    try:
-        np.lib.format.write_array_header_1_0(buf, meta)
-    except ValueError:  # header too long for format 1.0
-        buf = io.BytesIO()
-        np.lib.format.write_array_header_2_0(buf, meta)
-    return buf.getvalue()
-
-
 def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:
     """Collective: write the distributed matrix as one ``.npy`` file at ``path``."""
     comm = grid.cart
-    header = npy_header(layout.n, local.dtype)
+    header = npy_header((layout.n, layout.n), local.dtype)
     fh = MPI.File.Open(comm, str(path), MPI.MODE_WRONLY | MPI.MODE_CREATE)
     try:
         if comm.rank == 0:

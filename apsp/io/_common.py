@@ -24,24 +24,69 @@ def is_gzip(path) -> bool:
         return f.read(2) == GZIP_MAGIC
 
 
-def load_bytes(path) -> np.ndarray:
-    """The file's bytes as a read-only uint8 array (memory-mapped unless gzip).
+def memory_check(path, nbytes: int, what: str) -> None:
+    """Refuse, before allocating, a buffer of ``nbytes`` that the RAM available cannot hold."""
+    from ..errors import MemoryPlanError
+    from ..sizes import format_size, host_available
 
-    gzip is recognised by its magic bytes, whatever the suffix; gzip input is
-    decompressed in memory.
+    free = host_available()
+    if nbytes > free:
+        raise MemoryPlanError(f"{path}: {what} needs {format_size(nbytes)} of memory, "
+                              f"{format_size(free)} is available")
+
+
+def load_bytes(path) -> np.ndarray:
+    """The file's bytes as a uint8 array, read into memory (decompressed when gzip).
+
+    gzip is recognised by its magic bytes, whatever the suffix, and decompressed a
+    chunk at a time, checking that the memory available can hold what has come
+    out so far (a small file that expands without end stops with
+    `MemoryPlanError`, not by exhausting RAM). Plain files are read, not
+    memory-mapped: a file truncated by another process while a map of it is
+    scanned would kill this one with SIGBUS; a read sees the change and reports it.
     """
     path = Path(path)
     if is_gzip(path):
-        try:
-            with gzip.open(path, "rb") as g:
-                data = g.read()
-        except (OSError, EOFError, zlib.error) as exc:
-            raise GraphFormatError(path, None, f"corrupt gzip data ({exc})") from exc
-        return np.frombuffer(data, dtype=np.uint8)
-    if path.stat().st_size == 0:
-        return np.zeros(0, dtype=np.uint8)
-    # a plain ndarray view of the map (Numba takes ndarrays, not np.memmap)
-    return np.asarray(np.memmap(path, dtype=np.uint8, mode="r"))
+        return _gunzip(path)
+    size = path.stat().st_size
+    memory_check(path, size, "reading the file")
+    buf = np.empty(size, dtype=np.uint8)
+    with open(path, "rb", buffering=0) as f:
+        got = 0
+        view = memoryview(buf)
+        while got < size:
+            n = f.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        if got != size or f.read(1):
+            raise GraphFormatError(path, None, f"the file changed while it was read ({size} bytes "
+                                               f"when opened, {got} read)")
+    return buf
+
+
+def _gunzip(path: Path) -> np.ndarray:
+    chunk = CHUNK_BYTES
+    parts, total = [], 0
+    try:
+        with gzip.open(path, "rb") as g:
+            while True:
+                part = g.read(chunk)
+                if not part:
+                    break
+                total += len(part)
+                # what is held so far, and the copy that joins the parts, must fit
+                memory_check(path, 2 * total, "decompressing the gzip file")
+                parts.append(part)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GraphFormatError(path, None, f"corrupt gzip data ({exc})") from exc
+    out = np.empty(total, dtype=np.uint8)
+    pos = 0
+    while parts:
+        part = parts.pop(0)
+        out[pos:pos + len(part)] = np.frombuffer(part, dtype=np.uint8)
+        pos += len(part)
+    return out
 
 
 @dataclass

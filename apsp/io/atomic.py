@@ -222,5 +222,10 @@ def atomic_write(target) -> Iterator[BinaryIO]:
         return
     with atomic_path(target) as tmp:
         with open(tmp, "wb") as f:
-            yield f
-            f.flush()
+            try:
+                yield f
+                f.flush()
+            except OSError as exc:  # e.g. a full disk: name the file meant, not the temporary
+                if exc.errno is None:
+                    raise
+                raise OSError(exc.errno, f"cannot write {target}: {exc.strerror}") from exc

@@ -1,8 +1,9 @@
 """NumPy ``.npy``: a dense graph in, a distance matrix out.
 
 A graph ``.npy`` holds a square numeric matrix read with scipy's dense
-convention (0, inf and nan mean no edge; see `apsp.api.as_graph`). It is
-memory-mapped, so reading costs no copy. Distances are written through
+convention (0, inf and nan mean no edge; see `apsp.api.as_graph`). It is read
+into memory (checked against the memory available first), not memory-mapped,
+so a file truncated meanwhile is an error rather than SIGBUS. Distances are written through
 `numpy.lib.format.open_memmap` into the temporary file, a block of rows at a
 time, so a matrix larger than RAM (itself a memory map) can be written.
 Unreachable pairs keep apsp's value (``inf`` / the integer dtype's maximum).
@@ -15,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._common import CHUNK_BYTES, is_gzip, load_bytes, open_output
-from .atomic import atomic_path, is_stream
+from ._common import CHUNK_BYTES, is_gzip, memory_check, load_bytes, open_output
 
 __all__ = ["read_graph", "write_distances"]
 
@@ -48,7 +48,7 @@ def _header(path, f):
 
 
 def read_graph(path) -> np.ndarray:
-    """Read a square numeric matrix (memory-mapped unless gzip-compressed).
+    """Read a square numeric matrix into memory (the memory available checked first).
 
     The header is checked before any data is touched: a damaged file or one
     whose shape promises more data than it holds is a `GraphFormatError`,
@@ -88,7 +88,16 @@ def read_graph(path) -> np.ndarray:
     if data is not None:
         return np.frombuffer(data, dtype=dtype, count=shape[0] * shape[1], offset=offset).reshape(
             shape, order=order)
-    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+    # read, not memory-mapped: a map of a file truncated meanwhile would end in SIGBUS
+    count = shape[0] * shape[1]
+    memory_check(path, count * dtype.itemsize, "reading the matrix")
+    with open(path, "rb") as f:
+        f.seek(offset)
+        flat = np.fromfile(f, dtype=dtype, count=count)
+    if flat.size != count:
+        raise GraphFormatError(path, None, f"the file changed while it was read (shape {shape} of "
+                                           f"{dtype}, {flat.size} entries found)")
+    return flat.reshape(shape, order=order)
 
 
 def write_distances(path, dist, first_row: int | None = None) -> None:
@@ -107,16 +116,24 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     d = np.asarray(dist)
     if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
         raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    if str(path).endswith(".gz") or is_stream(path):  # a stream cannot be memory-mapped
-        with open_output(path) as f:
-            np.lib.format.write_array(f, d, allow_pickle=False)
-        return
+    # Plain writes, a block of rows at a time, never a memory map of the output: a write
+    # to a full disk is then an OSError (ENOSPC), where a store into a map of a sparse
+    # file would kill the process with SIGBUS and leave the temporary behind.
     step = max(1, CHUNK_BYTES // max(1, d.shape[1] * d.itemsize))
-    with atomic_path(path) as tmp:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=d.dtype, shape=d.shape)
-        try:
-            for start in range(0, d.shape[0], step):
-                out[start:start + step] = d[start:start + step]
-            out.flush()
-        finally:
-            del out
+    with open_output(path) as f:
+        f.write(npy_header(d.shape, d.dtype))
+        for start in range(0, d.shape[0], step):
+            f.write(np.ascontiguousarray(d[start:start + step]).data)
+
+
+def npy_header(shape, dtype) -> bytes:
+    """The header ``numpy.save`` writes for a C-order array of ``shape`` and ``dtype``."""
+    meta = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+            "shape": tuple(int(x) for x in shape)}
+    buf = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buf, meta)
+    except ValueError:  # header too long for format 1.0
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, meta)
+    return buf.getvalue()

@@ -5,7 +5,8 @@
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
 # APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+# keep a PYTHONPATH the caller set (carried wheels, e.g. pymetis)
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
 stages=${*:-tests gpu_fw paths homework bfs}

@@ -238,11 +238,13 @@ class _Builder:
         return np.sort(np.concatenate([cover_left, cover_right]))
 
 
-def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0) -> Dissection:
+def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None
+            ) -> Dissection:
     """The dissection tree of a graph (its CSR matrix; direction ignored) and its layout.
 
-    ``leaf_size``: dissect until pieces have at most this many vertices; ``tile``:
-    pad every node's own vertices to a multiple of it. Deterministic for a given ``seed``.
+    ``leaf_size``: dissect until pieces have at most this many vertices; ``tile``: the
+    width of a pivot round; ``pad`` (default ``tile``): pad every node's own vertices to a
+    multiple of it. Deterministic for a given ``seed``.
 
     Examples
     --------
@@ -254,6 +256,7 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0) 
     """
     n = csr.shape[0]
     tile = max(1, int(tile))
+    pad = tile if pad is None else max(1, int(pad))
     builder = _Builder(_structure(csr), leaf_size, seed)
     if n:
         builder.build(np.arange(n, dtype=np.int64))
@@ -284,7 +287,7 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0) 
             parent[c] = i
         start[i] = min((start[c] for c in kids), default=pos)
         own = builder.own[t]
-        padded = -(-len(own) // tile) * tile
+        padded = -(-len(own) // pad) * pad
         piece = np.full(padded, -1, dtype=np.int64)
         piece[:len(own)] = own
         pieces.append(piece)

@@ -28,10 +28,11 @@ from .progress import progress_bar
 METHOD = "nd-fw"
 
 
-def plan(graph, tile: int, leaf_size: int | None = None, seed: int = 0) -> Dissection:
-    """The dissection of ``graph`` with tiles of ``tile`` and leaves of about ``leaf_size`` vertices."""
+def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int = 0) -> Dissection:
+    """The dissection of ``graph``: rounds ``tile`` wide, leaves of at most ``leaf_size`` vertices,
+    every node's vertices padded to a multiple of ``pad``."""
     return dissect(graph.to_csr(), leaf_size=DEFAULT_LEAF if leaf_size is None else leaf_size, tile=tile,
-                   seed=seed)
+                   pad=pad, seed=seed)
 
 
 def layout_edges(graph, nd: Dissection):

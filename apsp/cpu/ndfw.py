@@ -22,11 +22,12 @@ from ..ndfw import layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, mid_dtype
 
-#: tile edge on the CPU (pivot rounds are this wide). Measured on a 100 x 100 grid
-#: (benchmarks/nd_cpu.py, BENCHMARKS.md): 64 pads separators less than 128 and needs less work
-DEFAULT_TILE = 64
-#: leaf size of the dissection on the CPU (same measurement)
-DEFAULT_LEAF = 1000
+#: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
+#: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
+DEFAULT_TILE = 128
+#: leaf size of the dissection on the CPU: on a 100 x 100 grid 500 needs 1.74e10 updates,
+#: 1000 2.09e10, 2000 3.31e10 (benchmarks/nd_counts.py --pad 1)
+DEFAULT_LEAF = 500
 
 
 @njit(cache=True, nogil=True)

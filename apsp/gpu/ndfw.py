@@ -1,20 +1,20 @@
 """Nested-dissection Floyd-Warshall on the GPU: the engine over `apsp.gpu.minplus` and the solver.
 
-The layout matrix lives on the device. A tree node's rounds (`apsp.ndfw`) run
-one of two ways:
+The layout matrix lives on the device, its size rounded up to `ALIGN` with
+isolated vertices that belong to no tree node. A tree node's rounds
+(`apsp.ndfw`) run one of three ways:
 
-* its ranges are one contiguous range (the root, and every node whose subtree
-  touches its ancestors' separators end to end): the rounds run in place on
-  that square view, each round one pivot closure, two panel products and one
-  phase-3 product;
+* the root (its ranges are the whole layout): in place on the whole matrix,
+  each round one pivot closure, two panel products and one phase-3 product,
+  all of whole `ALIGN` multiples (the kernels' unmasked path);
 * otherwise the ``ranges x ranges`` entries are gathered into a square buffer
-  with the node's pivots first, blocked Floyd-Warshall with only those pivots
-  runs on it (`apsp.gpu.minplus.fw_inplace` with ``n_pivots``, look-ahead
-  included), and the buffer is scattered back. Every round of the node only
-  reads and writes those entries, so this is the same computation; gather and
-  scatter cost two passes over the buffer against one product pass per round.
-  When the buffer does not fit the memory budget the rounds run in place range
-  pair by range pair instead.
+  (also rounded up to `ALIGN` with isolated vertices) with the node's pivots
+  first, blocked Floyd-Warshall with only those pivots runs on it
+  (`apsp.gpu.minplus.fw_inplace` with ``n_pivots``, look-ahead included), and
+  the buffer is scattered back. Every round of the node only reads and writes
+  those entries, so this is the same computation; gather and scatter cost two
+  passes over the buffer against one product pass per round;
+* when that buffer does not fit the memory budget, in place range pair by range pair.
 
 Distances come back in vertex order, row band by row band (gathered on the
 device, copied by several threads), so the device never holds a second n x n matrix.
@@ -34,8 +34,12 @@ from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import TORCH_DTYPES, close_block, fw_inplace, inf_for, minplus_update
 
-#: tile edge: the K of every product (as dense GPU FW's block) and the padding of every tree node
+#: pivot round width: the K of every product (as dense GPU FW's block)
 DEFAULT_TILE = 128
+#: matrix and node buffers are rounded up to this with isolated vertices, so that the big products
+#: run the kernel's unmasked path (BLOCK_M 256). Tree nodes themselves are not padded: padding
+#: them to 128 costs 33% more work on a 350 x 350 grid (benchmarks/nd_counts.py --pad)
+ALIGN = 256
 #: leaf size of the dissection (tile products counted with benchmarks/nd_counts.py: 2-4k is best at 128)
 DEFAULT_LEAF = 3000
 #: gathered node buffers may take at most this share of the free device memory
@@ -45,8 +49,10 @@ GATHER_SHARE = 0.8
 class Engine:
     """The GPU engine on the layout matrix ``d`` (square tensor, size a multiple of ``tile``)."""
 
-    def __init__(self, d: torch.Tensor, tile: int, negative: bool, gather_bytes: int):
+    def __init__(self, d: torch.Tensor, size: int, tile: int, negative: bool, gather_bytes: int, align: int):
         self.d = d
+        self.size = size  #: layout size (d may be larger: isolated vertices)
+        self.align = align
         self.tile = tile
         self.negative = negative
         self.gather_bytes = gather_bytes
@@ -54,10 +60,9 @@ class Engine:
         self.gathered = 0  #: nodes run on gathered buffers (reported)
 
     def pivots(self, a, b, ranges):
-        width = sum(hi - lo for lo, hi in ranges)
-        if len(ranges) == 1:
-            s0, s1 = ranges[0]
-            self._in_place(self.d[s0:s1, s0:s1], a - s0, b - s0, [(0, s1 - s0)])
+        width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
+        if ranges == [(0, self.size)]:
+            self._in_place(self.d, a, b, [(0, self.d.shape[0])])
         elif width * width * self.d.element_size() <= self.gather_bytes:
             self._gathered(a, b, ranges, width)
         else:
@@ -100,6 +105,10 @@ class Engine:
             places.append((lo, hi, at))
             at += hi - lo
         buf = torch.empty((width, width), dtype=self.d.dtype, device=self.d.device)
+        if at < width:  # isolated vertices up to the aligned size
+            buf[at:].fill_(inf_for(buf))
+            buf[:at, at:].fill_(inf_for(buf))
+            torch.diagonal(buf)[at:].fill_(0)
         for lo_i, hi_i, at_i in places:
             for lo_j, hi_j, at_j in places:
                 buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j].copy_(self.d[lo_i:hi_i, lo_j:hi_j])
@@ -113,11 +122,11 @@ class Engine:
         return bool((torch.diagonal(self.d) < 0).any())
 
 
-def layout_matrix(graph, nd, dtype: np.dtype, device) -> torch.Tensor:
-    """The start matrix in layout order on the device (padding vertices isolated)."""
+def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.Tensor:
+    """The start matrix in layout order on the device, rounded up to ``align`` (padding isolated)."""
     from ..ndfw import layout_edges
 
-    size = nd.size
+    size = -(-max(nd.size, 1) // align) * align
     d = torch.empty((size, size), dtype=TORCH_DTYPES[np.dtype(dtype)], device=device)
     d.fill_(inf_for(d))
     rows, cols, w = layout_edges(graph, nd)
@@ -126,7 +135,7 @@ def layout_matrix(graph, nd, dtype: np.dtype, device) -> torch.Tensor:
     d[r, c] = torch.from_numpy(w.astype(dtype)).to(device)
     diag = torch.diagonal(d)
     diag.copy_(torch.clamp(diag, max=0))
-    padding = torch.from_numpy(np.flatnonzero(nd.order < 0)).to(device)
+    padding = torch.from_numpy(np.r_[np.flatnonzero(nd.order < 0), np.arange(nd.size, size)]).to(device)
     diag[padding] = 0
     return d
 
@@ -184,15 +193,16 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     dt = np.dtype(opts.dtype)
     tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
     negative = graph.has_negative_weights
-    cuda = device.type == "cuda"
+    cuda = device.type == "cuda"  # the interpreter: small alignment, still exercised
     t0 = time.perf_counter()
     nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
+    align = ALIGN if cuda else 16
     t1 = time.perf_counter()
     if cuda:
         torch.cuda.synchronize(device)
-    d = layout_matrix(graph, nd, dt, device)
+    d = layout_matrix(graph, nd, dt, device, align)
     free = torch.cuda.mem_get_info(device)[0] if cuda else 1 << 62
-    engine = Engine(d, tile, negative, int(GATHER_SHARE * free))
+    engine = Engine(d, nd.size, tile, negative, int(GATHER_SHARE * free), align)
     if cuda:
         torch.cuda.synchronize(device)
     t2 = time.perf_counter()

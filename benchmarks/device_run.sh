@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune pairs paths homework bfs ooc quicktests bench   (default: tests gpu_fw paths homework bfs)
+# stages: tests gpu_fw tune pairs paths homework bfs ooc quicktests bench ndfw   (default: tests gpu_fw paths homework bfs)
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
 # APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
 set -u
@@ -63,6 +63,13 @@ for stage in $stages; do
         tests/test_outofcore.py tests/test_checkpoint.py tests/test_bench.py tests/test_info.py \
         tests/test_scipy_compat.py tests/test_gpu_fw.py > "$OUT/quicktests.log" 2>&1
       tail -3 "$OUT/quicktests.log"; grep -E "^(FAILED|ERROR)" "$OUT/quicktests.log" | head -20 ;;
+    ndfw)
+      # nested-dissection FW: its tests on the GPU, then a 350x350 grid and a k-NN graph of n = 122,500
+      # (sampled rows checked against Dijkstra, compute timed, one whole solve with the host copy)
+      timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_ndfw.py > "$OUT/ndfw_tests.log" 2>&1
+      tail -2 "$OUT/ndfw_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/ndfw_tests.log" | head
+      timeout 420 python3 benchmarks/nd_gpu.py --side 350 --knn 122500 --wall --out "$OUT/nd_gpu.json" \
+        > "$OUT/nd_gpu.log" 2>&1; tail -20 "$OUT/nd_gpu.log" ;;
     bfs)
       timeout 240 python3 benchmarks/bfs_gpu.py > "$OUT/bfs_gpu.log" 2>&1; tail -15 "$OUT/bfs_gpu.log" ;;
   esac

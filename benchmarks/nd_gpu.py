@@ -1,0 +1,143 @@
+"""Nested-dissection Floyd-Warshall on the GPU: a 350 x 350 grid and a k-NN graph of the same n.
+
+For each graph: order it, build the layout matrix on the device, run the schedule
+(first run compiles the kernels, then ``--repeat`` timed runs), check sampled
+rows against scipy's Dijkstra on the device's result (every row entry, exact),
+report compute seconds, updates done against dense n^3 and T updates/s; then
+(``--wall``) one whole ``apsp.shortest_paths(method="nd-fw")`` with the copy to
+the host, whose result rows are checked too. Writes a JSON summary with ``--out``.
+
+``python benchmarks/nd_gpu.py --side 350 --knn 122500 --out nd_gpu.json``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from scipy.sparse.csgraph import dijkstra  # noqa: E402
+
+from nd_graphs import grid, knn  # noqa: E402
+
+import apsp  # noqa: E402
+from apsp import dtypes  # noqa: E402
+from apsp.gpu import default_device  # noqa: E402
+from apsp.gpu import ndfw as gnd  # noqa: E402
+from apsp.graph import Graph  # noqa: E402
+from apsp.ndfw import plan, run_schedule  # noqa: E402
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _expected_rows(csr, sources, dt):
+    ref = dijkstra(csr, directed=True, indices=sources)
+    out = np.full(ref.shape, dtypes.unreachable_value(dt), dtype=dt)
+    fin = np.isfinite(ref)
+    out[fin] = ref[fin].astype(dt)
+    return out
+
+
+def schedule_run(g, dt, device, tile, leaf, nd=None):
+    """One schedule on the device; returns (nd, d, engine, seconds)."""
+    nd = nd or plan(g, tile, leaf)
+    align = gnd.ALIGN if device.type == "cuda" else 16
+    d = gnd.layout_matrix(g, nd, dt, device, align)
+    free = torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else 1 << 62
+    engine = gnd.Engine(d, nd.size, tile, g.has_negative_weights, int(gnd.GATHER_SHARE * free), align)
+    _sync(device)
+    t0 = time.perf_counter()
+    run_schedule(nd, engine, g.has_negative_weights, progress=False)
+    _sync(device)
+    return nd, d, engine, time.perf_counter() - t0
+
+
+def check_rows(nd, d, csr, dt, sources) -> int:
+    """Mismatching entries of the sampled rows (device result vs Dijkstra)."""
+    pos = torch.from_numpy(nd.position).to(d.device)
+    rows = d.index_select(0, pos[torch.from_numpy(sources).to(d.device)]).index_select(1, pos).cpu().numpy()
+    rows = rows.copy()
+    dtypes.finalize_unreachable(rows, False)
+    return int((rows != _expected_rows(csr, sources, dt)).sum())
+
+
+def bench_graph(name, csr, args, device, summary):
+    g = Graph.from_sparse(csr)
+    n = g.n
+    dt = g.choose_dtype(None if args.dtype == "auto" else args.dtype)
+    rng = np.random.default_rng(7)
+    sources = np.sort(rng.choice(n, size=min(args.check_rows, n), replace=False))
+    t0 = time.perf_counter()
+    nd = plan(g, args.tile, args.leaf)
+    t_order = time.perf_counter() - t0
+    updates = nd.updates()
+    print(f"{name}: n={n} dtype={dt.name} layout={nd.size} nodes={nd.nodes} updates={updates:.3g} "
+          f"= {100 * updates / n ** 3:.3f}% of n^3; ordering {t_order:.2f} s", flush=True)
+    times = []
+    for rep in range(args.repeat + 1):  # the first run compiles the kernels
+        nd, d, engine, secs = schedule_run(g, dt, device, args.tile, args.leaf, nd)
+        label = "compile+run" if rep == 0 else "run"
+        print(f"  {label}: compute {secs:.3f} s ({updates / secs / 1e12:.2f} T updates/s), "
+              f"gathered nodes {engine.gathered}", flush=True)
+        if rep == 0:
+            bad = check_rows(nd, d, csr, dt, sources)
+            print(f"  check: {len(sources)} rows vs Dijkstra: {'OK' if bad == 0 else f'{bad} MISMATCHES'}",
+                  flush=True)
+        else:
+            times.append(secs)
+        del d, engine
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    entry = {"graph": name, "n": n, "dtype": dt.name, "layout": nd.size, "tree_nodes": nd.nodes,
+             "updates": updates, "dense_updates": n ** 3, "share_of_dense": updates / n ** 3,
+             "ordering_s": t_order, "compute_s": times, "best_compute_s": min(times) if times else None,
+             "rows_checked": len(sources), "mismatches": bad}
+    if args.wall:
+        t0 = time.perf_counter()
+        r = apsp.shortest_paths(g, method="nd-fw", backend="gpu", dtype=dt, progress=False,
+                               block_size=args.tile, leaf_size=args.leaf)
+        wall = time.perf_counter() - t0
+        bad_wall = int((r.distances[sources] != _expected_rows(csr, sources, dt)).sum())
+        print(f"  whole solve: wall {wall:.2f} s, stages "
+              + ", ".join(f"{k} {v:.2f}" for k, v in r.timings.items())
+              + f"; rows check {'OK' if bad_wall == 0 else f'{bad_wall} MISMATCHES'}", flush=True)
+        entry.update(wall_s=wall, timings=r.timings, wall_mismatches=bad_wall)
+        del r
+    summary.append(entry)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--side", type=int, nargs="*", default=[350])
+    ap.add_argument("--knn", type=int, nargs="*", default=[122500])
+    ap.add_argument("--k", type=int, default=6)
+    ap.add_argument("--dtype", default="auto", help="auto (apsp's choice), int16, int32, ...")
+    ap.add_argument("--tile", type=int, default=gnd.DEFAULT_TILE)
+    ap.add_argument("--leaf", type=int, default=gnd.DEFAULT_LEAF)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--check-rows", type=int, default=64)
+    ap.add_argument("--wall", action="store_true", help="also one whole solve with the copy to the host")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    device = torch.device(default_device())
+    print(f"device: {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'interpreter'}")
+    summary = []
+    graphs = [(f"grid {s}x{s}", lambda s=s: grid(s)) for s in args.side]
+    graphs += [(f"knn n={m} k={args.k}", lambda m=m: knn(m, args.k)) for m in args.knn]
+    for name, make in graphs:
+        bench_graph(name, make(), args, device, summary)
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(summary, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -90,7 +90,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     gpu = 0
     if method == "reference":
         host += matrix_bytes(n, np.float64)  # the oracle works in float64
-    elif method == "fw" and backend == "cpu":
+    elif method in ("fw", "nd-fw") and backend == "cpu":
         host += m32 if paths else 0  # intermediate-vertex matrix for path recovery
     if backend == "gpu":
         n_pad = _padded(n, backend, interpreted)
@@ -98,6 +98,10 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
         # column scratch), the unreachable mask of the final pass, path matrices
         gpu = (matrix_bytes(n_pad, dt) + 5 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
                + paths * matrix_bytes(n_pad, np.int32))
+        if method == "nd-fw":
+            # gathered node buffers reach about a quarter of the matrix (a root child's subtree);
+            # with paths the matrix is also gathered into vertex order
+            gpu += matrix_bytes(n_pad, dt) // 3 + (matrix_bytes(n_pad, dt) if paths else 0)
         if dense_input:
             host += m  # the start matrix is built on the host first
     return host, gpu

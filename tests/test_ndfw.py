@@ -197,3 +197,21 @@ def test_gpu_negative_cycle_raises(rng):
     csr[8, 7] = 1
     with pytest.raises(NegativeCycleError):
         _solve_gpu(Graph.from_sparse(csr.tocsr()), "int32")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 60])
+def test_unpermute_inplace_round_trip(rng, n):
+    from apsp.cpu.ndfw import unpermute_inplace
+
+    p = rng.permutation(n)
+    d = rng.integers(0, 100, (n, n)).astype(np.int32)
+    np.testing.assert_array_equal(unpermute_inplace(d.copy(), p), d[np.ix_(p, p)])
+    inverse = np.argsort(p)
+    np.testing.assert_array_equal(unpermute_inplace(unpermute_inplace(d.copy(), p), inverse), d)
+    f = d.astype(np.float32)
+    np.testing.assert_array_equal(unpermute_inplace(f, p), d[np.ix_(p, p)])
+    mid = rng.integers(-1, n, (n, n)).astype(np.int16)
+    names = rng.permutation(n).astype(np.int16)
+    want = mid[np.ix_(p, p)]
+    want = np.where(want >= 0, names[np.maximum(want, 0)], want)
+    np.testing.assert_array_equal(unpermute_inplace(mid, p, values=names), want)

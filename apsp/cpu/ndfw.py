@@ -135,25 +135,53 @@ def _start_matrix(d, rows, cols, w, inf):
 
 
 @njit(cache=True, parallel=True)
-def _unpermute(d, position, out):
-    """``out[i, j] = d[position[i], position[j]]``."""
-    n = out.shape[0]
+def _permute_columns(d, position, values, limit, unreachable, finalize):
+    """Each row in place: ``row[j] = row[position[j]]``; with ``finalize`` entries above ``limit``
+    become ``unreachable``; with ``values`` (non-empty) entries ``k >= 0`` become ``values[k]``."""
+    n = d.shape[0]
     for i in prange(n):
-        src = d[position[i]]
-        row = out[i]
+        row = d[i]
+        tmp = row.copy()
         for j in range(n):
-            row[j] = src[position[j]]
+            v = tmp[position[j]]
+            if finalize and v > limit:
+                v = unreachable
+            if values is not None:  # pruned at compile time when None
+                if v >= 0:
+                    v = values[v]
+            row[j] = v
 
 
-@njit(cache=True, parallel=True)
-def _unpermute_mid(mid, position, order, out):
-    """Intermediates back in vertex order: ``out[i, j] = order[mid[position[i], position[j]]]``."""
-    n = out.shape[0]
-    for i in prange(n):
-        src = mid[position[i]]
-        for j in range(n):
-            k = src[position[j]]
-            out[i, j] = order[k] if k >= 0 else -1
+@njit(cache=True)
+def _permute_rows(d, position):
+    """Rows in place: ``new row i = old row position[i]``, cycle by cycle with one row of scratch."""
+    n = d.shape[0]
+    done = np.zeros(n, dtype=np.bool_)
+    for start in range(n):
+        if done[start] or position[start] == start:
+            continue
+        buf = d[start].copy()
+        i = start
+        while True:
+            done[i] = True
+            j = position[i]
+            if j == start:
+                d[i] = buf
+                break
+            d[i] = d[j]
+            i = j
+
+
+def unpermute_inplace(d: np.ndarray, position: np.ndarray, values: np.ndarray | None = None,
+                      limit=None, unreachable=None) -> np.ndarray:
+    """``d[i, j] = d_old[position[i], position[j]]`` in place (``position`` a permutation of
+    ``0..n-1``); optionally finalizing (``limit``/``unreachable``) or mapping values (``values``)."""
+    finalize = limit is not None
+    lim = d.dtype.type(limit if finalize else 0)
+    unr = d.dtype.type(unreachable if finalize else 0)
+    _permute_columns(d, position, values, lim, unr, finalize)
+    _permute_rows(d, position)
+    return d
 
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
@@ -175,7 +203,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     negative = graph.has_negative_weights
     want_paths = bool(opts.successors or opts.predecessors)
     t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
+    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF, pad=1)
     t1 = time.perf_counter()
     size = nd.size
     d = np.empty((size, size), dtype=dt)
@@ -190,9 +218,14 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if (diag < 0).any():
         bad = nd.order[np.flatnonzero(diag < 0)]
         raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
-    out = np.empty((graph.n, graph.n), dtype=dt)
-    _unpermute(d, nd.position, out)
-    dtypes.finalize_unreachable(out, negative)
+    # no padding on the CPU (nodes unpadded), so the layout is a permutation of the vertices
+    assert size == graph.n
+    if dt.kind == "f":
+        out = unpermute_inplace(d, nd.position)
+    else:
+        inf = dtypes.inf_value(dt)
+        out = unpermute_inplace(d, nd.position, limit=inf // 2 if negative else inf - 1,
+                                unreachable=dtypes.unreachable_value(dt))
     t4 = time.perf_counter()
     timings = {"order": t1 - t0, "prepare": t2 - t1, "compute": t3 - t2, "unpermute": t4 - t3}
     info = {"layout": size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile}
@@ -200,9 +233,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if want_paths:
         from .. import paths
 
-        mid_out = np.empty((graph.n, graph.n), dtype=mid_dtype(dt, graph.n))
-        _unpermute_mid(mid, nd.position, nd.order.astype(mid_out.dtype), mid_out)
-        del mid, d
+        mid_out = unpermute_inplace(mid, nd.position, values=nd.order.astype(mid.dtype))
         t5 = time.perf_counter()
         reachable = out != dtypes.unreachable_value(dt)
         check = paths.loops_possible(graph, dt)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune pairs paths homework bfs ooc quicktests bench ndfw   (default: tests gpu_fw paths homework bfs)
+# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw
+#   (default: tests gpu_fw paths homework bfs)
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
 # APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
 set -u
@@ -56,6 +57,20 @@ for stage in $stages; do
       done &&
       timeout 200 python3 -m apsp /tmp/h10k.txt /tmp/h10k.cpu.out 256 --backend cpu -q &&
       cmp /tmp/h10k.out /tmp/h10k.cpu.out && echo "GPU output == CPU output (n=10000)" ;;
+    startup)
+      # the homework command on the GPU in fresh processes, empty Numba cache then warm, every stage
+      # printed; outputs compared with the CPU backend's (the homework stage writes it, else here)
+      [ -f /tmp/h10k.txt ] || python3 -m apsp gen 10000 --density 0.05 --weights 0 100 --seed 1 -o /tmp/h10k.txt
+      [ -f /tmp/h10k.cpu.out ] || timeout 200 python3 -m apsp /tmp/h10k.txt /tmp/h10k.cpu.out 256 --backend cpu -q
+      timeout 240 python3 -m apsp bench startup --backend gpu --input /tmp/h10k.txt --block 128 --variants int32 \
+        --repeat 2 --expect /tmp/h10k.cpu.out --json "$OUT/startup_gpu.json" 2>&1 | tail -4
+      # README command 1 and the variants on the CPU (first run of each, then warm)
+      timeout 200 python3 -m apsp bench startup --repeat 1 --json "$OUT/startup_cpu.json" 2>&1 | tail -11 ;;
+    d2h)
+      # result copies exact (odd shapes, every dtype, poisoned destinations), then GB/s for 4 GiB,
+      # then a whole API call at WHOLE_N (default 65536) against its compute
+      timeout 400 python3 benchmarks/d2h.py --whole "${WHOLE_N:-65536}" --out "$OUT/d2h.json" > "$OUT/d2h.log" 2>&1
+      tail -4 "$OUT/d2h.log" ;;
     ooc)
       timeout 300 python3 benchmarks/outofcore_gpu.py --out "$OUT/ooc.json" > "$OUT/ooc.log" 2>&1; tail -25 "$OUT/ooc.log" ;;
     quicktests)

@@ -90,3 +90,23 @@ def test_startup_benchmark_runs_and_checks(cache, tmp_path):
     runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
     assert [r["run"] for r in runs] == ["cold", "warm1", "cold", "warm1"]
     assert not any(r["notice"] for r in runs if r["run"] != "cold")
+
+
+@pytest.mark.parametrize("dt", ["int16", "int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_text_writer_blocks_on_threads_equal_one_pass(monkeypatch, tmp_path, dt, threads):
+    # many small blocks formatted on threads, written in order: the same bytes as one pass
+    import numpy as np
+
+    from apsp.io import homework
+
+    rng = np.random.default_rng(threads)
+    n = 37
+    d = (rng.integers(-50, 1000, size=(n, n)) if dt.startswith("int")
+         else rng.standard_normal((n, n)) * 100).astype(dt)
+    d[rng.random((n, n)) < 0.2] = np.inf if dt.startswith("float") else np.iinfo(dt).max
+    monkeypatch.setattr(homework, "CHUNK_BYTES", 3 * homework._row_width(d))  # 3 rows a block
+    monkeypatch.setattr(homework, "WRITE_THREADS", threads)
+    monkeypatch.setattr(homework, "_usable_cores", lambda: 4)
+    homework.write_distances(tmp_path / "d.txt", d)
+    assert (tmp_path / "d.txt").read_bytes() == homework.format_rows(d)

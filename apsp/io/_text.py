@@ -532,7 +532,7 @@ def _put_float(out, p, v, strs, lens, k):
     return p + lens[k], k + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: the writer formats several blocks on threads
 def format_int_rows(rows, unreachable, out):
     p = 0
     for i in range(rows.shape[0]):
@@ -550,7 +550,7 @@ def format_int_rows(rows, unreachable, out):
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def format_float_rows(rows, strs, lens, out):
     p = 0
     k = 0

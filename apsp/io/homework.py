@@ -148,6 +148,19 @@ def _check_distances(dist, square: bool = True) -> np.ndarray:
     return d
 
 
+#: most threads formatting text blocks at once (each holds one CHUNK_BYTES buffer)
+WRITE_THREADS = 8
+
+
+def _usable_cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _row_width(d: np.ndarray) -> int:
     return d.shape[1] * (max(T.max_int_chars(d.dtype), 3) + 1) + 1
 
@@ -213,12 +226,34 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     d = _check_distances(dist, square=first_row is None)
     width = _row_width(d)
     step = max(1, CHUNK_BYTES // width)
-    out = np.empty(min(d.shape[0], step) * width + 1, dtype=np.uint8)
-    blocks = -(-d.shape[0] // step)
+    starts = range(0, d.shape[0], step)
+    # blocks are formatted on threads (the kernels release the GIL), written in order
+    threads = max(1, min(len(starts), _usable_cores(), WRITE_THREADS))
+    buffers = [np.empty(min(d.shape[0], step) * width + 1, dtype=np.uint8) for _ in range(threads)]
     # a bar only for outputs of many blocks (progress=None: and only on a terminal)
-    with open_output(path) as f, progress_bar(blocks, progress if blocks > 8 else False,
+    with open_output(path) as f, progress_bar(len(starts), progress if len(starts) > 8 else False,
                                               desc="writing", unit="block") as bar:
-        for start in range(0, d.shape[0], step):
-            nbytes = _format_into(d[start:start + step], out)
-            f.write(out[:nbytes])
-            bar.update()
+        if threads == 1:
+            for start in starts:
+                nbytes = _format_into(d[start:start + step], buffers[0])
+                f.write(buffers[0][:nbytes])
+                bar.update()
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads, thread_name_prefix="apsp-format") as pool:
+            jobs = []
+            try:
+                for i, start in enumerate(starts):
+                    if len(jobs) == threads:  # the oldest block's buffer is needed again: write it out
+                        buf, job = jobs.pop(0)
+                        f.write(buf[:job.result()])
+                        bar.update()
+                    buf = buffers[i % threads]
+                    jobs.append((buf, pool.submit(_format_into, d[start:start + step], buf)))
+                for buf, job in jobs:
+                    f.write(buf[:job.result()])
+                    bar.update()
+            finally:
+                for _, job in jobs:  # on an error: no thread may still fill a buffer
+                    job.cancel() or job.exception()

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
 from ._version import __version__
+from .jit import use_writable_cache_dir
+
+use_writable_cache_dir()  # a read-only install and home: Numba's cache goes to a temp dir instead
 
 _EXPORTS = {
     "shortest_paths": "apsp.api",

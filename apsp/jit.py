@@ -99,35 +99,41 @@ def book_compile(timings: dict, seconds: float, stages) -> dict:
 
 
 def _writable(path: Path) -> bool:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            return True
-    except OSError:
-        return False
+    """Whether Numba could write a cache file in ``path`` (made if missing): the directory, or
+    its nearest existing parent, is writable for us."""
+    while not path.exists():
+        if path.parent == path:
+            return False
+        path = path.parent
+    return os.access(path, os.W_OK | os.X_OK)
 
 
 def use_writable_cache_dir() -> str | None:
     """Give Numba a cache directory it can write when neither the install nor the user's is writable.
 
     Numba caches next to the sources (``__pycache__``) and, when the install is read-only,
-    in the user's cache dir (``~/.cache/numba``); with neither writable, caching functions
-    fail to import. Then this points ``NUMBA_CACHE_DIR`` at a per-user temporary directory
-    (compiled code lasts until the OS clears it). Call it before numba is imported; returns
-    the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR`` is set).
+    in the user's cache dir (``~/.cache/numba``); with neither writable, modules with caching
+    functions fail to import. Then this points ``NUMBA_CACHE_DIR`` at a per-user directory
+    under the system temp dir (compiled code lasts until the OS clears it). `apsp` calls it on
+    import, before any of its modules imports numba; a few system calls when all is well.
+    Returns the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR``
+    is set).
     """
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    here = Path(__file__).resolve().parent / "cpu" / "__pycache__"
+    if _writable(Path(__file__).resolve().parent / "cpu" / "__pycache__"):
+        return None
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if _writable(here) or _writable(Path(xdg) / "numba"):
+    if _writable(Path(xdg) / "numba"):
         return None
     user = os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else "user")
     fallback = Path(tempfile.gettempdir()) / f"apsp-numba-cache-{user}"
-    if not _writable(fallback):
+    try:
+        fallback.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
         return None
     os.environ["NUMBA_CACHE_DIR"] = str(fallback)
-    if "numba" in sys.modules:  # already configured: tell it too
+    if "numba" in sys.modules:  # configured already: tell it too
         from numba.core import config
 
         config.CACHE_DIR = str(fallback)

@@ -110,3 +110,26 @@ def test_text_writer_blocks_on_threads_equal_one_pass(monkeypatch, tmp_path, dt,
     monkeypatch.setattr(homework, "_usable_cores", lambda: 4)
     homework.write_distances(tmp_path / "d.txt", d)
     assert (tmp_path / "d.txt").read_bytes() == homework.format_rows(d)
+
+
+def test_read_only_install_and_home_fall_back_to_a_temp_cache_dir(monkeypatch, tmp_path):
+    from numba.core import config
+
+    from apsp import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")  # empty counts as unset; restored after the test
+    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)
+    monkeypatch.setattr(jit, "_writable", lambda path: False)  # neither the install nor the user's
+    monkeypatch.setattr(jit.tempfile, "gettempdir", lambda: str(tmp_path))
+    chosen = jit.use_writable_cache_dir()
+    assert chosen is not None and chosen.startswith(str(tmp_path))
+    assert jit.os.environ["NUMBA_CACHE_DIR"] == chosen and config.CACHE_DIR == chosen
+    assert jit.use_writable_cache_dir() is None  # set (by the user, or already): left alone
+
+
+def test_writable_install_keeps_numbas_own_choice(monkeypatch):
+    from apsp import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")
+    monkeypatch.setattr(jit, "_writable", lambda path: True)
+    assert jit.use_writable_cache_dir() is None and jit.os.environ["NUMBA_CACHE_DIR"] == ""

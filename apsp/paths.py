@@ -168,6 +168,74 @@ def successors_checked(succ: np.ndarray, dist: np.ndarray, graph):
     return succ, _checked(succ, reachable, dist, False, graph.to_csr)
 
 
+def _by_weight(csr, wide):
+    """CSR arrays (indptr, neighbours, weights as ``wide``) with each row's neighbours in
+    increasing weight and self-loops dropped (a self-loop is never a useful next hop)."""
+    n = csr.shape[0]
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    cols = csr.indices.astype(np.int64)
+    keep = rows != cols
+    rows, cols, w = rows[keep], cols[keep], csr.data[keep].astype(wide)
+    order = np.lexsort((w, rows))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols[order].astype(np.int32), w[order]
+
+
+def _zero_edges(csr):
+    """CSR (indptr, neighbours) of the zero-weight edges of ``csr``, self-loops dropped."""
+    n = csr.shape[0]
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    keep = (csr.data == 0) & (rows != csr.indices)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+    return indptr, csr.indices[keep].astype(np.int32)  # rows stay in order: CSR order kept
+
+
+def pointers_from_distances(dist: np.ndarray, reachable: np.ndarray, graph, successors: bool,
+                            check: bool = True):
+    """Next-hop (``successors``) or predecessor matrix from final distances alone.
+
+    The next hop from i towards j is any out-neighbour u with
+    ``w(i,u) + D[u,j] == D[i,j]`` (the last hop: any in-neighbour p of j with
+    ``D[i,p] + w(p,j) == D[i,j]``); trying neighbours in increasing weight finds
+    one after a few tries on typical graphs, so this costs a few n^2 steps
+    instead of tracking intermediates through the whole solve (measured ~8x
+    slower). Such pointers can only loop round a zero-weight cycle. With
+    integer distances and no negative weight, zero-weight edges are taken
+    only by a search that cannot loop (`apsp.cpu.pathkernels.zero_edges_by_columns`);
+    otherwise, with ``check`` (needed unless `loops_possible` is False), every
+    tree is checked and repaired. Returns ``(matrix, repaired)``.
+    """
+    from .cpu import pathkernels
+
+    csr = graph.to_csr()
+    wide = np.float64 if dist.dtype.kind == "f" else np.int64
+    weights = csr.data.astype(dist.dtype).astype(wide)  # the weights the solver saw
+    tol = wide(_tolerance(dist, weights))
+    nonneg = not graph.has_negative_weights
+    levels = check and dist.dtype.kind in "iu" and nonneg
+
+    def in_edges():  # row v lists u for each edge u -> v
+        reverse = csr.T.tocsr()
+        reverse.sort_indices()
+        return reverse
+
+    if successors:
+        ptr = pathkernels.successors_from_distances(dist, reachable, *_by_weight(csr, dist.dtype), tol,
+                                                    levels, nonneg)
+        if levels:
+            pathkernels.zero_edges_by_columns(ptr, dist, reachable, *_zero_edges(in_edges()))
+            return ptr, 0
+        return ptr, (_checked(ptr, reachable, dist, False, graph.to_csr) if check else 0)
+    ptr = pathkernels.predecessors_from_distances(dist, reachable, *_by_weight(in_edges(), dist.dtype),
+                                                  tol, levels, nonneg)
+    if levels:
+        pathkernels.zero_edges_by_rows(ptr, dist, reachable, *_zero_edges(csr))
+        return ptr, 0
+    return ptr, (_checked(ptr, reachable, dist, True, in_edges) if check else 0)
+
+
 def successors_from_midpoints(mid: np.ndarray, reachable: np.ndarray, graph, dist: np.ndarray,
                               check: bool = True):
     """Next-hop matrix from recorded intermediates (see the module docstring).

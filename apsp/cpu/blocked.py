@@ -534,8 +534,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     """Blocked Floyd-Warshall solver, registered as ``("fw", "cpu")``.
 
     ``opts.block_size`` defaults to `DEFAULT_BLOCK`. With ``opts.successors``
-    or ``opts.predecessors`` the kernels also record intermediate vertices and
-    `apsp.paths` turns them into next-hop / predecessor matrices.
+    or ``opts.predecessors``, `apsp.paths.pointers_from_distances` recovers
+    next-hop / predecessor matrices from the final distances.
 
     Examples
     --------
@@ -568,7 +568,6 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         start_round = session.start_vertex // block
     else:
         d = graph.fw_matrix(dt)
-    mid = np.full(d.shape, -1, dtype=mid_dtype(dt, graph.n)) if want_paths else None
     t1 = time.perf_counter()
     hook = opts.on_round
 
@@ -582,11 +581,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     try:
         if graph.n <= SMALL_N and session is None:
             # milliseconds either way, and this loop nest compiles in a fraction of the time
-            _close_small(d, mid, 0, *_kernel_args(dt, negative))
+            _close_small(d, None, 0, *_kernel_args(dt, negative))
             if hook is not None:
                 hook(graph.n)
         else:
-            fw_inplace(d, block, negative=negative, progress=opts.progress, mid=mid, start_round=start_round,
+            fw_inplace(d, block, negative=negative, progress=opts.progress, start_round=start_round,
                        on_round=on_round if (session is not None or hook is not None) else None)
     except KeyboardInterrupt as exc:
         if session is not None:
@@ -609,11 +608,12 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         reachable = d != dtypes.unreachable_value(dt)
         check = paths.loops_possible(graph, dt)
         info["paths_checked"] = check
+        # recovered from the final distances: tracking intermediates in the kernels cost ~8x
         if opts.successors:
-            out.successors, repaired = paths.successors_from_midpoints(mid, reachable, graph, d, check)
+            out.successors, repaired = paths.pointers_from_distances(d, reachable, graph, True, check)
             info["successor_targets_repaired"] = repaired
         if opts.predecessors:
-            out.predecessors, repaired = paths.predecessors_from_midpoints(mid, reachable, graph, d, check)
+            out.predecessors, repaired = paths.pointers_from_distances(d, reachable, graph, False, check)
             info["predecessor_sources_repaired"] = repaired
         timings["paths"] = time.perf_counter() - t3
     return out

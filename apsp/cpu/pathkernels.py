@@ -168,3 +168,160 @@ def repair(ptr, reachable, dist, by_rows, roots, indptr, indices, weights, tol):
                 failed[q] = True
                 break
     return failed.sum()
+
+
+# ---------------------------------------------------------------------------
+# Pointer matrices from final distances (no tracking during the solve)
+# ---------------------------------------------------------------------------
+
+#: columns per task of `successors_from_distances`: one task's rows of D stay in cache
+COLUMN_BLOCK = 256
+
+
+@njit(cache=True, parallel=True)
+def successors_from_distances(d, reachable, indptr, nbr, w, tol, skip_zero, nonneg):
+    """``succ[i, j]``: the first out-neighbour u of i (in ``nbr`` order) with
+    ``w(i, u) + d[u, j] == d[i, j]`` (within ``tol``); ``NO_VERTEX`` for i == j or no path.
+
+    Neighbours come sorted by weight (self-loops dropped), so the tight one is
+    usually among the first few tried; each task scans them for a block of
+    columns and stops once every column has its hop. Where float rounding
+    leaves no neighbour within ``tol``, the one with the smallest gap is taken
+    (`check` and `repair` then catch anything that loops). With ``skip_zero``
+    zero-weight edges are not taken: those pairs stay ``_UNSET`` for `zero_edges_by_columns`.
+    With ``nonneg`` (no negative weight) an edge heavier than every distance
+    still open cannot be tight, and neither can the heavier ones after it.
+    """
+    n = d.shape[0]
+    succ = np.empty((n, n), dtype=np.int32)
+    blocks = (n + COLUMN_BLOCK - 1) // COLUMN_BLOCK
+    for task in prange(n * blocks):
+        i = task // blocks
+        c0 = (task % blocks) * COLUMN_BLOCK
+        c1 = min(c0 + COLUMN_BLOCK, n)
+        todo = 0
+        longest = d[i, c0]
+        for j in range(c0, c1):
+            if reachable[i, j] and j != i:
+                succ[i, j] = _UNSET
+                todo += 1
+                longest = max(longest, d[i, j])
+            else:
+                succ[i, j] = NO_VERTEX
+        for e in range(indptr[i], indptr[i + 1]):
+            if todo == 0:
+                break
+            u = nbr[e]
+            wu = w[e]
+            if nonneg and wu > longest + tol:
+                break
+            if skip_zero and wu == 0:
+                continue
+            for j in range(c0, c1):
+                if succ[i, j] == _UNSET and reachable[u, j]:
+                    gap = wu + d[u, j] - d[i, j]
+                    if -tol <= gap <= tol:
+                        succ[i, j] = u
+                        todo -= 1
+        if todo > 0 and not skip_zero:
+            for j in range(c0, c1):
+                if succ[i, j] != _UNSET:
+                    continue
+                best = np.inf
+                for e in range(indptr[i], indptr[i + 1]):
+                    u = nbr[e]
+                    if reachable[u, j]:
+                        gap = abs(w[e] + d[u, j] - d[i, j])
+                        if gap < best:
+                            best = gap
+                            succ[i, j] = u
+    return succ
+
+
+@njit(cache=True, parallel=True)
+def predecessors_from_distances(d, reachable, in_indptr, in_nbr, in_w, tol, skip_zero, nonneg):
+    """``pred[i, j]``: the first in-neighbour p of j (in ``in_nbr`` order) with
+    ``d[i, p] + w(p, j) == d[i, j]`` (within ``tol``); like `successors_from_distances`,
+    one task per source row (its row of D stays in cache)."""
+    n = d.shape[0]
+    pred = np.empty((n, n), dtype=np.int32)
+    for i in prange(n):
+        for j in range(n):
+            pred[i, j] = NO_VERTEX
+            if j == i or not reachable[i, j]:
+                continue
+            best = np.inf
+            if skip_zero:
+                pred[i, j] = _UNSET
+            for e in range(in_indptr[j], in_indptr[j + 1]):
+                p = in_nbr[e]
+                if nonneg and in_w[e] > d[i, j] + tol and pred[i, j] != NO_VERTEX:
+                    break  # sorted by weight: no later edge is tight either
+                if not reachable[i, p] or (skip_zero and in_w[e] == 0):
+                    continue
+                gap = d[i, p] + in_w[e] - d[i, j]
+                if -tol <= gap <= tol:
+                    pred[i, j] = p
+                    break
+                if abs(gap) < best and not skip_zero:
+                    best = abs(gap)
+                    pred[i, j] = p
+    return pred
+
+
+@njit(cache=True, parallel=True)
+def zero_edges_by_columns(succ, d, reachable, zin_indptr, zin_nbr):
+    """Fill the ``_UNSET`` successors of each target column j through zero-weight edges.
+
+    Such a vertex u has no tight edge of positive weight, so its shortest paths
+    start with zero-weight edges among vertices at its own distance. A search
+    backwards from j and from the vertices already pointed along a positive
+    edge ("anchors"), over tight zero-weight in-edges (``zin_*``), points each
+    one at the vertex it was found from: walks then stay level until an
+    anchor and drop strictly after it, so they cannot loop. Integer distances,
+    non-negative weights.
+    """
+    n = d.shape[0]
+    for j in prange(n):
+        queue = np.empty(n, dtype=np.int64)
+        tail = 0
+        for u in range(n):
+            if u == j or (reachable[u, j] and succ[u, j] >= 0):
+                queue[tail] = u
+                tail += 1
+        head = 0
+        while head < tail:
+            v = queue[head]
+            head += 1
+            dv = d[v, j]
+            for e in range(zin_indptr[v], zin_indptr[v + 1]):
+                u = zin_nbr[e]
+                if succ[u, j] == _UNSET and d[u, j] == dv:
+                    succ[u, j] = v
+                    queue[tail] = u
+                    tail += 1
+
+
+@njit(cache=True, parallel=True)
+def zero_edges_by_rows(pred, d, reachable, zout_indptr, zout_nbr):
+    """Fill the ``_UNSET`` predecessors of each source row i through zero-weight edges
+    (forwards from i and the anchors); see `zero_edges_by_columns`."""
+    n = d.shape[0]
+    for i in prange(n):
+        queue = np.empty(n, dtype=np.int64)
+        tail = 0
+        for v in range(n):
+            if v == i or (reachable[i, v] and pred[i, v] >= 0):
+                queue[tail] = v
+                tail += 1
+        head = 0
+        while head < tail:
+            p = queue[head]
+            head += 1
+            dp = d[i, p]
+            for e in range(zout_indptr[p], zout_indptr[p + 1]):
+                v = zout_nbr[e]
+                if pred[i, v] == _UNSET and d[i, v] == dp:
+                    pred[i, v] = p
+                    queue[tail] = v
+                    tail += 1

@@ -352,12 +352,18 @@ def _solve_file(args):
     startup = _start_solve_command(args)
     t0 = time.perf_counter()
     compiled = compile_seconds()
-    g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
-    t_read = time.perf_counter() - t0
-    compiled = compile_seconds() - compiled
+    from .io import read_graph
+
+    loaded = read_graph(args.input, fmt=args.fmt)
+    n = loaded.n if hasattr(loaded, "n") else len(loaded)
     if args.block is not None and args.block < 1:
         raise ValueError(f"blocking factor must be a positive integer, got {args.block}")
-    sources = _sources_arg(args, g.n)  # a typo should not wait for the solve
+    sources = _sources_arg(args, n)  # a typo should not wait for the solve
+    # before the graph's n-sized arrays: the result alone must fit somewhere
+    _check_result_fits(args, n, n if sources is None else len(sources))
+    g = as_graph(loaded, directed=not args.undirected, unweighted=args.unweighted)
+    t_read = time.perf_counter() - t0
+    compiled = compile_seconds() - compiled
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             sources=sources,
                             block_size=args.block, progress=_progress_flag(args),
@@ -366,6 +372,25 @@ def _solve_file(args):
                             **_large_problem_options(args))
     result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
     return g, result
+
+
+def _check_result_fits(args, n: int, rows: int) -> None:
+    """Refuse at once a result no memory could hold: ``rows x n`` distances of one byte each
+    (the narrowest dtype) need that much RAM or, streamed out of core, scratch disk."""
+    import tempfile
+
+    from .errors import MemoryPlanError
+    from .sizes import disk_available, format_size, host_available, parse_size
+
+    need = rows * n
+    ram = parse_size(args.host_memory) if getattr(args, "host_memory", None) else host_available()
+    scratch = getattr(args, "scratch_dir", None) or tempfile.gettempdir()
+    disk = disk_available(scratch)
+    if need > max(ram, disk):
+        raise MemoryPlanError(
+            f"{args.input}: n = {n} vertices; a {rows} x {n} distance matrix needs at least "
+            f"{format_size(need)} (one byte per entry), more than the RAM ({format_size(ram)}) or the "
+            f"scratch disk ({format_size(disk)}) available; --rows/--sources compute fewer rows")
 
 
 def _check_solve_outputs(args) -> None:

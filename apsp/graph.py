@@ -189,6 +189,22 @@ def _last_assignment_wins(n: int, src, dst, weight):
     return indptr, indices, (data if carried else weight[data])
 
 
+def check_build_memory(n: int, m: int, weight_dtype) -> None:
+    """Refuse, before allocating, a CSR build the RAM available cannot hold.
+
+    The build keeps per vertex four int64 arrays (row starts, fill positions,
+    stamps, the index pointer) and a weight, and per edge an index and a weight.
+    """
+    from .errors import MemoryPlanError
+    from .sizes import format_size, host_available
+
+    need = (n + 1) * (4 * 8 + np.dtype(weight_dtype).itemsize) + m * (8 + np.dtype(weight_dtype).itemsize)
+    free = host_available()
+    if need > free:
+        raise MemoryPlanError(f"building the graph of n = {n} vertices and {m} edges needs "
+                              f"{format_size(need)} of memory, {format_size(free)} is available")
+
+
 def lightest_edges(n: int, rows, cols, data):
     """The n x n CSR matrix of the entries, the lightest of each repeated (row, col) kept."""
     import scipy.sparse as sp
@@ -266,6 +282,7 @@ class Graph:
         if edges.m:
             if src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n:
                 raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
+            check_build_memory(n, edges.m, w.dtype)
             indptr, indices, w = _last_assignment_wins(n, src, dst, w)
         else:
             indptr = np.zeros(n + 1, dtype=np.int32)

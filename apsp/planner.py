@@ -89,7 +89,11 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     host = m + paths * m32
     gpu = 0
     if method == "reference":
-        host += matrix_bytes(n, np.float64)  # the oracle works in float64
+        # the oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask;
+        # with paths both pointer matrices and their per-step replacements
+        host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
+        if paths:
+            host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += m32 if paths else 0  # intermediate-vertex matrix for path recovery
     if backend == "gpu":

@@ -125,3 +125,63 @@ def test_input_that_shrinks_while_read_is_reported(tmp_path, monkeypatch):
 
     with pytest.raises(GraphFormatError, match="changed while it was read"):
         load_bytes(path)
+
+
+_RSS_PROBE = """
+import os, resource, sys
+import numpy as np
+import apsp
+from apsp.graph import EdgeList, Graph
+from apsp.planner import plan_memory
+from apsp.solvers import SolveOptions
+
+n, method, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+rng = np.random.default_rng(0)
+e = EdgeList(n, rng.integers(0, n, 2 * n), rng.integers(0, n, 2 * n), rng.integers(1, 100, 2 * n))
+g = Graph.from_edges(e)
+small = EdgeList(40, e.src[:60] % 40, e.dst[:60] % 40, e.weight[:60])
+apsp.shortest_paths(small, method=method, backend="cpu", return_successors=paths)  # compile first
+dt = g.choose_dtype()
+plan = plan_memory(g, method, "cpu", SolveOptions(dtype=dt, successors=paths))
+page = os.sysconf("SC_PAGE_SIZE")
+before = int(open("/proc/self/statm").read().split()[1]) * page
+peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+r = apsp.shortest_paths(g, method=method, backend="cpu", return_successors=paths)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(plan.host_bytes, peak - max(before, 0), peak > peak_before)
+"""
+
+
+@pytest.mark.parametrize("method,n,paths", [("dijkstra", 3000, False), ("dijkstra", 3000, True),
+                                            ("fw", 3000, False), ("reference", 700, False),
+                                            ("reference", 700, True)])
+def test_memory_plan_bounds_the_measured_peak(method, n, paths):
+    r = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(n), method, "1" if paths else "0"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    planned, grew, new_peak = r.stdout.split()
+    planned, grew = int(planned), int(grew)
+    # what the plan leaves out (the CSR, tiles, a search's per-thread heaps) is small at this n
+    slack = 24 << 20
+    assert new_peak == "False" or grew <= planned + slack, (method, planned, grew)
+
+
+def test_graph_build_refuses_before_allocating_n_sized_arrays(monkeypatch):
+    import apsp.sizes
+    from apsp.graph import EdgeList, Graph
+
+    monkeypatch.setattr(apsp.sizes, "host_available", lambda: 64 << 20)
+    with pytest.raises(MemoryPlanError, match="building the graph"):
+        Graph.from_edges(EdgeList(10**9, [0], [1], [3]))
+
+
+@pytest.mark.parametrize("text,name", [("1000000000 1\n1 2 3\n", "g.txt"), ("0 999999999\n", "g.snap"),
+                                       ("p sp 1000000000 1\na 1 2 3\n", "g.gr")])
+def test_huge_declared_vertex_count_is_refused_at_once(tmp_path, text, name):
+    (tmp_path / name).write_text(text)
+    code = ("import resource, sys\nfrom apsp.cli import main\nrc = main(sys.argv[1:])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(rc)")
+    r = subprocess.run([sys.executable, "-c", code, "solve", str(tmp_path / name), "-o",
+                        str(tmp_path / "d.txt")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "distance matrix needs at least" in r.stderr, r.stderr
+    assert int(r.stdout.split()[-1]) * 1024 < 1 << 30  # kB; far from n * 20 bytes

@@ -250,6 +250,52 @@ def _symmetrized(g: Graph) -> Graph:
 #: the automatic rule's thresholds (see `choose_method`)
 GPU_MIN_VERTICES = 256
 SPARSE_EDGES_PER_VERTEX = 2
+#: nested-dissection FW is considered from this many vertices, up to this many edges per vertex
+#: (denser graphs have separators too large for it to win; the ordering is not even computed)
+ND_MIN_VERTICES = 1000
+ND_MAX_EDGES_PER_VERTEX = 16
+#: work per second of each (method, backend), the units of `estimated_seconds`: FW and nd-fw
+#: count min-plus updates, dijkstra/johnson n (m + n) log2 n steps. CPU: measured with
+#: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 11); GPU: dense
+#: FW's int32 rate on an H200 (section 1), nd-fw assumed at 70% of it until a device run measures it
+WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
+              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 0.9e13}
+#: fixed cost of one nd-fw pivot round (parallel regions, launches): its rounds are many and can
+#: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed
+ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 1e-4}
+
+
+def estimated_seconds(g: Graph, method: str, backend: str) -> float:
+    """Seconds ``method`` should take on ``g`` on ``backend``: its work over `WORK_RATES`.
+
+    nd-fw's work is counted from its ordering (`apsp.ndfw.plan`, cached on the graph for the
+    solver), so asking costs that ordering once.
+    """
+    n, m = float(g.n), float(g.nnz)
+    fixed = 0.0
+    if method == "fw":
+        work = n ** 3
+    elif method == "nd-fw":
+        from .ndfw import default_plan
+
+        nd = default_plan(g, backend)
+        work = float(nd.updates())
+        fixed = sum(1 for _ in nd.rounds()) * ND_ROUND_SECONDS[backend]
+    elif method in ("dijkstra", "johnson"):
+        work = n * (m + n) * np.log2(max(n, 2.0))
+    else:
+        raise ValueError(f"no work estimate for method {method!r}")
+    return work / WORK_RATES[(method, backend)] + fixed
+
+
+def _nd_usable(g: Graph) -> bool:
+    if g.n < ND_MIN_VERTICES or g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n:
+        return False
+    try:
+        import pymetis  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def choose_backend(backend: str, method: str, n: int) -> str:
@@ -260,7 +306,7 @@ def choose_backend(backend: str, method: str, n: int) -> str:
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
-    if backend == "auto" and method in ("fw", "bfs") and n >= GPU_MIN_VERTICES and gpu_available()[0]:
+    if backend == "auto" and method in ("fw", "nd-fw", "bfs") and n >= GPU_MIN_VERTICES and gpu_available()[0]:
         return "gpu"
     return "cpu"
 
@@ -273,7 +319,13 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
       GPU and n >= 256): Floyd-Warshall, since Dijkstra/Johnson run on the CPU only;
     * other weights on the CPU: Dijkstra (Johnson when some weight is negative)
       when the graph is very sparse, at most 2 edges per vertex on average;
-      otherwise blocked Floyd-Warshall.
+      otherwise blocked Floyd-Warshall;
+    * then, from 1000 vertices and up to 16 edges per vertex (pymetis installed),
+      nested-dissection Floyd-Warshall (``"nd-fw"``) replaces that pick when
+      its estimated time is lower: `estimated_seconds` counts its updates from
+      the graph's ordering (grids, meshes, road and geometric graphs have small
+      separators; random graphs do not) against n^3 for dense FW and
+      n (m + n) log2 n for Dijkstra, at the rates in `WORK_RATES`.
 
     "A GPU" follows `apsp.solvers.gpu_available`, the same rule as
     `choose_backend`: the Triton interpreter never counts for ``"auto"``.
@@ -291,9 +343,14 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
     if g.unit_weights:
         return "bfs"
     on_gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and gpu_available()[0])
+    pick = "fw"
     if not on_gpu and g.nnz <= SPARSE_EDGES_PER_VERTEX * g.n:
-        return "johnson" if g.has_negative_weights else "dijkstra"
-    return "fw"
+        pick = "johnson" if g.has_negative_weights else "dijkstra"
+    if _nd_usable(g):
+        where = "gpu" if on_gpu else "cpu"
+        if estimated_seconds(g, "nd-fw", where) < estimated_seconds(g, pick, where):
+            pick = "nd-fw"
+    return pick
 
 
 def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto",

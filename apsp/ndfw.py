@@ -30,9 +30,24 @@ METHOD = "nd-fw"
 
 def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int = 0) -> Dissection:
     """The dissection of ``graph``: rounds ``tile`` wide, leaves of at most ``leaf_size`` vertices,
-    every node's vertices padded to a multiple of ``pad``."""
-    return dissect(graph.to_csr(), leaf_size=DEFAULT_LEAF if leaf_size is None else leaf_size, tile=tile,
-                   pad=pad, seed=seed)
+    every node's vertices padded to a multiple of ``pad``. Cached on the graph (the automatic
+    method choice orders it first, then the solver reuses the ordering)."""
+    leaf = DEFAULT_LEAF if leaf_size is None else int(leaf_size)
+    key = (int(tile), leaf, int(pad), seed)
+    cache = graph.__dict__.setdefault("_dissections", {})
+    if key not in cache:
+        cache[key] = dissect(graph.to_csr(), leaf_size=leaf, tile=tile, pad=pad, seed=seed)
+    return cache[key]
+
+
+#: (tile, leaf size) the engines use by default, per backend
+DEFAULTS = {"cpu": (128, 500), "gpu": (128, 3000)}
+
+
+def default_plan(graph, backend: str) -> Dissection:
+    """The dissection the ``backend``'s engine uses with its default tile and leaf size."""
+    tile, leaf = DEFAULTS[backend]
+    return plan(graph, tile, leaf)
 
 
 def layout_edges(graph, nd: Dissection):

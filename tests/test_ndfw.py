@@ -215,3 +215,21 @@ def test_unpermute_inplace_round_trip(rng, n):
     want = mid[np.ix_(p, p)]
     want = np.where(want >= 0, names[np.maximum(want, 0)], want)
     np.testing.assert_array_equal(unpermute_inplace(mid, p, values=names), want)
+
+
+def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
+    from apsp import api
+    from apsp.ndfw import default_plan
+
+    g = _grid(40, rng)  # n = 1600: small separators
+    assert api.estimated_seconds(g, "nd-fw", "cpu") < api.estimated_seconds(g, "fw", "cpu")
+    assert api.choose_method(g, "auto", "cpu") == "nd-fw"
+    assert default_plan(g, "cpu") is default_plan(g, "cpu")  # the ordering is computed once
+    # a random graph with 8 edges per vertex has large separators: dense FW's n^3 wins
+    dense = Graph.from_edges(random_edges(rng, 1200, 8 / 1200, lo=1, hi=20))
+    assert api.estimated_seconds(dense, "nd-fw", "cpu") > 0.5 * api.estimated_seconds(dense, "fw", "cpu")
+    assert api.choose_method(dense, "auto", "cpu") == "fw"
+    # below the size threshold, too dense, or without pymetis: the ordering is not even tried
+    assert api.choose_method(_grid(20, rng), "auto", "cpu") != "nd-fw"
+    monkeypatch.setitem(sys.modules, "pymetis", None)
+    assert api.choose_method(_grid(40, rng), "auto", "cpu") != "nd-fw"

@@ -18,16 +18,15 @@ from numba import njit, prange
 
 from .. import dtypes
 from ..errors import NegativeCycleError
-from ..ndfw import layout_edges, plan, run_schedule
+from ..ndfw import DEFAULTS, layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, mid_dtype
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
 #: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
-DEFAULT_TILE = 128
 #: leaf size of the dissection on the CPU: on a 100 x 100 grid 500 needs 1.74e10 updates,
 #: 1000 2.09e10, 2000 3.31e10 (benchmarks/nd_counts.py --pad 1)
-DEFAULT_LEAF = 500
+DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["cpu"]
 
 
 @njit(cache=True, nogil=True)

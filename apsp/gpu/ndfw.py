@@ -29,19 +29,18 @@ import torch
 
 from .. import dtypes
 from ..errors import NegativeCycleError
-from ..ndfw import plan, run_schedule
+from ..ndfw import DEFAULTS, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import TORCH_DTYPES, close_block, fw_inplace, inf_for, minplus_update
 
-#: pivot round width: the K of every product (as dense GPU FW's block)
-DEFAULT_TILE = 128
+#: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
+#: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
+DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["gpu"]
 #: matrix and node buffers are rounded up to this with isolated vertices, so that the big products
 #: run the kernel's unmasked path (BLOCK_M 256). Tree nodes themselves are not padded: padding
 #: them to 128 costs 33% more work on a 350 x 350 grid (benchmarks/nd_counts.py --pad)
 ALIGN = 256
-#: leaf size of the dissection (tile products counted with benchmarks/nd_counts.py: 2-4k is best at 128)
-DEFAULT_LEAF = 3000
 #: gathered node buffers may take at most this share of the free device memory
 GATHER_SHARE = 0.8
 

@@ -100,6 +100,19 @@ def bench_graph(name, csr, args, device, summary):
              "updates": updates, "dense_updates": n ** 3, "share_of_dense": updates / n ** 3,
              "ordering_s": t_order, "compute_s": times, "best_compute_s": min(times) if times else None,
              "rows_checked": len(sources), "mismatches": bad}
+    for leaf in args.more_leaves:
+        nd2 = plan(g, args.tile, leaf)
+        nd2, d, engine, secs = schedule_run(g, dt, device, args.tile, leaf, nd2)
+        bad2 = check_rows(nd2, d, csr, dt, sources)
+        up2 = nd2.updates()
+        print(f"  leaf {leaf}: nodes {nd2.nodes}, updates {up2:.3g} = {100 * up2 / n ** 3:.3f}% of n^3, compute "
+              f"{secs:.3f} s ({up2 / secs / 1e12:.2f} T updates/s); check {'OK' if bad2 == 0 else f'{bad2} MISMATCHES'}",
+              flush=True)
+        entry.setdefault("other_leaves", []).append({"leaf": leaf, "updates": up2, "compute_s": secs,
+                                                     "mismatches": bad2})
+        del d, engine
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
     if args.wall:
         t0 = time.perf_counter()
         r = apsp.shortest_paths(g, method="nd-fw", backend="gpu", dtype=dt, progress=False,
@@ -122,6 +135,8 @@ def main(argv=None):
     ap.add_argument("--dtype", default="auto", help="auto (apsp's choice), int16, int32, ...")
     ap.add_argument("--tile", type=int, default=gnd.DEFAULT_TILE)
     ap.add_argument("--leaf", type=int, default=gnd.DEFAULT_LEAF)
+    ap.add_argument("--more-leaves", type=int, nargs="*", default=[1000],
+                    help="also time these leaf sizes (one run each, rows checked)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--check-rows", type=int, default=64)
     ap.add_argument("--wall", action="store_true", help="also one whole solve with the copy to the host")

@@ -256,7 +256,7 @@ ND_MIN_VERTICES = 1000
 ND_MAX_EDGES_PER_VERTEX = 16
 #: work per second of each (method, backend), the units of `estimated_seconds`: FW and nd-fw
 #: count min-plus updates, dijkstra/johnson n (m + n) log2 n steps. CPU: measured with
-#: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 11); GPU: dense
+#: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 12); GPU: dense
 #: FW's int32 rate on an H200 (section 1), nd-fw assumed at 70% of it until a device run measures it
 WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
               ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 0.9e13}

@@ -221,6 +221,11 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
 
 def _edges_from_tuples(items) -> EdgeList:
     arr = np.asarray(items)
+    if arr.dtype.kind not in "biuf":  # strings, None, mixed objects
+        bad = next((x for t in items for x in (t if isinstance(t, (list, tuple)) else [t])
+                    if isinstance(x, (str, bytes)) or x is None), None)
+        raise TypeError(f"edge tuples must hold numbers (u, v[, w]), found {bad!r}"
+                        if bad is not None else "edge tuples must hold numbers (u, v[, w])")
     if arr.size == 0:
         return EdgeList(0, [], [], np.zeros(0))
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):

@@ -403,6 +403,11 @@ def _check_solve_outputs(args) -> None:
     if args.json and STDOUT in (args.output, args.paths):
         raise ValueError("--json and an output to standard output ('-') would mix on stdout; "
                          "drop --json or write the output to a file")
+    scratch = getattr(args, "scratch_dir", None)
+    if scratch is not None and not os.path.isdir(scratch):
+        raise FileNotFoundError(f"--scratch {scratch}: no such directory")
+    if scratch is not None and not os.access(scratch, os.W_OK | os.X_OK):
+        raise PermissionError(f"--scratch {scratch}: the directory is not writable")
     check_outputs({"-o": (args.output, args.out_format, "distances"),
                    "--paths": (args.paths, "npy", "distances"),
                    "--checkpoint": (args.checkpoint, None, "file")})
@@ -523,6 +528,8 @@ def _cmd_gen(args) -> int:
     from .io import check_outputs
 
     check_outputs({"-o": (args.output, args.fmt, "graph")})
+    if args.n < 1:  # no graph file format holds a graph without vertices
+        raise ValueError(f"n must be at least 1, got {args.n}")
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
     _check_gen_output(args, weights)
     edges = random_graph(args.n, args.density, weights=weights, seed=args.seed, kind=args.kind)

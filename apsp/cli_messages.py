@@ -104,14 +104,32 @@ def negative_cycle_message(exc, one_based: bool, source: str | None = None) -> s
 def homework_positionals(argv: list[str], subcommands) -> list[str] | None:
     """The arguments before the first option when ``argv`` starts like the homework form
     (not with a command or an option), else None."""
-    if not argv or argv[0] in subcommands or argv[0].startswith("-"):
+    if not argv or argv[0].startswith("-"):
         return None
     positional = []
     for token in argv:
         if token.startswith("-") and token != "-":  # "-" is standard output, not an option
             break
         positional.append(token)
+    if argv[0] in subcommands and not input_named_like_command(argv, positional):
+        return None
     return positional
+
+
+#: commands that cannot take two or three bare arguments (each needs an option or takes none)
+_NO_BARE_ARGUMENTS = ("solve", "gen", "info", "path")
+
+
+def input_named_like_command(argv: list[str], positional: list[str]) -> bool:
+    """Whether ``apsp NAME OUT [BLOCK]`` means the file NAME, though NAME is also a command.
+
+    True when the whole command line is two or three bare arguments, the first is an
+    existing file, and the command could not take them (so its own form would fail).
+    """
+    import os
+
+    return (len(positional) == len(argv) and len(positional) in (2, 3)
+            and argv[0] in _NO_BARE_ARGUMENTS and os.path.isfile(argv[0]))
 
 
 def homework_usage_error(argv: list[str], subcommands) -> str | None:

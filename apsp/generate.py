@@ -74,6 +74,13 @@ def random_graph(n: int, density: float | None = None, weights=(0, 100), seed=No
         density = LINK_GRAPH_DENSITY if kind == "link-graph" else 0.1
     if not 0.0 <= density <= 1.0:
         raise ValueError(f"density must lie in [0, 1], got {density!r}")
+    if weights is not None:
+        try:
+            finite = len(weights) == 2 and all(np.isfinite(float(x)) for x in weights)
+        except (TypeError, ValueError):
+            finite = False
+        if not finite:
+            raise ValueError(f"weights must be two finite numbers (lo, hi), got {weights!r}")
     rng = np.random.default_rng(seed)
     if kind == "link-graph":
         if not directed:

@@ -187,13 +187,41 @@ def read_graph(path, fmt: str | None = None, *, n: int | None = None):
         raise FileNotFoundError(f"no such file: {p}")
     if p.is_dir():
         raise IsADirectoryError(f"{p} is a directory, not a graph file")
-    if fmt is None and name == "homework":
+    if n is not None and name != "snap":
+        raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
+    if not p.is_file():  # a pipe (/dev/stdin) or device: read once, into a file the readers can reread
+        return _read_spooled(p, name, fmt is None, n)
+    return _read_file(p, name, fmt is None, n)
+
+
+def _read_file(p: Path, name: str, sniff: bool, n):
+    if sniff and name == "homework":
         name = _sniff(p) or name
-    if n is not None:
-        if name != "snap":
-            raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
-        return _module(name).read_graph(p, n=n)
-    return _module(name).read_graph(p)
+    return _module(name).read_graph(p, n=n) if n is not None else _module(name).read_graph(p)
+
+
+def _read_spooled(p: Path, name: str, sniff: bool, n):
+    """Read a stream (pipe, character device) by copying it to a temporary file first.
+
+    Format sniffing and gzip detection read a file's start more than once, which a
+    stream allows only once. Errors still name the stream.
+    """
+    import shutil
+    import tempfile
+
+    from ..errors import GraphFormatError
+
+    with tempfile.TemporaryDirectory(prefix="apsp-input-") as tmp:
+        spool = Path(tmp) / "input"
+        with open(p, "rb") as src, open(spool, "wb") as dst:
+            shutil.copyfileobj(src, dst, 16 << 20)
+        try:
+            loaded = _read_file(spool, name, sniff, n)
+        except GraphFormatError as exc:
+            raise GraphFormatError(p, exc.line, exc.problem) from None
+    if getattr(loaded, "source", None) is not None:
+        loaded.source = str(p)
+    return loaded
 
 
 def write_graph(path, edges, fmt: str | None = None) -> None:

@@ -37,3 +37,15 @@ def rng():
     seed = np.random.SeedSequence().entropy
     print(f"rng seed {seed}")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="module")
+def blocked_kernels_at_every_n():
+    """`apsp.cpu.blocked.solve` at every n on the blocked kernels (below `SMALL_N` it takes a plain
+    loop nest), for the tests of a module about those kernels."""
+    from apsp.cpu import blocked
+
+    saved = blocked.SMALL_N
+    blocked.SMALL_N = 0
+    yield
+    blocked.SMALL_N = saved

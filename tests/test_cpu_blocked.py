@@ -21,14 +21,8 @@ ALL_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _blocked_kernels_at_every_n():
-    """`blocked.solve` runs small graphs on a plain loop nest (`blocked.SMALL_N`); these tests
-    are about the blocked kernels, so here every size goes through them."""
-    saved = blocked.SMALL_N
-    blocked.SMALL_N = 0
-    yield
-    blocked.SMALL_N = saved
+# blocked.solve runs small graphs on a plain loop nest; these tests are about the blocked kernels
+pytestmark = pytest.mark.usefixtures("blocked_kernels_at_every_n")
 
 
 def _oracle(graph: Graph, dt) -> np.ndarray:

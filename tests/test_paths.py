@@ -22,14 +22,8 @@ HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 SOLVERS = {"blocked": blocked.solve, "reference": reference.solve}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _blocked_kernels_at_every_n():
-    """`blocked.solve` runs small graphs on a plain loop nest (`blocked.SMALL_N`); these tests
-    are about the blocked kernels, so here every size goes through them."""
-    saved = blocked.SMALL_N
-    blocked.SMALL_N = 0
-    yield
-    blocked.SMALL_N = saved
+# blocked.solve runs small graphs on a plain loop nest; these tests are about the blocked kernels
+pytestmark = pytest.mark.usefixtures("blocked_kernels_at_every_n")
 
 
 def _weights(edges: EdgeList) -> dict:

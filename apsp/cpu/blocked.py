@@ -224,22 +224,54 @@ def _pieces(n, k0, k1, width, t):
 
 
 @njit(cache=True, nogil=True)
+def _panel_piece(d, mid, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
+    """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (``R = min(R, P (x) R)``), or with
+    ``column_panel`` pivot columns, rows ``lo:hi``, done transposed (``C.T = min(C.T, P.T (x) C.T)``)
+    so its rows are long too. The right operand is a copy of the piece's old values: since
+    ``P`` is closed, old and new values give the same result."""
+    m = k1 - k0
+    w = hi - lo
+    b = np.empty((m, w), dtype=d.dtype)
+    if column_panel:
+        c = np.empty((m, w), dtype=d.dtype)
+        mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
+        for i in range(w):
+            for k in range(m):
+                c[k, i] = d[lo + i, k0 + k]
+        if mid is not None:
+            for i in range(w):
+                for k in range(m):
+                    mc[k, i] = mid[lo + i, k0 + k]
+        a, ci, cj = pivot_t, 0, 0
+    else:
+        c, mc, a, ci, cj = d, mid, pivot, k0, lo
+    for k in range(m):
+        for j in range(w):
+            b[k, j] = c[ci + k, cj + j]
+    _relax(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, floor, inf)
+    if column_panel:
+        for i in range(w):
+            for k in range(m):
+                d[lo + i, k0 + k] = c[k, i]
+        if mid is not None:
+            for i in range(w):
+                for k in range(m):
+                    mid[lo + i, k0 + k] = mc[k, i]
+
+
+@njit(cache=True, nogil=True)
 def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, floor, inf):
     """Tasks ``t0..t1-1`` of phase 2 or 3 of the round with pivot rows/columns ``k0:k1``.
 
     Phase 2: tasks ``0..2*npieces`` update a piece (``panel_cols`` wide) of the
-    pivot row panel, ``R = min(R, P (x) R)``, then of the pivot column panel,
-    done transposed as ``C.T = min(C.T, P.T (x) C.T)`` so its rows are long too.
-    Both use a copy of the old panel as the right operand: since ``P`` is
-    closed, old and new values give the same result.
+    pivot row panel, then of the pivot column panel (`_panel_piece`).
     Phase 3: one ``STRIP_ROWS x strip_cols`` piece of ``D = min(D, C (x) R)``,
     minus the pivot rows and columns; long rows keep the SIMD loop long and
-    the row panel in L2. One call site per kernel keeps compile time down.
+    the row panel in L2.
     """
     n = d.shape[0]
     m = k1 - k0
     for t in range(t0, t1):
-        o0 = 0
         ranges = rows = cols = (0, 0, 0, 0)
         if phase == 2:
             npieces = (n + panel_cols - 1) // panel_cols
@@ -257,46 +289,16 @@ def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols
             if phase == 2:
                 o0 = ranges[0] if part == 0 else ranges[2]
                 o1 = ranges[1] if part == 0 else ranges[3]
-                w = o1 - o0
-                if w <= 0:
-                    continue
-                # c: the piece (row panel in place; column panel transposed into a buffer), b: its old values
-                b = np.empty((m, w), dtype=d.dtype)
-                if column_panel:
-                    c = np.empty((m, w), dtype=d.dtype)
-                    mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
-                    for i in range(w):
-                        for k in range(m):
-                            c[k, i] = d[o0 + i, k0 + k]
-                    if mid is not None:
-                        for i in range(w):
-                            for k in range(m):
-                                mc[k, i] = mid[o0 + i, k0 + k]
-                    a, ci, cj = pivot_t, 0, 0
-                else:
-                    c, mc, a, ci, cj = d, mid, pivot, k0, o0
-                for k in range(m):
-                    for j in range(w):
-                        b[k, j] = c[ci + k, cj + j]
-                ai, ak, bk, bj, r, s = 0, 0, 0, 0, m, w
-            else:
-                ia = rows[0] if part < 2 else rows[2]
-                ib = rows[1] if part < 2 else rows[3]
-                ja = cols[0] if part % 2 == 0 else cols[2]
-                jb = cols[1] if part % 2 == 0 else cols[3]
-                if ia >= ib or ja >= jb:
-                    continue
-                c, mc, a, b = d, mid, d, d
-                ci, cj, r, s, ai, ak, bk, bj = ia, ja, ib - ia, jb - ja, ia, k0, k0, ja
-            _relax(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, m, s, k0, floor, inf)
-            if column_panel:
-                for i in range(s):
-                    for k in range(m):
-                        d[o0 + i, k0 + k] = c[k, i]
-                if mid is not None:
-                    for i in range(s):
-                        for k in range(m):
-                            mid[o0 + i, k0 + k] = mc[k, i]
+                if o1 > o0:
+                    _panel_piece(d, mid, pivot, pivot_t, k0, k1, column_panel, o0, o1, floor, inf)
+                continue
+            ia = rows[0] if part < 2 else rows[2]
+            ib = rows[1] if part < 2 else rows[3]
+            ja = cols[0] if part % 2 == 0 else cols[2]
+            jb = cols[1] if part % 2 == 0 else cols[3]
+            if ia >= ib or ja >= jb:
+                continue
+            _relax(d, mid, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, k0, floor, inf)
 
 
 # Phases 2 and 3 run on Python threads over nogil kernels rather than Numba's

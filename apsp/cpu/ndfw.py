@@ -20,7 +20,8 @@ from .. import dtypes
 from ..errors import NegativeCycleError
 from ..ndfw import DEFAULTS, layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
-from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _relax, mid_dtype
+from .blocked import (PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax,
+                      mid_dtype)
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
 #: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
@@ -29,49 +30,13 @@ from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel
 DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["cpu"]
 
 
-@njit(cache=True, nogil=True)
-def _panel_task(d, mid, pivot, pivot_t, k0, k1, kind, lo, hi, floor, inf):
-    """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (kind 0), or pivot columns, rows
-    ``lo:hi`` (kind 1, done transposed). The right operand is a copy of the piece's old values:
-    since the pivot is closed, old and new values give the same result. ``mid`` and ``floor``
-    as in `apsp.cpu.blocked` (None: paths not recorded, weights non-negative)."""
-    m = k1 - k0
-    w = hi - lo
-    b = np.empty((m, w), dtype=d.dtype)
-    if kind == 1:
-        c = np.empty((m, w), dtype=d.dtype)
-        mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
-        for i in range(w):
-            for k in range(m):
-                c[k, i] = d[lo + i, k0 + k]
-        if mid is not None:
-            for i in range(w):
-                for k in range(m):
-                    mc[k, i] = mid[lo + i, k0 + k]
-        a, ci, cj = pivot_t, 0, 0
-    else:
-        c, mc, a, ci, cj = d, mid, pivot, k0, lo
-    for k in range(m):
-        for j in range(w):
-            b[k, j] = c[ci + k, cj + j]
-    _relax(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, floor, inf)
-    if kind == 1:
-        for i in range(w):
-            for k in range(m):
-                d[lo + i, k0 + k] = c[k, i]
-        if mid is not None:
-            for i in range(w):
-                for k in range(m):
-                    mid[lo + i, k0 + k] = mc[k, i]
-
-
 @njit(cache=True, parallel=True)
 def _round(d, mid, k0, k1, panels, rows, cols, floor, inf):
     """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
     ``rows x cols`` pieces ((lo, hi) each)."""
     pivot, pivot_t = _close_pivot(d, mid, k0, k1, floor, inf)
     for t in prange(panels.shape[0]):
-        _panel_task(d, mid, pivot, pivot_t, k0, k1, panels[t, 0], panels[t, 1], panels[t, 2], floor, inf)
+        _panel_piece(d, mid, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
     m = k1 - k0
     ncols = cols.shape[0]
     for t in prange(rows.shape[0] * ncols):

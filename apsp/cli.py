@@ -228,13 +228,13 @@ def _log_to_stderr() -> None:
 
 def cli_message(exc: BaseException, args) -> str:
     """An API error in the command line's words (options, the input file's vertex numbering)."""
-    from .cli_messages import cli_words, input_is_one_based, negative_cycle_message
+    from .cli_messages import cli_words, first_vertex, negative_cycle_message
     from .errors import NegativeCycleError
 
     inp = getattr(args, "input", None)
     if isinstance(exc, NegativeCycleError):
-        one_based = inp is not None and input_is_one_based(inp, getattr(args, "fmt", None))
-        return negative_cycle_message(exc, one_based, inp)
+        first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
+        return negative_cycle_message(exc, first, inp)
     return cli_words(str(exc), output=getattr(args, "output", None))
 
 

@@ -57,22 +57,17 @@ def cli_words(message: str, output: str | None = None) -> str:
     return re.sub(r"  +", " ", message).replace(" )", ")")
 
 
-def input_is_one_based(path, fmt: str | None) -> bool:
-    """Whether the input file numbers vertices from 1 (homework text), as `apsp.io.read_graph` reads it."""
-    from pathlib import Path
-
-    from . import io
+def first_vertex(path, fmt: str | None) -> int:
+    """The number the input file gives its first vertex (1 for homework text, DIMACS, ...; 0 for SNAP, ...)."""
+    from .io import FIRST_VERTEX, detect_format
 
     try:
-        name = io.guess_format(path, fmt)
-        if fmt is None and name == "homework":
-            name = io._sniff(Path(path)) or name
-    except (ValueError, OSError):
-        return False
-    return name == "homework"
+        return FIRST_VERTEX[detect_format(path, fmt)]
+    except (ValueError, OSError, KeyError):
+        return 0
 
 
-def negative_cycle_message(exc, one_based: bool, source: str | None = None) -> str:
+def negative_cycle_message(exc, first: int, source: str | None = None) -> str:
     """One line for a `NegativeCycleError`, vertices numbered as the input file numbers them.
 
     A route (``a -> b -> a``, from the searches) is kept as a route; a set of
@@ -82,17 +77,16 @@ def negative_cycle_message(exc, one_based: bool, source: str | None = None) -> s
     Examples
     --------
     >>> from apsp.errors import NegativeCycleError
-    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected: 1 -> 2 -> 1", [1, 2]), True)
+    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected: 1 -> 2 -> 1", [1, 2]), 1)
     'the graph has a negative cycle, 2 -> 3 -> 2 (1-based), so shortest paths are undefined'
-    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected", [0, 4]), False, "g.snap")
+    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected", [0, 4]), 0, "g.snap")
     'the graph has a negative cycle through vertices 0, 4 (0-based, as in g.snap), so shortest paths are undefined'
     """
     vertices = getattr(exc, "vertices", None)
-    base = 1 if one_based else 0
-    numbering = f"{base}-based" + (f", as in {source}" if source else "")
+    numbering = f"{first}-based" + (f", as in {source}" if source else "")
     if vertices is None or len(vertices) == 0:
         return "the graph has a negative cycle, so shortest paths are undefined"
-    named = [int(v) + base for v in vertices]
+    named = [int(v) + first for v in vertices]
     if "->" in str(exc):
         route = " -> ".join(map(str, named + named[:1]))
         return f"the graph has a negative cycle, {route} ({numbering}), so shortest paths are undefined"

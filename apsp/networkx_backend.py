@@ -389,9 +389,6 @@ def configured_options() -> dict:
         values = {key: getattr(config, key, default) for key, default in DEFAULT_CONFIG.items()}
     except (ImportError, AttributeError):
         values = dict(DEFAULT_CONFIG)
-    unknown = set(values) - set(DEFAULT_CONFIG)
-    if unknown:  # pragma: no cover - networkx keeps only what default_config names
-        raise ValueError(f"nx.config.backends.apsp has unknown settings {sorted(unknown)}")
     return {"backend": values["backend"], "dtype": values["dtype"], "block_size": values["block"]}
 
 

@@ -268,3 +268,10 @@ def test_verbose_prints_the_logged_decisions(homework, tmp_path, capsys):
     for handler in [h for h in logger.handlers if getattr(h, "apsp_cli", False)]:
         logger.removeHandler(handler)  # it writes to this test's captured stderr
     logger.setLevel(logging.NOTSET)
+
+
+def test_negative_cycle_in_a_dimacs_file_is_one_based(tmp_path, capsys):
+    graph = tmp_path / "neg.gr"
+    graph.write_text("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 2 1\n")
+    assert main(["solve", str(graph), "-o", str(tmp_path / "d.npy"), "--method", "johnson"]) == 1
+    assert "3 -> 2 -> 3 (1-based" in one_error_line(capsys.readouterr().err)

@@ -370,8 +370,10 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     ----------
     graph : array_like, scipy sparse matrix, EdgeList, Graph, list of tuples, str or os.PathLike
         The directed graph (see `as_graph`).
-    method : {"auto", "fw", "bfs", "dijkstra", "johnson", "reference"}
-        ``"fw"`` is blocked Floyd-Warshall; ``"bfs"`` multi-source BFS (unit
+    method : {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"}
+        ``"fw"`` is blocked Floyd-Warshall; ``"nd-fw"`` the same in nested-dissection
+        order, skipping products that cannot change anything (sparse graphs with
+        small separators; needs pymetis, ``leaf_size=`` tunes it); ``"bfs"`` multi-source BFS (unit
         weights); ``"dijkstra"`` / ``"johnson"`` scipy's sparse searches (CPU
         only; Johnson for negative weights); ``"reference"`` the plain O(n^3)
         oracle; ``"auto"`` chooses as the README's "Choosing a method" says.

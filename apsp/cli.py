@@ -50,7 +50,7 @@ examples:
 
 def _add_solve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="auto",
-                   choices=("auto", "fw", "bfs", "dijkstra", "johnson", "reference"),
+                   choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
                    help="where to compute (default: GPU when one is usable, else CPU)")

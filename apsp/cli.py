@@ -19,7 +19,7 @@ EPILOG = """examples:
   apsp solve web.snap -o dist.npy --format snap --method bfs
   mpiexec -n 4 apsp graph.txt dist.txt 128 --distributed
   apsp gen 1000 --density 0.05 --weights 0 100 --seed 1 -o graph.txt
-  apsp gen 40000 --kind link-graph --seed 1 -o links.txt   the seed's workload (density 1/1000)
+  apsp gen 40000 --kind link-graph --seed 1 -o links.txt   a link-graph workload (density 1/1000)
   apsp path graph.txt --from 1 --to 4
   apsp solve big.txt -o dist.npy --gpu-memory 8GB --checkpoint big.ckpt    out of core, resumable
   apsp solve big.txt -o dist.npy --gpu-memory 8GB --checkpoint big.ckpt --resume

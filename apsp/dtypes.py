@@ -121,17 +121,24 @@ def choose_dtype(bound: float, negative: bool, integral: bool, requested=None,
     raise DtypeError(f"distances up to {bound:.3g} fit no supported dtype exactly")
 
 
-def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
-    """Turn kernel sentinels into ``unreachable_value`` in place and return ``dist``.
+def reachable_limit(dtype, negative: bool):
+    """The largest value a kernel result may hold for a reachable pair; above it means unreachable.
 
     With negative weights, integer entries above ``INF // 2`` are unreachable
     pairs that picked up a negative edge on the way (see module docstring).
     """
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return float(np.finfo(dt).max)
+    inf = int(inf_value(dt))
+    return inf // 2 if negative else inf - 1
+
+
+def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
+    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and return ``dist``."""
     if dist.dtype.kind == "f":
         return dist
-    inf = inf_value(dist.dtype)
-    limit = inf // 2 if negative else inf - 1
-    dist[dist > limit] = unreachable_value(dist.dtype)
+    dist[dist > reachable_limit(dist.dtype, negative)] = unreachable_value(dist.dtype)
     return dist
 
 

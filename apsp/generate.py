@@ -19,7 +19,7 @@ from .graph import EdgeList
 
 KINDS = ("uniform", "link-graph")
 
-#: the seed's workload: a Wikipedia-like link graph with about n^2/1000 links
+#: a Wikipedia-like link graph with about n^2/1000 links
 LINK_GRAPH_DENSITY = 1e-3
 #: power-law exponents of a web graph's degree distributions (Broder et al., 2000)
 LINK_GRAPH_OUT_EXPONENT = 2.7
@@ -37,7 +37,7 @@ def random_graph(n: int, density: float | None = None, weights=(0, 100), seed=No
     density : float, optional
         Fraction of the ``n*(n-1)`` possible directed edges (of the ``n*(n-1)/2``
         vertex pairs when ``directed=False``). Default: 0.1 for ``"uniform"``,
-        1/1000 (the seed's workload) for ``"link-graph"``.
+        1/1000 (Wikipedia-like) for ``"link-graph"``.
     weights : (lo, hi) or None
         Edge weights drawn uniformly from ``lo..hi``: integers (both ends
         included) when ``lo`` and ``hi`` are integers, floats in ``[lo, hi)``

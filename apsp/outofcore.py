@@ -25,11 +25,12 @@ stream compute-bound. No round needs a strided host read: the next round's
 column panel is gathered from the stripes while they are on the device
 (one read-only pass gathers the first round's panels).
 
-The driver (`stream_fw`) only talks to an engine: `CPUEngine` here (numpy
-buffers, the Numba tile kernels of `apsp.cpu.blocked`) and
-`apsp.gpu.outofcore.GPUEngine` (torch buffers, the Triton kernels of
-`apsp.gpu.minplus`, copies on their own streams). Both produce exactly the
-in-core result for integer dtypes.
+The schedule (`stream_fw`) only talks to a tile engine with stripe copies:
+`cpu_stream_engine` here (`apsp.cpu.blocked.CPUEngine`, the Numba tile
+kernels) and `apsp.gpu.outofcore.GPUStreamEngine` (`apsp.gpu.fw.GPUEngine`,
+the Triton kernels, copies on their own streams). `StreamSolve` runs it under
+the FW skeleton (`apsp.fwsolve`). Both produce exactly the in-core result for
+integer dtypes.
 """
 from __future__ import annotations
 
@@ -37,139 +38,13 @@ import contextlib
 import mmap
 import os
 import tempfile
-import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import dtypes
-from .errors import MemoryPlanError, NegativeCycleError
+from .planner import StreamPlan
 
-__all__ = ["StreamPlan", "plan_stream", "HostMatrix", "CPUEngine", "stream_fw", "solve"]
-
-#: widest pivot panel the planner picks: phase 1 closes a B x B block per round
-MAX_BLOCK = 8192
-#: shortest stripe worth streaming on a GPU (kernel grid, per-copy overhead)
-MIN_GPU_ROWS = 256
-#: kernels index a buffer with 32-bit offsets
-MAX_BUFFER_ELEMENTS = 2 ** 31 - 1
-
-
-# ----------------------------------------------------------------------------- planning
-@dataclass
-class StreamPlan:
-    """Tile sizes of an out-of-core solve.
-
-    ``n`` is the host matrix's side (padded on a GPU), ``n_pivots`` the real
-    vertices, ``block`` the pivot panel width B, ``rows`` the stripe height,
-    ``buffers`` the number of stripe buffers.
-    """
-
-    n: int
-    n_pivots: int
-    itemsize: int
-    block: int
-    rows: int
-    buffers: int
-    budget: int
-    where: str = "GPU"
-
-    @property
-    def panel_bytes(self) -> int:
-        # current and next round's row and column panels, the pivot block and its transpose
-        return (4 * self.block * self.n + 2 * self.block * self.block) * self.itemsize
-
-    @property
-    def device_bytes(self) -> int:
-        return self.panel_bytes + self.buffers * self.rows * self.n * self.itemsize
-
-    @property
-    def staging_bytes(self) -> int:
-        """Pinned bounce buffers when the host matrix is not pinned (two in, two out)."""
-        return 4 * self.rows * self.n * self.itemsize if self.where == "GPU" else 0
-
-    @property
-    def rounds(self) -> int:
-        return -(-self.n_pivots // self.block) if self.n_pivots else 0
-
-    @property
-    def stripes(self) -> int:
-        return -(-self.n // self.rows)
-
-    def describe(self) -> str:
-        from .sizes import format_size
-
-        return (f"{self.rounds} rounds of pivot width {self.block}, {self.stripes} stripes of "
-                f"{self.rows} rows, {self.buffers} buffer{'s' if self.buffers > 1 else ''}, "
-                f"{format_size(self.device_bytes)} of {format_size(self.budget)} {self.where} budget")
-
-    def summary(self) -> dict:
-        return {"ooc_block": self.block, "ooc_rows": self.rows, "ooc_buffers": self.buffers,
-                "ooc_rounds": self.rounds, "ooc_stripes": self.stripes, "ooc_device_bytes": self.device_bytes}
-
-
-def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 3, align: int = 1,
-                block: int | None = None, rows: int | None = None, where: str = "GPU") -> StreamPlan:
-    """The widest pivot panel, then the tallest stripes, that fit ``budget`` bytes.
-
-    Phase 3 does ``block`` min-plus updates per element moved, so the planner
-    maximises ``block`` (a multiple of ``align``, at most `MAX_BLOCK`) while
-    ``depth`` stripe buffers of at least a minimum height still fit; fewer
-    buffers are accepted before a narrower panel. ``block`` and ``rows`` may
-    be fixed by the caller.
-
-    Examples
-    --------
-    >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
-    >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
-    (4096, 4480, 3, True)
-    >>> plan_stream(100, 100, 4, 5000, depth=1, block=2, rows=3, where="RAM").describe()
-    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 4.33 KiB of 4.88 KiB RAM budget'
-    """
-    from .sizes import format_size
-
-    if n < 1 or n_pivots < 0 or n_pivots > n:
-        raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
-    for name, value in (("block_size", block), ("ooc_rows", rows)):
-        if value is not None and (int(value) != value or value < 1):
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    top = max(1, min(MAX_BLOCK, n_pivots or 1))
-    if block is not None:
-        blocks = [min(int(block), max(1, n_pivots))]
-    else:  # align * 2**k, widest first, down to min(align, top)
-        widths, b = {min(align, top)}, align
-        while b <= top:
-            widths.add(b)
-            b *= 2
-        blocks = sorted(widths, reverse=True)
-    gpu = where == "GPU" and align > 1
-    # first pass: stripes tall enough to keep a GPU busy; second: any that fit
-    for strict in (True, False):
-        for b in blocks:
-            panels = StreamPlan(n, n_pivots, itemsize, b, 1, 0, budget, where).panel_bytes
-            if b * n > MAX_BUFFER_ELEMENTS or panels >= budget:
-                continue
-            for buffers in range(max(1, depth), 0, -1):
-                if rows is not None:
-                    h = min(int(rows), n)
-                else:
-                    h = (budget - panels) // (buffers * n * itemsize)
-                    h = min(h, n, MAX_BUFFER_ELEMENTS // n)
-                    if h >= align:
-                        h -= h % align
-                    wanted = min(n, max(MIN_GPU_ROWS, b // 2)) if (gpu and strict) else 1
-                    if h < wanted:
-                        continue
-                plan = StreamPlan(n, n_pivots, itemsize, b, h, buffers, budget, where)
-                if plan.device_bytes <= budget and h * n <= MAX_BUFFER_ELEMENTS:
-                    return plan
-    smallest = StreamPlan(n, n_pivots, itemsize, blocks[-1], min(n, rows or 1), 1, budget, where)
-    raise MemoryPlanError(
-        f"a {where} budget of {format_size(budget)} cannot stream an {n} x {n} matrix: even pivot "
-        f"panels of width {smallest.block} and one stripe of {smallest.rows} rows need "
-        f"{format_size(smallest.device_bytes)}; allow more memory (gpu_memory= / host_memory=)")
-
+__all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve"]
 
 # ----------------------------------------------------------------------------- the host matrix
 class HostMatrix:
@@ -218,88 +93,41 @@ def _row_chunks(n_rows: int, n_cols: int, itemsize: int, chunk_bytes: int = 64 <
 
 
 # ----------------------------------------------------------------------------- the CPU engine
-class CPUEngine:
-    """Engine for a matrix on disk streamed through RAM: numpy buffers, Numba tile kernels.
+def cpu_stream_engine(dtype, negative: bool, host: np.ndarray, threads: int | None = None):
+    """Engine for a matrix on disk streamed through RAM: `apsp.cpu.blocked.CPUEngine`'s tile kernels
+    (big products split by rows over threads) plus synchronous stripe copies (one buffer is enough)."""
+    from .cpu.blocked import CPUEngine, fw_inplace
 
-    Copies are synchronous (``buffers`` = 1 is enough); big min-plus products
-    are split by rows over a thread pool (the kernels release the GIL).
-    """
+    class CPUStreamEngine(CPUEngine):
+        def close_block(self, t) -> None:
+            """Wide pivot panels: closed as a blocked solve of their own (parallel phases 2-3)."""
+            work = np.ascontiguousarray(t)
+            if work.shape[0] > 128:
+                fw_inplace(work, 128, negative=self.negative, progress=False)
+            else:
+                super().close_block(work)
+            if work is not t:
+                t[...] = work
 
-    kind = "cpu"
-    transposed_col_panel = False
+        def load(self, slot: int, buf, i0: int, i1: int) -> None:
+            buf[...] = self.host[i0:i1]
 
-    def __init__(self, dtype, negative: bool, host: np.ndarray, threads: int | None = None):
-        from .cpu import blocked
+        def wait_loaded(self, slot: int) -> None:
+            pass
 
-        self._k = blocked
-        self.dtype = np.dtype(dtype)
-        self.negative = bool(negative)
-        self.host = host
-        self.threads = max(1, threads or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else (os.cpu_count() or 1))
-        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        def store(self, slot: int, buf, i0: int, i1: int) -> None:
+            self.host[i0:i1] = buf
 
-    def empty(self, shape):
-        return np.empty(shape, dtype=self.dtype)
+        def release(self, slot: int) -> None:
+            pass
 
-    @staticmethod
-    def transpose(x):
-        return x.T
+        @staticmethod
+        def context():
+            return contextlib.nullcontext()
 
-    @staticmethod
-    def copy(dst, src) -> None:
-        dst[...] = src
-
-    def close_block(self, t) -> None:
-        work = np.ascontiguousarray(t)
-        if work.shape[0] > 128:
-            self._k.fw_inplace(work, 128, negative=self.negative, progress=False)
-        else:
-            self._k.close_block(work, self.negative)
-        if work is not t:
-            t[...] = work
-
-    def minplus(self, c, a, b) -> None:
-        rows = c.shape[0]
-        if np.shares_memory(b, c):
-            b = np.array(b, order="C")
-        else:
-            b = np.ascontiguousarray(b)
-        work = max(1, c.shape[0] * c.shape[1] * a.shape[1])
-        parts = min(self.threads, rows, max(1, work // (1 << 22)))
-        if parts <= 1 or self._pool is None:
-            self._k.minplus_update(c, a, b, self.negative)
-            return
-        cuts = np.linspace(0, rows, parts + 1).astype(int)
-        jobs = [self._pool.submit(self._k.minplus_update, c[r0:r1], a[r0:r1], b, self.negative)
-                for r0, r1 in zip(cuts[:-1], cuts[1:]) if r1 > r0]
-        for job in jobs:
-            job.result()
-
-    # stripes: host rows <-> buffers, synchronously
-    def load(self, slot: int, buf, i0: int, i1: int) -> None:
-        buf[...] = self.host[i0:i1]
-
-    def wait_loaded(self, slot: int) -> None:
-        pass
-
-    def store(self, slot: int, buf, i0: int, i1: int) -> None:
-        self.host[i0:i1] = buf
-
-    def release(self, slot: int) -> None:
-        pass
-
-    def sync(self) -> None:
-        pass
-
-    @staticmethod
-    def context():
-        return contextlib.nullcontext()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+    engine = CPUStreamEngine(dtype, negative, threads=threads)
+    engine.host = host
+    return engine
 
 
 # ----------------------------------------------------------------------------- the driver
@@ -308,28 +136,31 @@ def _outside(k0: int, k1: int, n: int):
     return [(a, b) for a, b in ((0, k0), (k1, n)) if b > a]
 
 
-def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0, on_round=None) -> None:
+def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0):
     """Blocked Floyd-Warshall on the host matrix, in place, streaming stripes through ``engine``.
+
+    A generator: yields the vertices done after each round's stripes are queued
+    (call ``engine.sync()`` before reading ``host``). Stopping it early (an
+    exception in the caller, Ctrl-C) lets the queued copies finish, leaving a
+    valid state to resume from.
 
     Parameters
     ----------
     host : (n, n) ndarray
         The start matrix (`apsp.graph.Graph.fw_matrix`), or a saved state in
         which vertices ``0..start_vertex-1`` already served as intermediates.
-    engine : CPUEngine or apsp.gpu.outofcore.GPUEngine
+    engine : `cpu_stream_engine` or apsp.gpu.outofcore.GPUStreamEngine
     plan : StreamPlan
     start_vertex : int
         First pivot vertex (resume from a checkpoint).
-    on_round : callable(rounds_done, vertices_done), optional
-        Called after each round's stripes are queued; call ``engine.sync()``
-        before reading ``host``. An exception from it stops the solve (after
-        the queued copies finish), leaving a valid state to resume from.
 
     Examples
     --------
     >>> d = np.array([[0, 3, 50], [50, 0, 4], [1, 50, 0]], dtype=np.int32)
-    >>> eng = CPUEngine(np.int32, negative=False, host=d, threads=1)
-    >>> stream_fw(d, eng, plan_stream(3, 3, 4, 10**6, depth=1, block=2, rows=2))
+    >>> from apsp.planner import plan_stream
+    >>> eng = cpu_stream_engine(np.int32, negative=False, host=d, threads=1)
+    >>> list(stream_fw(d, eng, plan_stream(3, 3, 4, 10**6, depth=1, block=2, rows=2)))
+    [2, 3]
     >>> d.tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
@@ -341,7 +172,7 @@ def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0,
     if not pivots:
         return
     stripes = [(i, min(i + height, n)) for i in range(0, n, height)]
-    transposed = engine.transposed_col_panel
+    transposed = engine.transposed_col_panels
 
     def panels():
         return engine.empty((block, n)), engine.empty((block, n) if transposed else (n, block))
@@ -430,19 +261,13 @@ def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0,
                 load(g + 1)
             if r >= 0 and (g + 1 == len(items) or items[g + 1][0] != r):
                 cur, nxt = nxt, cur
-                if on_round is not None:
-                    on_round(r + 1, pivots[r][1])
+                yield pivots[r][1]
     finally:
         # queued copies finish either way, so the host matrix holds whole stripes
         engine.sync()
 
 
 # ----------------------------------------------------------------------------- the solver
-def _finalize_rows(dist: np.ndarray, negative: bool) -> None:
-    for i0, i1 in _row_chunks(dist.shape[0], dist.shape[1], dist.itemsize):
-        dtypes.finalize_unreachable(dist[i0:i1], negative)
-
-
 def fill_start_matrix(graph, host: np.ndarray, dtype) -> None:
     """The FW start matrix of ``graph`` in the top-left n x n of ``host``; padding isolated."""
     _pad_only(host, graph.n, dtype)
@@ -452,21 +277,66 @@ def fill_start_matrix(graph, host: np.ndarray, dtype) -> None:
 def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: StreamPlan, opts):
     """The engine for ``backend``; options ``device``, ``pin_host``, ``threads``."""
     if backend == "gpu":
-        from .gpu.outofcore import GPUEngine
+        from .gpu.outofcore import GPUStreamEngine
 
         # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
         pin = opts.pin_host and not host.on_disk
-        return GPUEngine(dtype, negative, host.array, plan, device=opts.device, pin_host=pin)
-    return CPUEngine(dtype, negative, host.array, threads=opts.threads)
+        return GPUStreamEngine(dtype, negative, host.array, plan, device=opts.device, pin_host=pin)
+    return cpu_stream_engine(dtype, negative, host.array, threads=opts.threads)
+
+
+class StreamSolve:
+    """The out-of-core solve as an engine of the FW skeleton (`apsp.fwsolve`): the host matrix,
+    its rounds streamed through ``engine`` (a tile engine with stripe copies)."""
+
+    early_cycle_check = False
+    sync_for_progress = False
+    #: every round's state is exact whatever the pivot width, so a resume may start anywhere
+    resumes_anywhere = True
+
+    def __init__(self, graph, host: HostMatrix, engine, stream: StreamPlan):
+        self.graph, self.host, self.engine, self.stream = graph, host, engine, stream
+        self.kind = f"out-of-core {engine.kind}"
+        self.n = graph.n
+        self.negative = engine.negative
+        self._resumed = False
+
+    def load(self, graph) -> None:
+        fill_start_matrix(graph, self.host.array, self.host.dtype)
+
+    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
+        if not self._resumed:
+            _pad_only(self.host.array, self.n, self.host.dtype)
+            self._resumed = True
+        self.host.array[i0:i1, :self.n] = rows
+
+    def rounds(self, block: int, start_vertex: int = 0):
+        with self.engine.context():
+            yield from stream_fw(self.host.array, self.engine, self.stream, start_vertex)
+
+    def read_rows(self, i0: int, i1: int) -> np.ndarray:
+        return self.host.array[i0:i1, :self.n]
+
+    def sync(self) -> None:
+        self.engine.sync()
+
+    def negative_diagonal(self) -> np.ndarray:
+        return np.flatnonzero(np.diagonal(self.host.array[:self.n, :self.n]) < 0)
+
+    def finalize(self) -> np.ndarray:
+        dist = self.host.array[:self.n, :self.n]
+        for i0, i1 in _row_chunks(dist.shape[0], dist.shape[1], dist.itemsize):
+            dtypes.finalize_unreachable(dist[i0:i1], self.negative)
+        return dist
 
 
 def solve(graph, opts, memplan):
-    """Out-of-core Floyd-Warshall solver (when `apsp.planner.plan_memory` says so).
+    """Out-of-core Floyd-Warshall solver (when `apsp.planner.plan_memory` says so): the skeleton
+    (`apsp.fwsolve`) over `StreamSolve`.
 
-    Follows the plan ``memplan``: the host matrix in RAM or
-    in a scratch file, the stream tile sizes, and the engine (GPU or CPU).
-    Honours ``checkpoint=`` / ``resume=`` / ``checkpoint_every=`` like the
-    in-core solvers (`apsp.checkpoint`).
+    Follows the plan ``memplan``: the host matrix in RAM or in a scratch file,
+    the stream tile sizes, and the engine (GPU or CPU). Honours ``checkpoint=``
+    / ``resume=`` / ``checkpoint_every=`` like the in-core solvers (`apsp.checkpoint`).
 
     Examples
     --------
@@ -476,65 +346,22 @@ def solve(graph, opts, memplan):
     >>> r.distances.tolist(), r.info["ooc_rounds"], r.info["matrix_on_disk"]
     ([[0, 2, 5], [4, 0, 3], [1, 3, 0]], 3, True)
     """
-    from .checkpoint import open_session
+    from .fwsolve import run
     from .solvers import SolveOutput
 
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
-    n = graph.n
-    negative = graph.has_negative_weights
-    t0 = time.perf_counter()
-    session = open_session(graph, opts, solver="fw-out-of-core", block=stream.block)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)
-    start = 0
-    if session is not None and session.resuming:
-        _pad_only(host.array, n, dt)
-        session.restore(lambda i0, i1, rows: host.array.__setitem__((slice(i0, i1), slice(0, n)), rows))
-        start = session.start_vertex
-    else:
-        fill_start_matrix(graph, host.array, dt)
-    engine = make_engine(memplan.backend, dt, negative, host, stream, opts)
-    t1 = time.perf_counter()
-    from .progress import progress_bar
-
-    done_before = -(-start // stream.block)  # rounds of a resumed solve, as far as the bar can tell
-    rounds_total = done_before + -(-(n - start) // stream.block)
-    with progress_bar(rounds_total, opts.progress, desc=f"apsp out-of-core {memplan.backend}") as bar:
-        bar.set_to(done_before)
-
-        def on_round(rounds_done, vertices_done):
-            if session is not None:
-                session.after_round(vertices_done, lambda i0, i1: host.array[i0:i1, :n], sync=engine.sync)
-            bar.set_to(min(rounds_total, rounds_done + done_before))
-            if opts.on_round is not None:
-                opts.on_round(vertices_done)
-
-        try:
-            with engine.context():
-                stream_fw(host.array, engine, stream, start_vertex=start, on_round=on_round)
-        except KeyboardInterrupt as exc:
-            if session is not None:
-                session.interrupted(lambda i0, i1: host.array[i0:i1, :n], exc=exc)
-            raise
-        finally:
-            engine.close()
-    t2 = time.perf_counter()
-    dist = host.array[:n, :n]
-    diag = np.diagonal(dist)
-    if (diag < 0).any():
-        if session is not None:
-            session.finish()
-        raise NegativeCycleError("Negative cycle detected", vertices=np.flatnonzero(diag < 0))
-    _finalize_rows(dist, negative)
-    if session is not None:
-        session.finish()
-    t3 = time.perf_counter()
-    info = {"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
-            **engine_info(engine)}
-    if session is not None:
-        info.update(session.info())
-    return SolveOutput(dist=dist, block_size=stream.block,
-                       timings={"prepare": t1 - t0, "compute": t2 - t1, "finalize": t3 - t2}, info=info)
+    engine = make_engine(memplan.backend, dt, graph.has_negative_weights, host, stream, opts)
+    timings = {}
+    try:
+        dist, block, info = run(graph, opts, StreamSolve(graph, host, engine, stream), solver="fw-out-of-core",
+                                block=stream.block, timings=timings)
+    finally:
+        engine.close()
+    info.update({"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
+                 **engine_info(engine)})
+    return SolveOutput(dist=dist, block_size=stream.block, timings=timings, info=info)
 
 
 def _pad_only(host: np.ndarray, n: int, dtype) -> None:

@@ -25,7 +25,7 @@ from . import dtypes
 from .errors import MemoryPlanError
 from .sizes import disk_available, format_size, host_available, matrix_bytes, parse_size
 
-__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded"]
+__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream"]
 
 #: the GPU solver pads n to a multiple of this, so phase-3 tiles need no bounds masks
 #: (16 under the Triton interpreter, whose tiles are 16 wide)
@@ -53,7 +53,7 @@ class MemoryPlan:
     #: the streamed matrix lives in a memory-mapped scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
-    #: `apsp.outofcore.StreamPlan` when out_of_core
+    #: `StreamPlan` when out_of_core
     stream: object = None
     notes: list = field(default_factory=list)
 
@@ -63,6 +63,125 @@ class MemoryPlan:
             out["matrix_on_disk"] = self.matrix_on_disk
             out.update(self.stream.summary())
         return out
+
+
+# ----------------------------------------------------------------------------- out-of-core streams
+#: widest pivot panel the planner picks: phase 1 closes a B x B block per round
+MAX_BLOCK = 8192
+#: shortest stripe worth streaming on a GPU (kernel grid, per-copy overhead)
+MIN_GPU_ROWS = 256
+#: kernels index a buffer with 32-bit offsets
+MAX_BUFFER_ELEMENTS = 2 ** 31 - 1
+
+
+@dataclass
+class StreamPlan:
+    """Tile sizes of an out-of-core solve.
+
+    ``n`` is the host matrix's side (padded on a GPU), ``n_pivots`` the real
+    vertices, ``block`` the pivot panel width B, ``rows`` the stripe height,
+    ``buffers`` the number of stripe buffers.
+    """
+
+    n: int
+    n_pivots: int
+    itemsize: int
+    block: int
+    rows: int
+    buffers: int
+    budget: int
+    where: str = "GPU"
+
+    @property
+    def panel_bytes(self) -> int:
+        # current and next round's row and column panels, the pivot block and its transpose
+        return (4 * self.block * self.n + 2 * self.block * self.block) * self.itemsize
+
+    @property
+    def device_bytes(self) -> int:
+        return self.panel_bytes + self.buffers * self.rows * self.n * self.itemsize
+
+    @property
+    def staging_bytes(self) -> int:
+        """Pinned bounce buffers when the host matrix is not pinned (two in, two out)."""
+        return 4 * self.rows * self.n * self.itemsize if self.where == "GPU" else 0
+
+    @property
+    def rounds(self) -> int:
+        return -(-self.n_pivots // self.block) if self.n_pivots else 0
+
+    @property
+    def stripes(self) -> int:
+        return -(-self.n // self.rows)
+
+    def describe(self) -> str:
+        return (f"{self.rounds} rounds of pivot width {self.block}, {self.stripes} stripes of "
+                f"{self.rows} rows, {self.buffers} buffer{'s' if self.buffers > 1 else ''}, "
+                f"{format_size(self.device_bytes)} of {format_size(self.budget)} {self.where} budget")
+
+    def summary(self) -> dict:
+        return {"ooc_block": self.block, "ooc_rows": self.rows, "ooc_buffers": self.buffers,
+                "ooc_rounds": self.rounds, "ooc_stripes": self.stripes, "ooc_device_bytes": self.device_bytes}
+
+
+def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 3, align: int = 1,
+                block: int | None = None, rows: int | None = None, where: str = "GPU") -> StreamPlan:
+    """The widest pivot panel, then the tallest stripes, that fit ``budget`` bytes.
+
+    Phase 3 does ``block`` min-plus updates per element moved, so the planner
+    maximises ``block`` (a multiple of ``align``, at most `MAX_BLOCK`) while
+    ``depth`` stripe buffers of at least a minimum height still fit; fewer
+    buffers are accepted before a narrower panel. ``block`` and ``rows`` may
+    be fixed by the caller.
+
+    Examples
+    --------
+    >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
+    >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
+    (4096, 4480, 3, True)
+    >>> plan_stream(100, 100, 4, 5000, depth=1, block=2, rows=3, where="RAM").describe()
+    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 4.33 KiB of 4.88 KiB RAM budget'
+    """
+    if n < 1 or n_pivots < 0 or n_pivots > n:
+        raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
+    for name, value in (("block_size", block), ("ooc_rows", rows)):
+        if value is not None and (int(value) != value or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    top = max(1, min(MAX_BLOCK, n_pivots or 1))
+    if block is not None:
+        blocks = [min(int(block), max(1, n_pivots))]
+    else:  # align * 2**k, widest first, down to min(align, top)
+        widths, b = {min(align, top)}, align
+        while b <= top:
+            widths.add(b)
+            b *= 2
+        blocks = sorted(widths, reverse=True)
+    gpu = where == "GPU" and align > 1
+    # first pass: stripes tall enough to keep a GPU busy; second: any that fit
+    for strict in (True, False):
+        for b in blocks:
+            panels = StreamPlan(n, n_pivots, itemsize, b, 1, 0, budget, where).panel_bytes
+            if b * n > MAX_BUFFER_ELEMENTS or panels >= budget:
+                continue
+            for buffers in range(max(1, depth), 0, -1):
+                if rows is not None:
+                    h = min(int(rows), n)
+                else:
+                    h = (budget - panels) // (buffers * n * itemsize)
+                    h = min(h, n, MAX_BUFFER_ELEMENTS // n)
+                    if h >= align:
+                        h -= h % align
+                    wanted = min(n, max(MIN_GPU_ROWS, b // 2)) if (gpu and strict) else 1
+                    if h < wanted:
+                        continue
+                plan = StreamPlan(n, n_pivots, itemsize, b, h, buffers, budget, where)
+                if plan.device_bytes <= budget and h * n <= MAX_BUFFER_ELEMENTS:
+                    return plan
+    smallest = StreamPlan(n, n_pivots, itemsize, blocks[-1], min(n, rows or 1), 1, budget, where)
+    raise MemoryPlanError(
+        f"a {where} budget of {format_size(budget)} cannot stream an {n} x {n} matrix: even pivot "
+        f"panels of width {smallest.block} and one stripe of {smallest.rows} rows need "
+        f"{format_size(smallest.device_bytes)}; allow more memory (gpu_memory= / host_memory=)")
 
 
 # ----------------------------------------------------------------------------- estimates
@@ -217,8 +336,6 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
 
 
 def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
-    from .outofcore import plan_stream
-
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1

@@ -103,10 +103,12 @@ def cmd_run(args) -> int:
 
     comm = MPI.COMM_WORLD
     grid = ProcessGrid.create(comm)
-    block = args.block or (256 if args.backend == "gpu" else 128)
+    from apsp.solvers import DEFAULT_BLOCK
+
+    block = args.block or DEFAULT_BLOCK[f"distributed-{args.backend}"]
     layout = BlockCyclic(args.n, block, grid.shape)
     aware = _resolve_cuda_aware(args.cuda_aware) if args.backend == "gpu" else False
-    engine = make_engine(args.backend, grid, aware, threads=args.threads)
+    engine = make_engine(args.backend, grid, aware, np.dtype(args.dtype), False, threads=args.threads)
     host = local_random_graph(layout, grid.coords, args.dtype, args.density, seed=args.seed)
     rows, cols = host.shape
     padded = solve_layout(layout, engine)  # as the API solves: GPU engines on whole tiles
@@ -117,12 +119,12 @@ def cmd_run(args) -> int:
             if not engine.pads_tiles:
                 d = engine.from_host(host.copy())
             else:
-                d = engine.full(padded.local_shape(grid.coords), host.dtype, dtypes.inf_value(host.dtype))
+                d = engine.full(padded.local_shape(grid.coords), dtypes.inf_value(host.dtype))
                 engine.copy(d[:rows, :cols], host)
         engine.sync()
         comm.Barrier()
         t0 = time.perf_counter()
-        DistributedFW(grid, padded, engine, d, False, timer, lookahead=not args.no_lookahead).run()
+        DistributedFW(grid, padded, engine, d, timer, lookahead=not args.no_lookahead).run()
         engine.sync()
         comm.Barrier()
         wall = time.perf_counter() - t0
@@ -144,7 +146,7 @@ def cmd_run(args) -> int:
     if args.n > warm:
         small = BlockCyclic(warm, min(block, warm), grid.shape)
         tiny = local_random_graph(small, grid.coords, args.dtype, args.density)
-        DistributedFW(grid, small, engine, engine.from_host(tiny), False, StageTimer()).run()
+        DistributedFW(grid, small, engine, engine.from_host(tiny), StageTimer()).run()
     wall, summary, d = one_solve(profile=False)
     if args.profile and engine.kind == "gpu":
         _, summary, d = one_solve(profile=True)

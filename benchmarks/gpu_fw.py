@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apsp.gpu import ceiling  # noqa: E402
 from apsp.gpu import minplus  # noqa: E402
+from apsp.gpu import rounds  # noqa: E402
 from apsp.gpu.fw import padded_size  # noqa: E402
 
 DTYPES = {"int32": torch.int32, "int16": torch.int16, "float32": torch.float32, "float64": torch.float64}
@@ -114,7 +115,7 @@ def stage_check(results, gen):
                 d = random_start(n, DTYPES[dname], 0.3, wmax, gen, negative=negative)
                 ref = torch_reference(d, n)
                 buf = torch.full((max(block, 1), d.shape[0]), 12345, dtype=d.dtype, device="cuda")  # poison
-                minplus.fw_inplace(d, block, negative=negative, col_buffer=buf, n_pivots=n)
+                rounds.fw_inplace(d, block, negative=negative, col_buffer=buf, n_pivots=n)
                 got = as_float(d, n, negative)
                 if dname.startswith("float"):
                     ok = bool(torch.allclose(torch.nan_to_num(got, posinf=1e300),
@@ -209,7 +210,7 @@ def stage_tune(results, sweep_rows, ceilings, n=32768, top=2, repeats=2):
 
             def run():
                 d.copy_(start)
-                minplus.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=run_cfg, lookahead=lookahead)
+                rounds.fw_inplace(d, 128, col_buffer=buf, n_pivots=n, config=run_cfg, lookahead=lookahead)
 
             copy_t = statistics.median(cuda_time(lambda: d.copy_(start), repeats=3))
             times = [t - copy_t for t in cuda_time(run, repeats=repeats)]
@@ -258,7 +259,7 @@ def stage_solve(results, gen, sizes, dtypes, blocks, ceilings, repeats):
 
                 def run():
                     d.copy_(start)
-                    minplus.fw_inplace(d, block, col_buffer=buf, n_pivots=n)
+                    rounds.fw_inplace(d, block, col_buffer=buf, n_pivots=n)
 
                 copy_t = statistics.median(cuda_time(lambda: d.copy_(start), repeats=3))
                 times = [t - copy_t for t in cuda_time(run, repeats=repeats)]

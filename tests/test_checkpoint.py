@@ -122,16 +122,15 @@ def test_ctrl_c_inside_a_round_saves_a_state_that_resumes_exactly(tmp_path, rng,
     want = shortest_paths(g, method="reference", backend="cpu", dtype="int32").distances
     ck = tmp_path / "state.ckpt"
     if opts.get("out_of_core"):
-        import apsp.outofcore
+        from apsp.cpu.blocked import CPUEngine as engine
 
-        engine = apsp.outofcore.CPUEngine
         if opts["backend"] == "gpu":
-            from apsp.gpu.outofcore import GPUEngine as engine
+            from apsp.gpu.outofcore import GPUStreamEngine as engine
         _interrupt_inside_a_round(monkeypatch, engine, "minplus", after_calls)
     elif opts["backend"] == "gpu":
-        import apsp.gpu.minplus
+        import apsp.gpu.rounds
 
-        _interrupt_inside_a_round(monkeypatch, apsp.gpu.minplus, "minplus_update", after_calls)
+        _interrupt_inside_a_round(monkeypatch, apsp.gpu.rounds, "minplus_update", after_calls)
     else:
         import apsp.cpu.blocked
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from randgraphs import random_edges
 
 import apsp
-from apsp import dtypes
+from apsp import dtypes, fwsolve
 from apsp.cpu import blocked
 from apsp.cpu.blocked import clamp_floor, close_block, fw_inplace, minplus_update
 from apsp.cpu.oracle import floyd_warshall_reference
@@ -284,12 +284,16 @@ def test_ctrl_c_stops_between_rounds(monkeypatch, rng):
         def __exit__(self, *exc):
             return False
 
-        def update(self, n=1):
-            rounds.append(n)
+        shown = True
+
+        def set_to(self, done):
+            if done == 0:
+                return
+            rounds.append(done)
             if len(rounds) == 2:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(blocked, "progress_bar", lambda *a, **k: InterruptingBar())
+    monkeypatch.setattr(fwsolve, "progress_bar", lambda *a, **k: InterruptingBar())
     with pytest.raises(KeyboardInterrupt):
         fw_inplace(d, 8, progress=True)
     assert len(rounds) == 2  # stopped after the second of five rounds

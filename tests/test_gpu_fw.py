@@ -138,7 +138,7 @@ def test_int16_whole_solves_with_and_without_pairs(rng, monkeypatch, pairs):
 def test_close_block_equals_oracle(rng, size):
     import torch
 
-    from apsp.gpu.minplus import close_block
+    from apsp.gpu.rounds import close_block
 
     g = random_graph(rng, size, 0.4, hi=30)
     start = g.fw_matrix(np.int32)
@@ -151,7 +151,7 @@ def test_close_block_of_a_strided_view(rng):
     """Phase 1 works on a tile inside a bigger matrix (row stride != tile width)."""
     import torch
 
-    from apsp.gpu.minplus import close_block
+    from apsp.gpu.rounds import close_block
 
     g = random_graph(rng, 12, 0.5, hi=9)
     big = np.full((20, 30), 99, dtype=np.int32)
@@ -228,7 +228,8 @@ def test_gpu_large_against_torch_reference(rng, n, dtype):
     import torch
 
     from apsp.gpu.fw import device_start_matrix, padded_size
-    from apsp.gpu.minplus import fw_inplace, inf_for
+    from apsp.gpu.minplus import inf_for
+    from apsp.gpu.rounds import fw_inplace
 
     hi = 2 if dtype == "int16" else 100
     g = random_graph(rng, n, 0.2, hi=hi, floats=dtype == "float32")

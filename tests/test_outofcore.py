@@ -22,7 +22,8 @@ from apsp import shortest_paths
 from apsp.errors import MemoryPlanError, NegativeCycleError
 from apsp.graph import EdgeList, Graph
 from apsp.sizes import format_size, matrix_bytes, parse_size
-from apsp.outofcore import HostMatrix, plan_stream
+from apsp.outofcore import HostMatrix
+from apsp.planner import plan_stream
 
 HAS_CPU_KERNELS = importlib.util.find_spec("apsp.cpu.blocked") is not None
 needs_cpu_kernels = pytest.mark.skipif(not HAS_CPU_KERNELS, reason="apsp.cpu.blocked not available")

@@ -1,6 +1,6 @@
 """Benchmark and profiling suites: ``apsp bench SUITE``.
 
-Each suite measures one of the seeds' experiments, checks every result against
+Each suite measures one experiment, checks every result against
 an independent reference, and writes ``SUITE.json`` / ``SUITE.csv`` (device,
 versions, commit, date and one record per measured or skipped point), PNG plots
 and a markdown table (also printed on stdout).

@@ -1,4 +1,4 @@
-"""Memory-traffic model of blocked Floyd-Warshall (seed 003, figure 7).
+"""Memory-traffic model of blocked Floyd-Warshall (the traffic model behind the ``block`` suite).
 
 The matrix is cut into ``R = ceil(n / B)`` tile rows and columns. The model
 assumes each tile an update needs is read once from main (device) memory into

@@ -26,14 +26,14 @@ builds successor and predecessor matrices.
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 
 from .. import dtypes
-from ..errors import NegativeCycleError
-from ..progress import progress_bar
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from ._kernels import _relax1, _relax1_track, _relax4, _relax4_track
@@ -476,15 +476,15 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
         Weights may be negative: clamp at ``clamp_floor`` and stop early once a
         diagonal entry turns negative (a negative cycle; the caller raises).
     progress : bool or None
-        Show a tqdm bar over rounds (None: only when stderr is a terminal).
+        Show a bar over rounds (None: only when stderr is a terminal).
     mid : (n, n) C-contiguous ndarray of dtype ``mid_dtype(d.dtype, n)``, filled with -1, optional
         If given, ``mid[i, j]`` receives the intermediate vertex of the last
         (strict) improvement of ``d[i, j]``; `apsp.paths` turns it into
         successor and predecessor matrices.
     start_round : int
         Resume a solve whose rounds ``0..start_round-1`` are done (`apsp.checkpoint`).
-    on_round : callable(rounds_done), optional
-        Called after each round (checkpoints; an exception from it stops the solve).
+    on_round : callable(vertices_done), optional
+        Called after each round (an exception from it stops the solve).
 
     Returns
     -------
@@ -492,40 +492,155 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
 
     Examples
     --------
-    >>> import numpy as np
     >>> d = np.array([[0, 3, 50], [50, 0, 4], [1, 50, 0]], dtype=np.int16)
     >>> fw_inplace(d, block=2, progress=False).tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
-    if d.ndim != 2 or d.shape[0] != d.shape[1]:
-        raise ValueError(f"fw_inplace needs a square matrix, got shape {d.shape}")
-    if not d.flags.c_contiguous or not d.flags.writeable:
-        raise ValueError("fw_inplace needs a writeable C-contiguous matrix")
+    from ..fwsolve import drive
+
     if int(block) != block or block < 1:
         raise ValueError(f"block size must be a positive integer, got {block!r}")
-    _check_dtype(d)
-    n = d.shape[0]
-    track = mid is not None
-    mdt = mid_dtype(d.dtype, n)
-    if track and (mid.shape != d.shape or mid.dtype != mdt or not mid.flags.c_contiguous):
-        raise ValueError(f"mid must be a C-contiguous {mdt.name} matrix of d's shape")
-    if n == 0:
-        return d
-    block = min(int(block), n)
-    floor, inf = _kernel_args(d.dtype, negative)
-    starts = range(0, n, block)
-    with progress_bar(len(starts), progress, desc=f"blocked FW n={n}", unit="round") as bar:
-        bar.update(min(start_round, len(starts)))
-        for r in range(start_round, len(starts)):
-            k0 = starts[r]
-            # each round is one short Numba call, so Ctrl-C lands between rounds
-            _round(d, mid, k0, min(k0 + block, n), floor, inf)
-            bar.update(1)
-            if negative and (np.diagonal(d) < 0).any():
-                break  # a negative cycle: the result is meaningless, stop here
-            if on_round is not None:
-                on_round(r + 1)
+    engine = CPUEngine(d.dtype, negative, mid=mid)
+    engine.use(d)
+    drive(engine, int(block), start_round * int(block), progress, on_round)
     return d
+
+
+class CPUEngine:
+    """The CPU engine of the FW skeleton (`apsp.fwsolve`): numpy arrays, the Numba kernels above.
+
+    Tile kernels (``empty``, ``copy``, ``close_block``, ``minplus``, ``sync``) for the
+    out-of-core stream and the distributed driver; the in-core fast path
+    ``rounds`` runs each round as one parallel Numba call on a matrix in RAM.
+    Big products are split by rows over ``threads`` threads (the kernels release the GIL).
+    """
+
+    kind = "cpu"
+    early_cycle_check = True
+    sync_for_progress = False
+    resumes_anywhere = False
+    #: the kernel wants the left factor with contiguous rows
+    transposed_col_panels = False
+    #: ragged tiles cost the Numba kernels nothing
+    pads_tiles = False
+
+    def __init__(self, dtype, negative: bool, mid: np.ndarray | None = None, threads: int | None = None):
+        self.dtype = np.dtype(dtype)
+        dtypes.as_dtype(self.dtype)
+        self.negative = bool(negative)
+        self.mid = mid
+        #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
+        self.whole_when_small = False
+        self.threads = max(1, threads or available_cores())
+        self._pool = None
+        self.d = None
+        self.n = 0
+
+    # -- tile kernels ----------------------------------------------------------------
+    def empty(self, shape):
+        return np.empty(shape, dtype=self.dtype)
+
+    @staticmethod
+    def transpose(x):
+        return x.T
+
+    @staticmethod
+    def copy(dst, src) -> None:
+        dst[...] = src
+
+    def close_block(self, t) -> None:
+        """Phase 1 exactly as the in-core rounds close a pivot (so that floats agree bit for bit)."""
+        if t.size:
+            close_block(t, self.negative)
+
+    def minplus(self, c, a, b, parallel: bool = True) -> None:
+        """``c = min(c, a (x) b)``; big products split by rows over the threads (``parallel``
+        only where ``c`` overlaps neither factor's rows it splits)."""
+        rows = c.shape[0]
+        if c.size == 0 or a.shape[1] == 0:
+            return
+        if np.shares_memory(b, c):
+            b = np.array(b, order="C")
+        else:
+            b = np.ascontiguousarray(b)
+        work = max(1, c.shape[0] * c.shape[1] * a.shape[1])
+        parts = min(self.threads, rows, max(1, work // (1 << 22))) if parallel else 1
+        if parts <= 1:
+            minplus_update(c, a, b, self.negative)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads)
+        cuts = np.linspace(0, rows, parts + 1).astype(int)
+        jobs = [self._pool.submit(minplus_update, c[r0:r1], a[r0:r1], b, self.negative)
+                for r0, r1 in zip(cuts[:-1], cuts[1:]) if r1 > r0]
+        for job in jobs:
+            job.result()
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    # -- the in-core matrix --------------------------------------------------------------
+    def use(self, d: np.ndarray) -> None:
+        """Solve on ``d`` (C-contiguous, writeable, square) in place."""
+        if d.ndim != 2 or d.shape[0] != d.shape[1]:
+            raise ValueError(f"fw_inplace needs a square matrix, got shape {d.shape}")
+        if not d.flags.c_contiguous or not d.flags.writeable:
+            raise ValueError("fw_inplace needs a writeable C-contiguous matrix")
+        if d.dtype != self.dtype:
+            raise TypeError(f"matrix dtype {d.dtype}, engine dtype {self.dtype}")
+        n = d.shape[0]
+        mdt = mid_dtype(d.dtype, n)
+        mid = self.mid
+        if mid is not None and (mid.shape != d.shape or mid.dtype != mdt or not mid.flags.c_contiguous):
+            raise ValueError(f"mid must be a C-contiguous {mdt.name} matrix of d's shape")
+        self.d, self.n = d, n
+
+    def load(self, graph) -> None:
+        self.use(graph.fw_matrix(self.dtype))
+
+    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
+        if self.d is None:
+            self.use(np.empty((self.n, self.n), dtype=self.dtype))
+        self.d[i0:i1] = rows
+
+    def read_rows(self, i0: int, i1: int) -> np.ndarray:
+        return self.d[i0:i1]
+
+    def rounds(self, block: int, start_vertex: int = 0):
+        """One parallel Numba call per round (so Ctrl-C and the progress bar act between rounds)."""
+        d, n = self.d, self.n
+        if n == 0:
+            return
+        floor, inf = _kernel_args(d.dtype, self.negative)
+        if self.whole_when_small and n <= SMALL_N and start_vertex == 0:
+            # milliseconds either way, and this loop nest compiles in a fraction of the time
+            _close_small(d, self.mid, 0, floor, inf)
+            yield n
+            return
+        block = min(int(block), n)
+        for k0 in range(start_vertex, n, block):
+            k1 = min(k0 + block, n)
+            _round(d, self.mid, k0, k1, floor, inf)
+            yield k1
+
+    def negative_diagonal(self) -> np.ndarray:
+        return np.flatnonzero(np.diagonal(self.d) < 0)
+
+    def finalize(self) -> np.ndarray:
+        return dtypes.finalize_unreachable(self.d, self.negative)
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------------------
@@ -533,7 +648,8 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
 # ---------------------------------------------------------------------------
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
-    """Blocked Floyd-Warshall solver, registered as ``("fw", "cpu")``.
+    """Blocked Floyd-Warshall solver, registered as ``("fw", "cpu")``: the skeleton
+    (`apsp.fwsolve`) over `CPUEngine`.
 
     ``opts.block_size`` defaults to `DEFAULT_BLOCK`. With ``opts.successors``
     or ``opts.predecessors``, `apsp.paths.pointers_from_distances` recovers
@@ -549,59 +665,18 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     >>> out.dist.tolist(), out.successors[0].tolist()
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1])
     """
+    from ..fwsolve import run
+
     dt = dtypes.as_dtype(opts.dtype)
-    block = opts.block_size or DEFAULT_BLOCK
-    negative = graph.has_negative_weights
     want_paths = bool(opts.successors or opts.predecessors)
-    t0 = time.perf_counter()
-    session = None
-    if opts.checkpoint:
-        if want_paths:
-            raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
-                             "(or use the GPU backend, which recovers paths after the distances)")
-        from ..checkpoint import open_session
-
-        session = open_session(graph, opts, solver="fw-cpu", block=block)
-        block = session.block_for(opts.block_size, DEFAULT_BLOCK)
-    start_round = 0
-    if session is not None and session.resuming:
-        d = np.empty((graph.n, graph.n), dtype=dt)
-        session.restore(lambda i0, i1, rows: d.__setitem__(slice(i0, i1), rows))
-        start_round = session.start_vertex // block
-    else:
-        d = graph.fw_matrix(dt)
-    t1 = time.perf_counter()
-    hook = opts.on_round
-
-    def on_round(rounds_done):
-        done = min(graph.n, rounds_done * block)
-        if session is not None:
-            session.after_round(done, lambda i0, i1: d[i0:i1])
-        if hook is not None:
-            hook(done)
-
-    try:
-        if graph.n <= SMALL_N and session is None:
-            # milliseconds either way, and this loop nest compiles in a fraction of the time
-            _close_small(d, None, 0, *_kernel_args(dt, negative))
-            if hook is not None:
-                hook(graph.n)
-        else:
-            fw_inplace(d, block, negative=negative, progress=opts.progress, start_round=start_round,
-                       on_round=on_round if (session is not None or hook is not None) else None)
-    except KeyboardInterrupt as exc:
-        if session is not None:
-            session.interrupted(lambda i0, i1: d[i0:i1], exc=exc)
-        raise
-    if session is not None:
-        session.finish()
-    t2 = time.perf_counter()
-    diag = np.diagonal(d)
-    if (diag < 0).any():
-        raise NegativeCycleError("Negative cycle detected", vertices=np.flatnonzero(diag < 0))
-    dtypes.finalize_unreachable(d, negative)
-    timings = {"prepare": t1 - t0, "compute": t2 - t1}
-    info = session.info() if session is not None else {}
+    if opts.checkpoint and want_paths:
+        raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
+                         "(or use the GPU backend, which recovers paths after the distances)")
+    engine = CPUEngine(dt, graph.has_negative_weights)
+    engine.n = graph.n
+    engine.whole_when_small = not opts.checkpoint
+    timings = {}
+    d, block, info = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK, timings=timings)
     out = SolveOutput(dist=d, block_size=block, timings=timings, info=info)
     if want_paths:
         from .. import paths

@@ -205,8 +205,9 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             from .local import make_engine
 
             aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
-            engine = make_engine(chosen, pgrid, aware, device=device, threads=threads)
-            engine.warm_up(problem.dtype, problem.negative)
+            engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
+                                 threads=threads)
+            engine.warm_up()
             maybe_inject("setup", rank)
         if chosen == "gpu" and profile:
             timer.sync = engine.sync
@@ -233,8 +234,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             if chosen == "cpu":
                 d = host
             else:
-                d = engine.full(padded_shape, problem.dtype, dtypes.inf_value(problem.dtype))
-            solver = DistributedFW(pgrid, compute_layout, engine, d, problem.negative, timer,
+                d = engine.full(padded_shape, dtypes.inf_value(problem.dtype))
+            solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
                                    poll_pieces=poll_pieces, lookahead=lookahead)
         d_real = d[: shape[0], : shape[1]]  # see solve_layout
 

@@ -48,10 +48,9 @@ class DistributedFW:
     ----------
     grid : ProcessGrid
     layout : BlockCyclic
-    engine : CPUTiles or GPUTiles
+    engine : CPUTiles or GPUTiles (`apsp.distributed.local`): the tile kernels, which know the
+        dtype and whether weights may be negative (kernels clamp; see `apsp.dtypes`)
     d : local matrix (engine array), C-contiguous, ``layout.local_shape(grid.coords)``
-    negative : bool
-        Weights may be negative (kernels clamp; see `apsp.dtypes`).
     timer : StageTimer
     poll_pieces : int
         Chunks of the deferred phase-3 update, between which pending broadcasts are polled.
@@ -60,10 +59,9 @@ class DistributedFW:
         runs the rounds one after the other, for measuring what look-ahead gains.
     """
 
-    def __init__(self, grid, layout: BlockCyclic, engine, d, negative: bool, timer, poll_pieces: int = 4,
+    def __init__(self, grid, layout: BlockCyclic, engine, d, timer, poll_pieces: int = 4,
                  lookahead: bool = True):
         self.grid, self.lay, self.eng, self.d = grid, layout, engine, d
-        self.negative = bool(negative)
         self.lookahead = bool(lookahead)
         self.timer = timer
         self.poll_pieces = max(1, int(poll_pieces))
@@ -72,16 +70,16 @@ class DistributedFW:
         self.rows, self.cols = layout.local_shape(grid.coords)
         if tuple(d.shape) != (self.rows, self.cols):
             raise ValueError(f"local matrix has shape {tuple(d.shape)}, layout says {(self.rows, self.cols)}")
-        b, dt = layout.block, self._dtype(d)
+        b = layout.block
         with timer("copy"):
             # flat buffers: a thinner last tile uses a prefix, still contiguous
-            self._cbuf = [engine.empty((self.rows * b,), dt) for _ in range(2)]
-            self._rbuf = [engine.empty((b * self.cols,), dt) for _ in range(2)]
-            self._pbuf = engine.empty((b * b,), dt)
+            self._cbuf = [engine.empty((self.rows * b,)) for _ in range(2)]
+            self._rbuf = [engine.empty((b * self.cols,)) for _ in range(2)]
+            self._pbuf = engine.empty((b * b,))
             if engine.staged:
-                self._hc = [engine.host_empty((self.rows * b,), dt) for _ in range(2)]
-                self._hr = [engine.host_empty((b * self.cols,), dt) for _ in range(2)]
-                self._hp = engine.host_empty((b * b,), dt)
+                self._hc = [engine.host_empty((self.rows * b,)) for _ in range(2)]
+                self._hr = [engine.host_empty((b * self.cols,)) for _ in range(2)]
+                self._hp = engine.host_empty((b * b,))
         self._pending = None  # (round, requests, staged copies to finish)
         self.rounds_done = 0
 
@@ -93,14 +91,6 @@ class DistributedFW:
         rows, cols = layout.local_shape(coords)
         b = layout.block
         return (rows * cols + 2 * rows * b + 2 * b * cols + b * b) * np.dtype(dtype).itemsize
-
-    @staticmethod
-    def _dtype(d):
-        import numpy as np
-
-        if isinstance(d, np.ndarray):
-            return d.dtype
-        return np.dtype(str(d.dtype).replace("torch.", ""))
 
     # -- geometry of round K -------------------------------------------------
     def _in_row(self, k):
@@ -163,7 +153,7 @@ class DistributedFW:
 
     def _update(self, c, a, b, parallel=False):
         with self.timer("compute", sync=True):
-            self.eng.update(c, a, b, self.negative, parallel=parallel)
+            self.eng.minplus(c, a, b, parallel=parallel)
 
     def _copy(self, dst, src):
         with self.timer("copy", sync=True):
@@ -219,7 +209,7 @@ class DistributedFW:
         if in_row and in_col:  # phase 1 on the owner
             (r0, r1), (c0, c1) = krows, kcols
             with self.timer("compute", sync=True):
-                eng.close_block(d[r0:r1, c0:c1], self.negative)
+                eng.close_block(d[r0:r1, c0:c1])
             self._copy(p, d[r0:r1, c0:c1])
         if in_row and self.Pc > 1:
             self._bcast_blocking(p, self.grid.row_comm, k % self.Pc, in_row and in_col, k)

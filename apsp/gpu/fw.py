@@ -4,7 +4,7 @@ Variants (``variant=`` backend option), the ladder the benchmark shows:
 
 * ``"blocked"`` (default): phase 1 in one program, phases 2 and 3 as tiled
   min-plus products (``apsp.gpu.minplus``);
-* ``"classic"``: the seeds' classic blocked FW, blocking factor 32 and one
+* ``"classic"``: textbook blocked FW, blocking factor 32 and one
   matrix cell per thread;
 * ``"naive"``: one launch over the whole matrix per k.
 """
@@ -16,13 +16,13 @@ import numpy as np
 import torch
 
 from .. import dtypes
-from ..errors import MemoryPlanError, NegativeCycleError
-from ..progress import progress_bar
+from ..errors import MemoryPlanError
 from ..planner import gpu_padded, incore_needs
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .minplus import TORCH_DTYPES, fw_inplace, inf_for, naive_inplace
+from .minplus import TORCH_DTYPES, inf_for, minplus_update
+from .rounds import close_block, fw_rounds, naive_rounds
 from .transfer import to_host
 
 #: default blocking factor (measured: `apsp.solvers.DEFAULT_BLOCK`)
@@ -77,20 +77,6 @@ def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device
     return d
 
 
-def _resumed_matrix(session, dtype: np.dtype, n: int, n_pad: int, device: torch.device) -> torch.Tensor:
-    """The device matrix of a checkpoint: its n x n state, isolated padding vertices around it."""
-    _check_fits(n_pad, np.dtype(dtype), device)
-    d = torch.empty((n_pad, n_pad), dtype=TORCH_DTYPES[np.dtype(dtype)], device=device)
-    d.fill_(inf_for(d))
-    torch.diagonal(d).fill_(0)
-
-    def write_rows(i0, i1, rows):
-        d[i0:i1, :n].copy_(torch.from_numpy(rows))
-
-    session.restore(write_rows)
-    return d
-
-
 def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
     """Last guard before the big allocation (the memory planner decided earlier, on the same formula;
     free memory may have shrunk since)."""
@@ -105,92 +91,137 @@ def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
             "the CPU backend, or the distributed solver")
 
 
+class GPUEngine:
+    """The GPU engine of the FW skeleton (`apsp.fwsolve`): torch tensors on one device, Triton kernels.
+
+    The in-core matrix is padded to whole kernel tiles (`padded_size`; padding vertices are
+    isolated and never pivots). ``rounds`` is the look-ahead pipeline of `apsp.gpu.minplus`
+    (or the classic and naive variants of the benchmark ladder); ``finalize`` recovers paths on
+    the device, marks unreachable pairs there and copies the result to the host.
+    """
+
+    kind = "gpu"
+    early_cycle_check = False
+    resumes_anywhere = False
+    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
+    transposed_col_panels = True
+    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
+    pads_tiles = True
+
+    def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
+                 timer: "_Timer | None" = None):
+        self.device = torch.device(device or default_device())
+        self.dtype = np.dtype(dtype)
+        self.tdtype = TORCH_DTYPES[self.dtype]
+        self.negative = bool(negative)
+        self.n = n
+        self.variant = variant
+        self.cuda = self.device.type == "cuda"
+        self.sync_for_progress = self.cuda
+        self.timer = timer
+        self.paths_for = None  # (graph, opts) when finalize also recovers paths
+        self.d = None
+
+    # -- tile kernels ----------------------------------------------------------------
+    def empty(self, shape):
+        return torch.empty(shape, dtype=self.tdtype, device=self.device)
+
+    @staticmethod
+    def transpose(x):
+        return x.t()
+
+    @staticmethod
+    def copy(dst, src) -> None:
+        dst.copy_(src)
+
+    def close_block(self, t) -> None:
+        close_block(t, self.negative)
+
+    def minplus(self, c, a, b, parallel: bool = True) -> None:
+        minplus_update(c, a, b, self.negative)
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    # -- the in-core matrix --------------------------------------------------------------
+    def load(self, graph) -> None:
+        self.d = device_start_matrix(graph, self.dtype, padded_size(self.n, self.device), self.device)
+
+    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
+        """Rows of a saved state; the padding around it is isolated vertices."""
+        if self.d is None:
+            n_pad = padded_size(self.n, self.device)
+            _check_fits(n_pad, self.dtype, self.device)
+            self.d = torch.empty((n_pad, n_pad), dtype=self.tdtype, device=self.device)
+            self.d.fill_(inf_for(self.d))
+            torch.diagonal(self.d).fill_(0)
+        self.d[i0:i1, :self.n].copy_(torch.from_numpy(rows))
+
+    def read_rows(self, i0: int, i1: int) -> np.ndarray:
+        return self.d[i0:i1, :self.n].cpu().numpy()
+
+    def rounds(self, block: int, start_vertex: int = 0):
+        if self.timer is not None:
+            self.timer.mark("h2d")
+        if self.variant == "naive":
+            return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
+        config = (32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None
+        # the padded matrix keeps every tile full; padding vertices are never pivots
+        return (min(self.n, done * block)
+                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
+                                      start_round=start_vertex // block))
+
+    def negative_diagonal(self) -> np.ndarray:
+        diag = torch.diagonal(self.d[:self.n, :self.n])
+        return torch.nonzero(diag < 0).flatten().cpu().numpy()
+
+    def finalize(self):
+        """(distances, successors, predecessors) on the host; paths when `paths_for` is set."""
+        if self.timer is not None:
+            self.timer.mark("compute")
+        work = self.d[:self.n, :self.n]
+        limit = dtypes.reachable_limit(self.dtype, self.negative)
+        successors = predecessors = None
+        if self.paths_for is not None:
+            from .paths import successors_and_predecessors
+
+            graph, opts = self.paths_for
+            successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
+        if self.dtype.kind != "f":
+            work.masked_fill_(work > limit, int(dtypes.unreachable_value(self.dtype)))
+        if self.timer is not None:
+            self.timer.mark("paths")
+        dist = to_host(work)
+        successors = None if successors is None else to_host(successors)
+        predecessors = None if predecessors is None else to_host(predecessors)
+        if self.timer is not None:
+            self.timer.mark("d2h")
+        return dist, successors, predecessors
+
+
 def solve(graph, opts: SolveOptions) -> SolveOutput:
+    """GPU Floyd-Warshall solver, registered as ``("fw", "gpu")``: the skeleton (`apsp.fwsolve`)
+    over `GPUEngine`."""
+    from ..fwsolve import run
+
     device = torch.device(opts.device or default_device())
     variant = opts.variant
-    n = graph.n
-    negative = graph.has_negative_weights
-    block = opts.block_size or (32 if variant == "classic" else DEFAULT_BLOCK)
-    session = None
-    if opts.checkpoint:
-        if variant != "blocked":
-            raise ValueError(f"checkpoints need the blocked GPU variant, not {variant!r}")
-        from ..checkpoint import open_session
-
-        session = open_session(graph, opts, solver="fw-gpu", block=block)
-        block = session.block_for(opts.block_size, DEFAULT_BLOCK)
+    if opts.checkpoint and variant != "blocked":
+        raise ValueError(f"checkpoints need the blocked GPU variant, not {variant!r}")
     timer = _Timer(device)
     timer.mark("start")
-    n_pad = padded_size(n, device)
-    start_round = 0
-    if session is not None and session.resuming:
-        d = _resumed_matrix(session, opts.dtype, n, n_pad, device)
-        start_round = session.start_vertex // block
-    else:
-        d = device_start_matrix(graph, opts.dtype, n_pad, device)
-    timer.mark("h2d")
-    rounds = -(-n // block) if variant != "naive" else n
-    with progress_bar(rounds, opts.progress, desc="apsp gpu", unit="round" if variant != "naive" else "k") as bar:
-        sync_every = max(1, rounds // 100)
-
-        def read_rows(i0, i1):
-            return d[i0:i1, :n].cpu().numpy()
-
-        def on_progress(done):
-            if bar.shown and (done % sync_every == 0 or done == rounds):
-                if device.type == "cuda":
-                    # so the bar shows finished work, not queued work (only with a bar: a wait
-                    # every few rounds would also stall the look-ahead)
-                    torch.cuda.synchronize(device)
-                bar.set_to(done)
-            if session is not None:
-                session.after_round(min(n, done * block), read_rows)
-            if opts.on_round is not None:
-                opts.on_round(min(n, done * block))
-
-        if variant == "naive":
-            naive_inplace(d[:n, :n], negative, progress=on_progress)
-        else:
-            # the padded matrix keeps every tile full; padding vertices are never pivots
-            config = (32, 32, 32, 1) if (variant == "classic" and device.type == "cuda") else None
-            try:
-                fw_inplace(d, block, negative, progress=on_progress, config=config, n_pivots=n,
-                           start_round=start_round)
-            except KeyboardInterrupt as exc:
-                if session is not None:
-                    session.interrupted(read_rows, exc=exc)
-                raise
-    work = d[:n, :n]
-    timer.mark("compute")
-    if session is not None:
-        session.finish()
-    diag = torch.diagonal(work)
-    if bool((diag < 0).any()):
-        bad = torch.nonzero(diag < 0).flatten().cpu().numpy()
-        raise NegativeCycleError("Negative cycle detected", vertices=bad)
-    inf = inf_for(work)
-    if opts.dtype.kind == "f":
-        limit = float(np.finfo(opts.dtype).max)
-    else:
-        limit = inf // 2 if negative else inf - 1
-    successors = predecessors = None
+    engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, device, variant, timer)
     if opts.successors or opts.predecessors:
-        from .paths import successors_and_predecessors
-
-        successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
-    if opts.dtype.kind != "f":
-        work.masked_fill_(work > limit, int(dtypes.unreachable_value(opts.dtype)))
-    timer.mark("paths")
-    dist = to_host(work)
-    successors = None if successors is None else to_host(successors)
-    predecessors = None if predecessors is None else to_host(predecessors)
-    timer.mark("d2h")
+        engine.paths_for = (graph, opts)
+    naive = variant == "naive"
+    (dist, successors, predecessors), block, info = run(
+        graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
+        default_block=32 if variant == "classic" else DEFAULT_BLOCK)
     timings = timer.stages()
     if not (opts.successors or opts.predecessors):
         timings.pop("paths", None)
-    info = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "triton-interpreter",
-            "variant": variant}
-    if session is not None:
-        info.update(session.info())
+    info.update(device=torch.cuda.get_device_name(device) if device.type == "cuda" else "triton-interpreter",
+                variant=variant)
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors,
-                       block_size=block if variant != "naive" else None, timings=timings, info=info)
+                       block_size=None if naive else block, timings=timings, info=info)

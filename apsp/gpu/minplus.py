@@ -1,4 +1,4 @@
-"""Min-plus tile kernels in Triton and their launchers.
+"""Min-plus tile kernels in Triton and their launchers (the drivers over them: `apsp.gpu.rounds`).
 
 Two kernels do all the Floyd-Warshall work on the GPU:
 
@@ -222,10 +222,10 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
         tl.store(c2_ptrs, acc, mask=tile_ok)
 
 
-# --------------------------------------------------------------------------- the seeds' naive baseline
+# --------------------------------------------------------------------------- the naive baseline
 @triton.jit
 def _naive_step_kernel(d_ptr, n, k, stride, INF, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
-    # one launch per k over the whole matrix (seed 002's "naive GPU implementation")
+    # one launch per k over the whole matrix: the ladder's bottom rung
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = pid_m * BLOCK + tl.arange(0, BLOCK)
@@ -279,16 +279,12 @@ def _minplus_config(t: torch.Tensor, override=None):
     return MINPLUS_CONFIG[t.dtype]
 
 
-def close_block(t: torch.Tensor, negative: bool = False) -> None:
-    """Floyd-Warshall on the square tile ``t`` in place (phase 1)."""
+def close_tile(t: torch.Tensor, negative: bool = False) -> None:
+    """Floyd-Warshall on the square tile ``t`` in place by one program (at most `MAX_CLOSE_BLOCK` wide)."""
     size = t.shape[0]
-    if t.shape != (size, size):
-        raise ValueError(f"close_block needs a square tile, got {tuple(t.shape)}")
+    if t.shape != (size, size) or size > MAX_CLOSE_BLOCK:
+        raise ValueError(f"close_tile needs a square tile of at most {MAX_CLOSE_BLOCK}, got {tuple(t.shape)}")
     if size == 0:
-        return
-    if size > MAX_CLOSE_BLOCK:
-        # too big for one program's registers: close it as a blocked FW of its own
-        fw_inplace(t, MAX_CLOSE_BLOCK, negative=negative)
         return
     block = max(16, triton.next_power_of_2(size))
     warps = 1 if t.device.type != "cuda" else (4 if block <= 32 else 8)
@@ -375,129 +371,3 @@ def _launch_minplus(c, a, b, out2, negative, config, asm, inf) -> None:
                           CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
                           BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
                           CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
-
-
-def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,
-               config=None, col_buffer: torch.Tensor | None = None, n_pivots: int | None = None,
-               start_round: int = 0, lookahead: bool = True) -> None:
-    """Blocked Floyd-Warshall on the square tensor ``d`` in place.
-
-    Each round: close the pivot block (phase 1), update the pivot row and
-    column panels (phase 2, the column panel also copied transposed), then the
-    min-plus product of column and row panels over the whole matrix (phase 3).
-    Tiles in the pivot row/column are recomputed idempotently by phase 3, which
-    is cheaper than skipping them.
-
-    ``lookahead`` (default): phases 1-2 of round r+1 run on copies of its pivot
-    row and column bands, on a second (high-priority) CUDA stream, while phase
-    3 of round r finishes the rest of the matrix; phase 3 of round r+1 then
-    writes the bands' final values itself (the pivot block is closed, so
-    ``P* (x) P* = P*`` and the product reproduces phase 2's result). Phases 1-2
-    are then off the critical path, except the single-program phase 1 of the
-    first round. Without CUDA the same steps run one after another.
-
-    ``n_pivots``: only vertices ``0..n_pivots-1`` serve as intermediates; the
-    rest are padding (isolated vertices) that keep every dimension a multiple
-    of the kernel tile. ``progress``: optional callable taking rounds finished.
-    ``start_round``: resume a solve whose rounds ``0..start_round-1`` are done
-    (`apsp.checkpoint`). ``col_buffer``: optional scratch of at least
-    ``block x n`` (the look-ahead needs two more of them and allocates those).
-    """
-    n = d.shape[0]
-    if block < 1:
-        raise ValueError(f"block must be >= 1, got {block}")
-    n_real = n if n_pivots is None else n_pivots
-    block = min(block, n_real) if n_real else block
-    rounds = triton.cdiv(n_real, block)
-    if col_buffer is None or col_buffer.shape[0] < block or col_buffer.shape[1] < n:
-        col_buffer = torch.empty((block, n), dtype=d.dtype, device=d.device)
-    if not lookahead or rounds - start_round < 2:
-        for r in range(start_round, rounds):
-            k0 = r * block
-            kb = min(block, n_real - k0)
-            pivot = d[k0:k0 + kb, k0:k0 + kb]
-            row_panel = d[k0:k0 + kb, :]
-            col_panel = d[:, k0:k0 + kb]
-            col_t = col_buffer[:kb, :n]
-            close_block(pivot, negative)
-            minplus_update(row_panel, pivot, row_panel, negative, config=config)
-            minplus_update(col_panel, col_panel, pivot, negative, out2=col_t.t(), config=config)
-            minplus_update(d, col_t.t(), row_panel, negative, config=config)
-            if progress is not None:
-                progress(r + 1)
-        return
-    _fw_lookahead(d, block, negative, progress, config, col_buffer, n_real, rounds, start_round)
-
-
-def _fw_lookahead(d, block, negative, progress, config, col_buffer, n_real, rounds, start_round):
-    n = d.shape[0]
-    cuda = d.device.type == "cuda"
-    main = torch.cuda.current_stream(d.device) if cuda else None
-    side = torch.cuda.Stream(d.device, priority=-1) if cuda else None  # phases 1-2 jump the queue
-    # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
-    rows = [torch.empty((block, n), dtype=d.dtype, device=d.device) for _ in range(2)]
-    cols_t = [col_buffer[:block, :n], torch.empty((block, n), dtype=d.dtype, device=d.device)]
-    col_scratch = torch.empty((n, block), dtype=d.dtype, device=d.device)
-
-    def bounds(r):
-        k0 = r * block
-        return k0, min(block, n_real - k0)
-
-    def build_panels(r):
-        """Phases 1-2 of round r on copies of its bands (d itself is not written)."""
-        k0, kb = bounds(r)
-        row, col_t, col = rows[r % 2][:kb], cols_t[r % 2][:kb], col_scratch[:, :kb]
-        row.copy_(d[k0:k0 + kb, :])
-        col.copy_(d[:, k0:k0 + kb])
-        pivot = row[:, k0:k0 + kb]
-        close_block(pivot, negative)
-        minplus_update(row, pivot, row, negative, config=config)
-        minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
-        return row, col_t
-
-    def on_side(fn, *args):
-        if not cuda:
-            return fn(*args)
-        with torch.cuda.stream(side):
-            return fn(*args)
-
-    panels = build_panels(start_round)
-    ready = None
-    for r in range(start_round, rounds):
-        if ready is not None:
-            main.wait_event(ready)
-        row, col_t = panels
-        if r + 1 < rounds:
-            # the next round's bands first, so that its phases 1-2 can start early
-            k1, kb1 = bounds(r + 1)
-            minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
-            minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
-            if cuda:
-                bands_done = torch.cuda.Event()
-                bands_done.record(main)
-                side.wait_event(bands_done)
-            panels = on_side(build_panels, r + 1)
-            if cuda:
-                ready = torch.cuda.Event()
-                ready.record(side)
-        # phase 3 over the whole matrix (the next bands again: idempotent, same values)
-        minplus_update(d, col_t.t(), row, negative, config=config)
-        if progress is not None:
-            progress(r + 1)
-    if cuda:
-        for t in rows + cols_t + [col_scratch]:
-            t.record_stream(main)
-            t.record_stream(side)
-
-
-def naive_inplace(d: torch.Tensor, negative: bool = False, progress=None) -> None:
-    """The seeds' naive GPU Floyd-Warshall: one launch over the whole matrix per k."""
-    n = d.shape[0]
-    block = 32 if d.device.type == "cuda" else 16
-    grid = (triton.cdiv(n, block), triton.cdiv(n, block))
-    inf = inf_for(d)
-    for k in range(n):
-        _naive_step_kernel[grid](d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
-                                 num_warps=4 if d.device.type == "cuda" else 1)
-        if progress is not None and (k + 1) % 256 == 0:
-            progress(k + 1)

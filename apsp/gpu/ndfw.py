@@ -10,7 +10,7 @@ isolated vertices that belong to no tree node. A tree node's rounds
 * otherwise the ``ranges x ranges`` entries are gathered into a square buffer
   (also rounded up to `ALIGN` with isolated vertices) with the node's pivots
   first, blocked Floyd-Warshall with only those pivots runs on it
-  (`apsp.gpu.minplus.fw_inplace` with ``n_pivots``, look-ahead included), and
+  (`apsp.gpu.rounds.fw_inplace` with ``n_pivots``, look-ahead included), and
   the buffer is scattered back. Every round of the node only reads and writes
   those entries, so this is the same computation; gather and scatter cost two
   passes over the buffer against one product pass per round;
@@ -32,7 +32,8 @@ from ..errors import NegativeCycleError
 from ..ndfw import DEFAULTS, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .minplus import TORCH_DTYPES, close_block, fw_inplace, inf_for, minplus_update
+from .minplus import TORCH_DTYPES, inf_for, minplus_update
+from .rounds import close_block, fw_inplace
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)

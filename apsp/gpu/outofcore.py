@@ -24,10 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from . import default_device
-from .minplus import TORCH_DTYPES, close_block, minplus_update
+from .fw import GPUEngine
 
-__all__ = ["GPUEngine"]
+__all__ = ["GPUStreamEngine"]
 
 
 def _register(array: np.ndarray) -> bool:
@@ -52,8 +51,8 @@ def _unregister(array: np.ndarray) -> None:
         pass
 
 
-class GPUEngine:
-    """Tile kernels and stripe copies for `apsp.outofcore.stream_fw` on one GPU.
+class GPUStreamEngine(GPUEngine):
+    """`apsp.gpu.fw.GPUEngine`'s tile kernels plus stripe copies, for `apsp.outofcore.stream_fw`.
 
     Parameters
     ----------
@@ -62,23 +61,15 @@ class GPUEngine:
         The graph has negative weights (kernels clamp at -INF).
     host : (n, n) ndarray
         The host matrix (anonymous memory or a memory-mapped file).
-    plan : apsp.outofcore.StreamPlan
+    plan : apsp.planner.StreamPlan
     device : torch device, optional
     pin_host : bool
         Page-lock the host matrix (default). False, or a matrix in a file,
         stages copies through pinned bounce buffers instead.
     """
 
-    kind = "gpu"
-    #: column panels stored as B x n so the kernel's per-k loads of the left factor are contiguous
-    transposed_col_panel = True
-
     def __init__(self, dtype, negative: bool, host: np.ndarray, plan, device=None, pin_host: bool = True):
-        self.device = torch.device(device) if device is not None else default_device()
-        self.np_dtype = np.dtype(dtype)
-        self.tdtype = TORCH_DTYPES[self.np_dtype]
-        self.negative = bool(negative)
-        self.cuda = self.device.type == "cuda"
+        super().__init__(dtype, negative, device=device)
         self.host_np = host
         self.host = torch.from_numpy(host)
         nbuf = plan.buffers
@@ -104,24 +95,6 @@ class GPUEngine:
             self._pending = deque()  # (event, bounce index, i0, i1): stores still to copy to the host
             threads = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 4)
             self._pool = ThreadPoolExecutor(max(1, threads))
-
-    # -- buffers and kernels (on the compute stream) -------------------------------
-    def empty(self, shape):
-        return torch.empty(shape, dtype=self.tdtype, device=self.device)
-
-    @staticmethod
-    def transpose(x):
-        return x.t()
-
-    @staticmethod
-    def copy(dst, src) -> None:
-        dst.copy_(src)
-
-    def close_block(self, t) -> None:
-        close_block(t, self.negative)
-
-    def minplus(self, c, a, b) -> None:
-        minplus_update(c, a, b, self.negative)
 
     # -- stripes ----------------------------------------------------------------------
     def _host_copy(self, dst: np.ndarray, src: np.ndarray) -> None:

@@ -1,0 +1,160 @@
+"""Floyd-Warshall drivers over the Triton kernels of `apsp.gpu.minplus`.
+
+* `close_block`: phase 1 on a tile of any size (one program up to
+  ``MAX_CLOSE_BLOCK``, a blocked solve of its own above);
+* `fw_rounds` / `fw_inplace`: the blocked solve, with the look-ahead that runs
+  phases 1-2 of the next round on a second stream while phase 3 finishes;
+* `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung).
+"""
+from __future__ import annotations
+
+import torch
+import triton
+
+from .minplus import MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, inf_for, minplus_update
+
+
+def close_block(t: torch.Tensor, negative: bool = False) -> None:
+    """Floyd-Warshall on the square tile ``t`` in place (phase 1)."""
+    size = t.shape[0]
+    if t.shape != (size, size):
+        raise ValueError(f"close_block needs a square tile, got {tuple(t.shape)}")
+    if size > MAX_CLOSE_BLOCK:
+        # too big for one program's registers: close it as a blocked FW of its own
+        fw_inplace(t, MAX_CLOSE_BLOCK, negative=negative)
+        return
+    close_tile(t, negative)
+
+
+def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,
+               config=None, col_buffer: torch.Tensor | None = None, n_pivots: int | None = None,
+               start_round: int = 0, lookahead: bool = True) -> None:
+    """Blocked Floyd-Warshall on the square tensor ``d`` in place.
+
+    Each round: close the pivot block (phase 1), update the pivot row and
+    column panels (phase 2, the column panel also copied transposed), then the
+    min-plus product of column and row panels over the whole matrix (phase 3).
+    Tiles in the pivot row/column are recomputed idempotently by phase 3, which
+    is cheaper than skipping them.
+
+    ``lookahead`` (default): phases 1-2 of round r+1 run on copies of its pivot
+    row and column bands, on a second (high-priority) CUDA stream, while phase
+    3 of round r finishes the rest of the matrix; phase 3 of round r+1 then
+    writes the bands' final values itself (the pivot block is closed, so
+    ``P* (x) P* = P*`` and the product reproduces phase 2's result). Phases 1-2
+    are then off the critical path, except the single-program phase 1 of the
+    first round. Without CUDA the same steps run one after another.
+
+    ``n_pivots``: only vertices ``0..n_pivots-1`` serve as intermediates; the
+    rest are padding (isolated vertices) that keep every dimension a multiple
+    of the kernel tile. ``progress``: optional callable taking rounds finished.
+    ``start_round``: resume a solve whose rounds ``0..start_round-1`` are done
+    (`apsp.checkpoint`). ``col_buffer``: optional scratch of at least
+    ``block x n`` (the look-ahead needs two more of them and allocates those).
+    """
+    for done in fw_rounds(d, block, negative, config, col_buffer, n_pivots, start_round, lookahead):
+        if progress is not None:
+            progress(done)
+
+
+def fw_rounds(d: torch.Tensor, block: int, negative: bool = False, config=None,
+              col_buffer: torch.Tensor | None = None, n_pivots: int | None = None, start_round: int = 0,
+              lookahead: bool = True):
+    """`fw_inplace` as a generator: yields the rounds done after each round's launches are queued."""
+    n = d.shape[0]
+    if block < 1:
+        raise ValueError(f"block must be >= 1, got {block}")
+    n_real = n if n_pivots is None else n_pivots
+    block = min(block, n_real) if n_real else block
+    rounds = triton.cdiv(n_real, block)
+    if col_buffer is None or col_buffer.shape[0] < block or col_buffer.shape[1] < n:
+        col_buffer = torch.empty((block, n), dtype=d.dtype, device=d.device)
+    if not lookahead or rounds - start_round < 2:
+        for r in range(start_round, rounds):
+            k0 = r * block
+            kb = min(block, n_real - k0)
+            pivot = d[k0:k0 + kb, k0:k0 + kb]
+            row_panel = d[k0:k0 + kb, :]
+            col_panel = d[:, k0:k0 + kb]
+            col_t = col_buffer[:kb, :n]
+            close_block(pivot, negative)
+            minplus_update(row_panel, pivot, row_panel, negative, config=config)
+            minplus_update(col_panel, col_panel, pivot, negative, out2=col_t.t(), config=config)
+            minplus_update(d, col_t.t(), row_panel, negative, config=config)
+            yield r + 1
+        return
+    yield from _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round)
+
+
+def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round):
+    n = d.shape[0]
+    cuda = d.device.type == "cuda"
+    main = torch.cuda.current_stream(d.device) if cuda else None
+    side = torch.cuda.Stream(d.device, priority=-1) if cuda else None  # phases 1-2 jump the queue
+    # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
+    rows = [torch.empty((block, n), dtype=d.dtype, device=d.device) for _ in range(2)]
+    cols_t = [col_buffer[:block, :n], torch.empty((block, n), dtype=d.dtype, device=d.device)]
+    col_scratch = torch.empty((n, block), dtype=d.dtype, device=d.device)
+
+    def bounds(r):
+        k0 = r * block
+        return k0, min(block, n_real - k0)
+
+    def build_panels(r):
+        """Phases 1-2 of round r on copies of its bands (d itself is not written)."""
+        k0, kb = bounds(r)
+        row, col_t, col = rows[r % 2][:kb], cols_t[r % 2][:kb], col_scratch[:, :kb]
+        row.copy_(d[k0:k0 + kb, :])
+        col.copy_(d[:, k0:k0 + kb])
+        pivot = row[:, k0:k0 + kb]
+        close_block(pivot, negative)
+        minplus_update(row, pivot, row, negative, config=config)
+        minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
+        return row, col_t
+
+    def on_side(fn, *args):
+        if not cuda:
+            return fn(*args)
+        with torch.cuda.stream(side):
+            return fn(*args)
+
+    panels = build_panels(start_round)
+    ready = None
+    try:
+        for r in range(start_round, rounds):
+            if ready is not None:
+                main.wait_event(ready)
+            row, col_t = panels
+            if r + 1 < rounds:
+                # the next round's bands first, so that its phases 1-2 can start early
+                k1, kb1 = bounds(r + 1)
+                minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
+                minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
+                if cuda:
+                    bands_done = torch.cuda.Event()
+                    bands_done.record(main)
+                    side.wait_event(bands_done)
+                panels = on_side(build_panels, r + 1)
+                if cuda:
+                    ready = torch.cuda.Event()
+                    ready.record(side)
+            # phase 3 over the whole matrix (the next bands again: idempotent, same values)
+            minplus_update(d, col_t.t(), row, negative, config=config)
+            yield r + 1
+    finally:  # also when the caller stops early: the panels live until both streams are done
+        if cuda:
+            for t in rows + cols_t + [col_scratch]:
+                t.record_stream(main)
+                t.record_stream(side)
+
+
+def naive_rounds(d: torch.Tensor, negative: bool = False, start: int = 0):
+    """The naive GPU Floyd-Warshall, one launch over the whole matrix per k; yields k + 1 after each."""
+    n = d.shape[0]
+    block = 32 if d.device.type == "cuda" else 16
+    grid = (triton.cdiv(n, block), triton.cdiv(n, block))
+    inf = inf_for(d)
+    for k in range(start, n):
+        _naive_step_kernel[grid](d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
+                                 num_warps=4 if d.device.type == "cuda" else 1)
+        yield k + 1

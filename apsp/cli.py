@@ -226,18 +226,6 @@ def _log_to_stderr() -> None:
     logger.addHandler(handler)
 
 
-def cli_message(exc: BaseException, args) -> str:
-    """An API error in the command line's words (options, the input file's vertex numbering)."""
-    from .cli_messages import cli_words, first_vertex, negative_cycle_message
-    from .errors import NegativeCycleError
-
-    inp = getattr(args, "input", None)
-    if isinstance(exc, NegativeCycleError):
-        first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
-        return negative_cycle_message(exc, first, inp)
-    return cli_words(str(exc), output=getattr(args, "output", None))
-
-
 def run() -> None:
     """The ``apsp`` program: `main`, then exit without unloading every module one by one
     (numba, scipy and torch took 0.3-0.8 s to tear down after the work was done)."""
@@ -278,6 +266,8 @@ def _guarded(fn, args=None) -> int:
             print(f"apsp: {note}", file=sys.stderr)
         return 130
     except (APSPError, ValueError, OSError, MemoryError) as exc:
+        from .cli_messages import cli_message
+
         print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr)
         return 1
     finally:

@@ -181,3 +181,14 @@ def _plain(value):
     if hasattr(value, "tolist"):
         return value.tolist()
     return value
+
+
+def cli_message(exc: BaseException, args) -> str:
+    """An API error in the command line's words (options, the input file's vertex numbering)."""
+    from .errors import NegativeCycleError
+
+    inp = getattr(args, "input", None)
+    if isinstance(exc, NegativeCycleError):
+        first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
+        return negative_cycle_message(exc, first, inp)
+    return cli_words(str(exc), output=getattr(args, "output", None))

@@ -20,8 +20,13 @@ An engine owns where the matrix lives and how a round runs:
   yielding the vertices done after each. This is the engine's fast path: one
   Numba call per round on the CPU, the look-ahead pipeline on the GPU, the
   stripe stream out of core;
-* ``load(graph)`` / ``write_rows(i0, i1, rows)`` (resume), ``read_rows(i0, i1)``
-  (checkpoints), ``negative_diagonal()`` and ``finalize()``.
+* ``n``, ``negative``, ``kind``; ``load(graph)`` / ``write_rows(i0, i1, rows)``
+  (resume), ``read_rows(i0, i1)`` (checkpoints), ``negative_diagonal()`` (the
+  vertices on a negative cycle) and ``finalize()`` (the result);
+* flags: ``early_cycle_check`` (check the diagonal after each round: cheap on
+  a host matrix), ``sync_for_progress`` (wait for queued work before moving the
+  bar: the GPU's bar shows finished work), ``resumes_anywhere`` (else only at a
+  multiple of the block size).
 
 A schedule that is not a sequence of rounds plugs in as an engine whose
 ``rounds`` runs its own products over the tile kernels (DEVELOPING.md, "Solve
@@ -30,7 +35,7 @@ skeleton and engines").
 from __future__ import annotations
 
 import time
-from typing import Iterator, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -56,34 +61,6 @@ class TileEngine(Protocol):
         """``c = min(c, a (x) b)`` in place; ``c`` may overlap ``a`` or ``b`` when the other is closed."""
 
     def sync(self) -> None: ...
-
-
-class SolveEngine(Protocol):
-    """What the skeleton drives (see the module docstring)."""
-
-    kind: str
-    n: int
-    negative: bool
-    #: the skeleton checks the diagonal after each round (cheap on a host matrix)
-    early_cycle_check: bool
-    #: wait for queued work before moving the progress bar (GPU: show finished work, not queued)
-    sync_for_progress: bool
-    #: may resume at any vertex (else only at a multiple of the block size)
-    resumes_anywhere: bool
-
-    def load(self, graph) -> None: ...
-
-    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None: ...
-
-    def rounds(self, block: int, start_vertex: int) -> Iterator[int]: ...
-
-    def read_rows(self, i0: int, i1: int) -> np.ndarray: ...
-
-    def sync(self) -> None: ...
-
-    def negative_diagonal(self) -> np.ndarray: ...
-
-    def finalize(self): ...
 
 
 def run(graph, opts, engine, solver: str, block: int | None = None, default_block: int | None = None,
@@ -134,11 +111,10 @@ def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=Non
     with progress_bar(rounds_total, progress, desc=f"apsp fw {engine.kind} n={n}", unit="round") as bar:
         bar.set_to(done_before)
         sync_every = max(1, rounds_total // 100)
-        rounds_done = done_before
         rounds = engine.rounds(block, start_vertex)
         try:
             for vertices_done in rounds:
-                rounds_done += 1
+                rounds_done = -(-vertices_done // block)
                 if bar.shown and (rounds_done % sync_every == 0 or rounds_done == rounds_total):
                     if engine.sync_for_progress:
                         engine.sync()

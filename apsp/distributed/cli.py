@@ -11,8 +11,7 @@ import sys
 
 from mpi4py import MPI
 
-from ..cli import cli_message
-from ..cli_messages import solve_summary
+from ..cli_messages import cli_message, solve_summary
 from ..errors import APSPError
 from .api import solve
 from .faults import abort_job

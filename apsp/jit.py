@@ -50,8 +50,11 @@ def _announce() -> None:
     if stream is None or _notice["printed"]:
         return
     _notice["printed"] = True
-    print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...", file=stream,
-          flush=True)
+    try:
+        print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...",
+              file=stream, flush=True)
+    except ValueError:  # the stream was closed since (a CLI run inside a longer process)
+        pass
 
 
 def compile_seconds() -> float:

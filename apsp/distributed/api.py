@@ -284,6 +284,9 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
                 names = None
                 if rank == 0:
+                    from ..io.atomic import remove_stale_temporaries
+
+                    remove_stale_temporaries(target)  # a killed job's leftovers
                     names = (str(target), str(out_mod.temp_name(target)), out_kind)
                 target_s, tmp_s, kind = comm.bcast(names, root=0)
                 target, tmp = Path(target_s), Path(tmp_s)

@@ -60,8 +60,9 @@ def gather_to_root(grid, layout: BlockCyclic, local: np.ndarray):
 
 
 def temp_name(target: Path) -> Path:
-    """Hidden temporary name beside ``target``, like `apsp.io.atomic` (suffixes kept last)."""
-    return target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp{''.join(target.suffixes)}")
+    """Hidden temporary name beside ``target``, as `apsp.io.atomic` makes them (the writer's pid, so
+    a later writer can tell a dead job's leftover; suffixes kept last)."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp{''.join(target.suffixes)}")
 
 
 def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:

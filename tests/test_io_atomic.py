@@ -100,23 +100,34 @@ def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, na
     monkeypatch.setattr(homework, "_format_into", failing_format)
     monkeypatch.setattr(npformat, "write_array", failing_write_array)
     monkeypatch.setattr(_common.T, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
-    if name == "d.npy":  # open_memmap path: fail while copying rows
-        monkeypatch.setattr(npformat, "open_memmap", _exploding_memmap(npformat.open_memmap))
+    if name.startswith("d.npy"):  # fail after some rows went out
+        from apsp.io import npy
+
+        monkeypatch.setattr(npy, "CHUNK_BYTES", 64)
+        monkeypatch.setattr(npy, "open_output", _failing_after(npy.open_output, writes=3))
     with pytest.raises(KeyboardInterrupt):
         write_distances(target, d)
     assert target.read_bytes() == b"previous answer"
     assert sorted(os.listdir(tmp_path)) == [name]
 
 
-def _exploding_memmap(real):
-    def opener(*args, **kwargs):
-        mm = real(*args, **kwargs)
+def _failing_after(real_open, writes: int):
+    """``open_output`` whose file raises KeyboardInterrupt on its ``writes``-th write."""
+    import contextlib
 
-        class Exploding(np.ndarray):
-            def __setitem__(self, key, value):
-                raise KeyboardInterrupt
+    @contextlib.contextmanager
+    def opener(path):
+        with real_open(path) as f:
+            class Failing:
+                count = 0
 
-        return mm.view(Exploding)
+                def write(self, data):
+                    Failing.count += 1
+                    if Failing.count == writes:
+                        raise KeyboardInterrupt
+                    return f.write(data)
+
+            yield Failing()
 
     return opener
 

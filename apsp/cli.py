@@ -406,6 +406,9 @@ def _check_solve_outputs(args) -> None:
 def _cmd_solve(args) -> int:
     _check_solve_outputs(args)
     if args.distributed:
+        if args.rows or args.sources:
+            raise ValueError("--rows and --sources are not available with --distributed (it solves "
+                             "all pairs); drop --distributed to compute only some rows")
         from .info import require
 
         require("mpi4py", "--distributed")

@@ -324,9 +324,11 @@ def _start_solve_command(args) -> dict:
     """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since the
     process started (interpreter, imports), so a profile accounts for the whole wall time."""
     t0 = time.perf_counter()
+    from . import api, io  # noqa: F401  (numpy, scipy, numba: imported here, not inside "read")
+
+    # after our own imports: both hold the GIL, while the parser's kernels release it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
         _gpu_start_in_background(args.backend)
-    from . import api, io  # noqa: F401  (numpy, scipy, numba: imported here, not inside "read")
     from .jit import notify_compiles
 
     if not args.quiet:

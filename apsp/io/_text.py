@@ -63,17 +63,17 @@ _CLASS[[32, 9, 13, 11, 12]] = _BLANK
 _CLASS[10] = _NEWLINE
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _is_blank(c):
     return _CLASS[c] == _BLANK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ends_token(buf, pos, end):
     return pos >= end or _CLASS[buf[pos]] != 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_long_int(buf, pos, end, neg):
     """Digits ``buf[pos:end]`` (more than 18 of them) as int64; (ok, value)."""
     while pos < end - 1 and buf[pos] == 48:  # leading zeros
@@ -91,7 +91,7 @@ def _parse_long_int(buf, pos, end, neg):
     return True, -mag if neg else mag
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_float(buf, pos, end):
     """A decimal number with optional fraction and exponent at ``buf[pos]``.
 
@@ -171,7 +171,7 @@ def _parse_float(buf, pos, end):
     return OK, KIND_FLOAT, -f if neg else f, pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_token(buf, pos, end, allow_float):
     """Parse one token starting at ``buf[pos]`` (not blank, not newline).
 
@@ -211,7 +211,7 @@ def _parse_token(buf, pos, end, allow_float):
     return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01, comment, prefix,
                out_i, out_f, out_k, fmap, row, cap):
     """Parse records of ``ncols_min..ncols_max`` fields from ``buf[pos:end]``.
@@ -292,7 +292,7 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
     return OK, end, row, 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines, cap_lines, ntok):
     """Parse lines of any number of integer fields (METIS adjacency lists).
 
@@ -347,7 +347,7 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
     return OK, end, nlines, ntok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def count_newlines(buf, start, end):
     n = 0
     for i in range(start, end):
@@ -356,7 +356,7 @@ def count_newlines(buf, start, end):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def end_of_line(buf, pos):
     """Offset just past the newline that ends the line holding ``pos``."""
     end = buf.shape[0]
@@ -365,7 +365,7 @@ def end_of_line(buf, pos):
     return min(pos + 1, end)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def token_lengths(buf, offsets):
     out = np.empty(offsets.shape[0], dtype=np.int64)
     end = buf.shape[0]
@@ -377,7 +377,7 @@ def token_lengths(buf, offsets):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def last_of_each_pair(src, dst):
     """Mask of the edges that are the last of their (src, dst) pair, in O(m).
 
@@ -461,7 +461,7 @@ def parse_slow_floats(buf: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray,
 _PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode(), dtype=np.uint8).copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ndigits(u):
     n = 1
     while u >= np.uint64(10000):
@@ -475,7 +475,7 @@ def _ndigits(u):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _put_int(out, p, v):
     """Write int64 ``v`` in decimal at ``out[p]``; return the position after it."""
     if v < 0:
@@ -502,7 +502,7 @@ def _put_int(out, p, v):
     return p + n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _put_inf(out, p):
     out[p] = 73
     out[p + 1] = 78
@@ -515,12 +515,12 @@ def _put_inf(out, p):
 _WHOLE_LIMIT = 2.0 ** 49
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prints_as_int(v):
     return v == np.floor(v) and abs(v) < _WHOLE_LIMIT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _put_float(out, p, v, strs, lens, k):
     """Whole floats as integers, the rest from numpy's repr strings; returns (p, k)."""
     if v == np.inf:
@@ -565,7 +565,7 @@ def format_float_rows(rows, strs, lens, out):
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def format_edges(src, dst, add, iw, has_iw, fw, has_fw, strs, lens, prefix, sep, out):
     """Records ``prefix src+add sep dst+add [sep w]``, one a line, into ``out``.
 

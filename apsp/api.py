@@ -578,13 +578,18 @@ def few_sources_for_bfs(g: Graph, k: int) -> bool:
     return 16 * k <= g.n
 
 
+#: a GPU solve's fixed cost in CPU update-equivalents (about 50 ms of CPU work: launches, copies)
+GPU_FIXED_COST = 1e8
+
+
 def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: int) -> str:
     """The method for ``k`` sources: searches when k of them cost less than the full solve.
 
     An explicit method stays. Under "auto", k Dijkstra searches cost about
     ``SEARCH_COST * k * (m + n) * log2(n)`` against ``n^3`` for Floyd-Warshall
-    (on a GPU, about 1000x fewer); unit weights compare k BFS with the
-    bit-parallel all-pairs BFS.
+    (on a GPU, about 1000x fewer, plus `GPU_FIXED_COST` for the launches of
+    its n/B rounds and the copies, which no small solve avoids); unit weights
+    compare k BFS with the bit-parallel all-pairs BFS.
     """
     if requested != "auto" or chosen in ("dijkstra", "johnson") or g.n < 2:
         return chosen
@@ -593,7 +598,7 @@ def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: i
     n = float(g.n)
     searches = SEARCH_COST * k * (g.nnz + n) * np.log2(n)
     on_gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and gpu_available()[0])
-    full = n ** 3 / (1000.0 if on_gpu else 1.0)
+    full = n ** 3 / 1000.0 + GPU_FIXED_COST if on_gpu else n ** 3
     if searches < full:
         return "johnson" if g.has_negative_weights else "dijkstra"
     return chosen

@@ -91,3 +91,12 @@ def test_auto_rule_is_one_rule_for_method_and_backend(device):
         assert api.choose_backend("gpu", "fw", n) == "gpu"
     assert solvers.gpu_available()[0] == real
     assert solvers.gpu_available(explicit=True)[0] == (device != "none")
+
+
+def test_few_sources_search_even_beside_a_gpu(device):
+    # a GPU solve has a fixed cost (launches, copies) that two searches on a small graph never reach
+    g = _ring(2 * api.GPU_MIN_VERTICES, 3)
+    assert api.method_for_sources(g, "fw", "auto", "auto", 2) == "dijkstra"
+    # all n sources: the full solve, on whichever device "auto" gets
+    assert api.method_for_sources(g, "fw", "auto", "auto", g.n) == "fw"
+    assert api.method_for_sources(g, "fw", "fw", "auto", 2) == "fw"  # an explicit method stays

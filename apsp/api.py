@@ -262,9 +262,10 @@ ND_MAX_EDGES_PER_VERTEX = 16
 #: work per second of each (method, backend), the units of `estimated_seconds`: FW and nd-fw
 #: count min-plus updates, dijkstra/johnson n (m + n) log2 n steps. CPU: measured with
 #: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 12); GPU: dense
-#: FW's int32 rate on an H200 (section 1), nd-fw assumed at 70% of it until a device run measures it
+#: FW's int32 rate on an H200 (section 1); nd-fw measured on an H200 at n = 122,500 (section 12):
+#: 7.9-8.0 T updates/s on a grid, 4.9-5.8 on a k-NN graph (its products are smaller than dense FW's)
 WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
-              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 0.9e13}
+              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 6.5e12}
 #: fixed cost of one nd-fw pivot round (parallel regions, launches): its rounds are many and can
 #: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed
 ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 1e-4}

@@ -381,8 +381,15 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     backend : {"auto", "cpu", "gpu"}
         ``"auto"`` uses the GPU when torch sees one and the method has a GPU solver.
     dtype : {None, "int16", "int32", "int64", "float32", "float64"}
-        Distance type. None picks the smallest that holds every distance
-        (bound ``(n-1)*max|w|``); a dtype too small is refused with `DtypeError`.
+        Distance type. None picks the narrowest that holds the actual
+        distances: for ``"fw"`` with non-negative integer weights it solves in int16 (then
+        int32, int64), verifies that no distance was cut off, and solves again
+        one type wider only if one may have been (`apsp.dtypes`); otherwise it
+        takes the narrowest that holds the worst case ``(n-1)*max|w|``. A dtype
+        too small is refused with `DtypeError` (after the solve when only the
+        result can tell). ``info`` says which dtypes were tried
+        (``dtype_tried``), whether a retry happened (``dtype_retry``) and why
+        the result can be trusted (``dtype_check``: "bound" or "verified").
         ``method="bfs"`` also takes "uint8" and "uint16", and None there picks
         uint8, uint16 or int32 by the diameter found.
     block_size : int, optional
@@ -479,59 +486,116 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY)
+    elif chosen == "fw" and not rows_by_search:
+        # Floyd-Warshall's kernels saturate at INF (apsp.dtypes): narrowest first (int16: half the
+        # memory traffic, twice the GPU's min-plus rate), verified after the solve when only the
+        # data can show that it fits
+        attempts = _resumable(g.dtype_attempts(dtype), options)
     else:
-        # int16 when it holds every distance: half the memory traffic, twice the GPU's min-plus rate
-        dt = g.choose_dtype(dtype)
-        dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, chosen,
-                                                              g.has_negative_weights))
-    opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,
-                        successors=return_successors, progress=progress,
-                        sources=src if rows_by_search else None, **options)
-    if opts.checkpoint and chosen != "fw":
-        raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
-    # refuse early what cannot fit (MemoryPlanError); stream out of core when the plan says so
+        # the other solvers keep the worst-case bound: a narrower try would redo the whole solve
+        # for the cost of a cast
+        attempts = [dtypes.Attempt(g.choose_dtype(dtype))]
+    if chosen != "bfs":
+        for attempt in attempts:
+            dtypes.check_float_range(attempt.dtype, dtypes.largest_float_sum(
+                g.n, g.max_abs_weight, chosen, g.has_negative_weights))
+    else:
+        attempts = [dtypes.Attempt(dt)]
     from .planner import plan_memory
 
-    t_plan = time.perf_counter()
-    plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
-    t1 = time.perf_counter()
-    t_setup += t1 - t_plan
-    log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s, memory plan %s",
-             g.n, g.nnz, chosen, method, where, backend, "by diameter" if dt is None else np.dtype(dt).name,
-             plan.summary())
+    t_first = time.perf_counter()
+    tried = []
     compiled = compile_seconds()
-    with compiling(f"CPU kernels for {dt.name if dt is not None else chosen.upper()}"):
-        if plan.out_of_core:
-            out = get_solver("fw-out-of-core", where)(g, opts, plan)
-        elif chosen == "bfs" and rows_by_search:
-            from .cpu.sparse import solve_bfs_rows
+    for number, attempt in enumerate(attempts, 1):
+        t_try = time.perf_counter()
+        dt = attempt.dtype
+        band = dtypes.cutoff_band(dt, g.max_abs_weight) if attempt.checked else None
+        opts = SolveOptions(dtype=dt, block_size=block_size, predecessors=return_predecessors,
+                            successors=return_successors, progress=progress,
+                            sources=src if rows_by_search else None, cutoff_band=band, **options)
+        if opts.checkpoint and chosen != "fw":
+            raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
+        # refuse early what cannot fit (MemoryPlanError) in the dtype tried now; stream out of
+        # core when the plan says so
+        t_plan = time.perf_counter()
+        plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
+        t1 = time.perf_counter()
+        log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
+                 g.n, g.nnz, chosen, method, where, backend,
+                 "by diameter" if dt is None else np.dtype(dt).name,
+                 " (to be verified)" if attempt.checked else "", plan.summary())
+        with compiling(f"CPU kernels for {dt.name if dt is not None else chosen.upper()}"):
+            if plan.out_of_core:
+                out = get_solver("fw-out-of-core", where)(g, opts, plan)
+            elif chosen == "bfs" and rows_by_search:
+                from .cpu.sparse import solve_bfs_rows
 
-            out = solve_bfs_rows(g, opts)
-        else:
-            out = get_solver(chosen, where)(g, opts)
-        if src is not None and not rows_by_search:  # a full solve was cheaper: keep the rows asked for
-            out.dist = out.dist[src]
-            out.predecessors = None if out.predecessors is None else out.predecessors[src]
-            out.successors = None if out.successors is None else out.successors[src]
+                out = solve_bfs_rows(g, opts)
+            else:
+                out = get_solver(chosen, where)(g, opts)
+            if src is not None and not rows_by_search:  # a full solve was cheaper: keep the rows asked for
+                out.dist = out.dist[src]
+                out.predecessors = None if out.predecessors is None else out.predecessors[src]
+                out.successors = None if out.successors is None else out.successors[src]
+        t_solved = time.perf_counter()
+        if dt is not None:
+            tried.append(np.dtype(out.dist.dtype).name)
+        # an engine that can read its result on its device has checked it; else the host reads it
+        suspect = out.info.pop("cutoff_suspected", None)
+        if attempt.checked and suspect is None:
+            suspect = dtypes.cutoff_suspected(out.dist, band)
+        t_checked = time.perf_counter()
+        if not (attempt.checked and suspect):
+            break
+        if number == len(attempts):
+            raise dtypes.cutoff_error(dt, g.max_abs_weight)
+        log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
+                 "again in %s", dt.name, attempts[number].dtype.name)
+        del out  # the wider solve may need the memory
     compiled = compile_seconds() - compiled
-    # "setup": choosing and starting the backend (on a GPU mostly torch's import and CUDA's start)
-    timings = {"validate": t1 - t0 - t_setup, "setup": t_setup, **out.timings}
-    elapsed = time.perf_counter() - t1
+    # stages add up to the whole call: "setup" is choosing and starting the backend (on a GPU
+    # mostly torch's import and CUDA's start) and planning; "retry" the narrower solves that
+    # were cut off, whole; "check" verifying the result; "other" what the solver's stages miss
+    timings = {"validate": (t_first - t0 - t_setup) + (t_plan - t_try), "setup": t_setup + (t1 - t_plan)}
+    if len(tried) > 1:
+        timings["retry"] = t_try - t_first
+    timings.update(out.timings)
+    if attempt.checked:
+        timings["check"] = t_checked - t_solved
+    elapsed = (t_solved if attempt.checked else t_checked) - t1
     if out.timings:  # stages add up: what the solver's own stages do not cover is "other"
         timings["other"] = max(0.0, elapsed - sum(out.timings.values()))
     else:
         timings["solve"] = elapsed
     # a first run compiles its kernels inside the solve: book those seconds as "compile"
-    book_compile(timings, compiled, [*out.timings, "other", "solve"])
+    book_compile(timings, compiled, [*out.timings, "other", "solve", "retry"])
+    if dt is not None:
+        out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
+                        dtype_check="verified" if attempt.checked else "bound")
     out.info.setdefault("why", explain_choice(g, chosen, method, backend, where, dtype, src,
-                                              rows_by_search))
+                                              rows_by_search, out.info))
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
                   timings=timings, info=out.info, sources=src)
 
 
+def _resumable(attempts: list, options: dict) -> list:
+    """Resuming a checkpoint: start the dtype plan at the dtype the checkpoint was saved in."""
+    path = options.get("checkpoint")
+    if not (path and options.get("resume") and len(attempts) > 1 and Path(path).is_file()):
+        return attempts
+    from .checkpoint import read_header
+
+    try:
+        saved = np.dtype(read_header(path)["dtype"])
+    except Exception:  # noqa: BLE001 - the solver's own checks name what is wrong with the file
+        return attempts
+    names = [a.dtype for a in attempts]
+    return attempts[names.index(saved):] if saved in names else attempts
+
+
 def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str, dtype, src,
-                   rows_by_search: bool) -> str:
+                   rows_by_search: bool, info: dict | None = None) -> str:
     """Why this method, backend and dtype ran, in a few words (for ``-v``)."""
     if method != "auto":
         why_method = "asked for"
@@ -548,13 +612,19 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
              f"backend {where} ({'asked for' if backend != 'auto' else 'the usable one for ' + chosen})"]
     if src is not None:
         parts.append(f"{len(src)} source rows ({'one search each' if rows_by_search else 'rows of the full solve'})")
-    if dtype is not None:
+    tried = (info or {}).get("dtype_tried", [])
+    retried = (f"; {' and '.join(tried[:-1])} may have cut off a distance, so solved again"
+               if len(tried) > 1 else "")
+    if (info or {}).get("dtype_check") == "verified":
+        parts.append(f"dtype {tried[-1]} ({'as asked for, ' if dtype is not None else 'the narrowest, '}"
+                     f"verified: no distance within max|w| of its limit{retried})")
+    elif dtype is not None:
         parts.append("dtype as asked for")
     elif chosen == "bfs":
         parts.append("dtype the narrowest that holds the hop counts")
     else:
         parts.append(f"dtype the smallest holding every distance (bound (n-1)*max|w| = "
-                     f"{g.distance_bound():.0f})" if g.integral else "dtype float64 (fractional weights)")
+                     f"{g.distance_bound():.0f}{retried})" if g.integral else "dtype float64 (fractional weights)")
     return "; ".join(parts)
 
 

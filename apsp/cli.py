@@ -56,8 +56,8 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
                    help="where to compute (default: GPU when one is usable, else CPU)")
     p.add_argument("--dtype", default=None,
                    choices=("uint8", "uint16", "int16", "int32", "int64", "float32", "float64"),
-                   help="distance type (default: smallest that holds every distance; "
-                        "uint8/uint16 for --method bfs only)")
+                   help="distance type (default: the narrowest that holds the actual distances, "
+                        "verified after the solve; uint8/uint16 for --method bfs only)")
     p.add_argument("--format", dest="fmt", default=None,
                    help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")

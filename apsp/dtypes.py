@@ -14,8 +14,40 @@ is half the range so that ``a + b`` of two entries can never wrap around:
 So the largest possible distance ``bound = (n - 1) * max|w|`` must satisfy
 ``bound < INF`` (non-negative weights) or ``bound <= INF // 4`` (negative
 weights); ``choose_dtype`` picks the smallest dtype that does, or refuses.
+
+That bound is far above real distances (n = 32768 with weights 1..100: bound
+3.3 million, real distances below 1000), so `dtype_attempts` plans from the
+data instead: with non-negative integer weights it tries the narrowest integer
+dtype whose sentinel exceeds the largest weight and trusts the result only
+after `cutoff_suspected` says no distance was cut off; otherwise the caller
+solves again in the next dtype of the plan.
+
+Why the check is sufficient (non-negative weights, ``0 <= w <= W < INF``):
+
+1. Kernels keep every entry in ``[0, INF]``: the start matrix is, and each
+   update stores ``min(c, a + b)`` with ``c <= INF`` and ``a + b <= 2 INF``,
+   which never wraps. So they compute ``min(c, min(a + b, INF))``: every
+   operation of the exact algorithm, seen through ``s(x) = min(x, INF)``.
+   Since ``s(min(x, y)) = min(s(x), s(y))`` and ``s(x + y) = s(s(x) + s(y))``
+   for ``x, y >= 0``, the stored result is ``s(true distance)``: exact below
+   ``INF``, ``INF`` for "no path" and for a path ``>= INF`` (cut off).
+2. Suppose some true distance ``d(s, t) >= INF`` is finite. Along a shortest
+   path from s to t the prefix distances are exact shortest distances, start
+   at 0, end ``>= INF``, and grow by at most W per edge. The first of them
+   ``>= INF - W`` is then ``< INF``: stored exactly, in ``[INF - W, INF)``,
+   in row s.
+3. So if no stored value lies in ``[INF - W, INF)``, no distance was cut off
+   and every value is exact (and a row's check covers that row's distances).
+
+With negative weights step 1 fails (``INF + w`` with ``w < 0`` drops below
+``INF`` and no longer means "cut off"), so negative weights keep the
+worst-case rule. Float dtypes keep it too (rounding, not cut-off, is their
+limit).
 """
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -132,6 +164,95 @@ def reachable_limit(dtype, negative: bool):
         return float(np.finfo(dt).max)
     inf = int(inf_value(dt))
     return inf // 2 if negative else inf - 1
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One dtype of a dtype plan; ``checked``: trust the result only if `cutoff_suspected` says no."""
+
+    dtype: np.dtype
+    checked: bool = False
+
+
+def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
+    """Whether a result in ``dtype`` can be verified after the solve (module docstring): integer
+    dtype, non-negative integer weights, every weight below the sentinel."""
+    dt = np.dtype(dtype)
+    return dt.kind == "i" and not negative and integral and float(max_abs_weight) < int(inf_value(dt))
+
+
+def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight, requested=None,
+                   candidates=(np.int16, np.int32, np.int64)) -> list[Attempt]:
+    """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.
+
+    A dtype whose worst-case ``bound`` fits ends the plan unchecked; a narrower one is tried,
+    and checked, when `checkable`. A requested dtype is the whole plan: checked when only the
+    data can show it fits, refused now (`DtypeError`, as `choose_dtype`) when not even that.
+
+    Examples
+    --------
+    >>> [(a.dtype.name, a.checked) for a in dtype_attempts(3.3e6, False, True, 100)]
+    [('int16', True), ('int32', False)]
+    >>> [(a.dtype.name, a.checked) for a in dtype_attempts(3.3e6, True, True, 100)]
+    [('int32', False)]
+    """
+    if requested is not None:
+        dt = as_dtype(requested)
+        if (dt.kind == "i" and integral and not dtype_fits(dt, bound, negative)
+                and checkable(dt, negative, integral, max_abs_weight)):
+            return [Attempt(dt, checked=True)]
+        return [Attempt(choose_dtype(bound, negative, integral, dt))]
+    if not integral:
+        return [Attempt(choose_dtype(bound, negative, integral))]
+    plan = []
+    for cand in candidates:
+        if dtype_fits(cand, bound, negative):
+            return plan + [Attempt(np.dtype(cand))]
+        if checkable(cand, negative, integral, max_abs_weight):
+            plan.append(Attempt(np.dtype(cand), checked=True))
+    return plan or [Attempt(choose_dtype(bound, negative, integral, candidates=candidates))]
+
+
+def cutoff_band(dtype, max_abs_weight) -> tuple[int, int]:
+    """``(INF - W, INF)``: a verified result holds no value ``v`` with ``lo <= v < hi``."""
+    inf = int(inf_value(dtype))
+    return inf - int(max_abs_weight), inf
+
+
+def cutoff_suspected(dist, band: tuple[int, int], chunk: int = 1 << 22) -> bool:
+    """Whether a checked solve's distances may have been cut off: some value lies in `cutoff_band`.
+
+    False proves every value exact (module docstring). ``dist`` is the n x n result,
+    finalized or not, as a numpy array (memory-mapped ones too) or anything with the same
+    slicing, comparisons and ``any()`` (a torch tensor on its device); read in row chunks
+    of about ``chunk`` entries so no full-size temporary is made.
+    """
+    lo, hi = band
+    n_rows = dist.shape[0]
+    step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))
+    starts = range(0, n_rows, step)
+
+    def hit(i: int) -> bool:
+        part = dist[i:i + step]
+        return bool(((part >= lo) & (part < hi)).any())
+
+    if not isinstance(dist, np.ndarray) or len(starts) < 4:
+        return any(hit(i) for i in starts)
+    # numpy's comparisons release the GIL: a large host matrix is read on every core
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
+        return any(pool.map(hit, starts))
+
+
+def cutoff_error(dtype, max_abs_weight) -> DtypeError:
+    """The refusal when a requested dtype's result did not pass `cutoff_suspected`."""
+    dt = np.dtype(dtype)
+    lo, hi = cutoff_band(dt, max_abs_weight)
+    return DtypeError(
+        f"dtype {dt.name} cannot hold every distance of this graph: a distance reached {lo} or more, "
+        f"within the largest weight ({int(max_abs_weight)}) of the {dt.name} limit {hi - 1}, so longer "
+        f"ones may have been cut off; choose a wider dtype or leave dtype unset")
 
 
 def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:

@@ -73,6 +73,10 @@ class SolveOptions:
     successors: bool = False
     #: only these source rows (int array); None = all n (searches only: Dijkstra, Johnson, BFS)
     sources: np.ndarray | None = None
+    #: ``(lo, hi)`` of `apsp.dtypes.cutoff_band` when the result must be checked for cut-off
+    #: distances; an engine that can read its result cheaply on its device reports
+    #: ``info["cutoff_suspected"]``, else the public layer checks on the host
+    cutoff_band: tuple[int, int] | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")
@@ -139,7 +143,8 @@ class SolveOptions:
 
 
 #: the keyword options of `apsp.shortest_paths` that become `SolveOptions` fields as they are
-KEYWORD_OPTIONS = tuple(f.name for f in dataclasses.fields(SolveOptions))[5:]
+_FIELDS = tuple(f.name for f in dataclasses.fields(SolveOptions))
+KEYWORD_OPTIONS = _FIELDS[_FIELDS.index("progress"):]
 
 
 def unknown_option(name: str, valid) -> TypeError:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw
+# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw dtype
 #   (default: tests gpu_fw paths homework bfs)
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
 # APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
@@ -78,6 +78,12 @@ for stage in $stages; do
         tests/test_outofcore.py tests/test_checkpoint.py tests/test_bench.py tests/test_info.py \
         tests/test_scipy_compat.py tests/test_gpu_fw.py > "$OUT/quicktests.log" 2>&1
       tail -3 "$OUT/quicktests.log"; grep -E "^(FAILED|ERROR)" "$OUT/quicktests.log" | head -20 ;;
+    dtype)
+      # dtype=None (narrowest verified) must pick int16 for weights 1..100, give int32's distances, and
+      # take at most 1/1.8 of int32's whole-call time (transfers included); exit 1 otherwise
+      timeout 420 python3 benchmarks/dtype_policy.py --backend gpu --sizes 16384,32768 --density 0.01 \
+        --require-dtype int16 --require-speedup 1.8 --out "$OUT/dtype_policy.json" > "$OUT/dtype_policy.log" 2>&1
+      echo "rc=$?"; tail -16 "$OUT/dtype_policy.log" ;;
     ndfw)
       # nested-dissection FW: its tests on the GPU, then a 350x350 grid and a k-NN graph of n = 122,500
       # (sampled rows checked against Dijkstra, compute timed, one whole solve with the host copy)

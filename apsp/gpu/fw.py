@@ -120,6 +120,8 @@ class GPUEngine:
         self.sync_for_progress = self.cuda
         self.timer = timer
         self.paths_for = None  # (graph, opts) when finalize also recovers paths
+        self.cutoff_band = None  # (lo, hi) when finalize checks for cut-off distances (apsp.dtypes)
+        self.cutoff_suspected = None
         self.d = None
 
     # -- tile kernels ----------------------------------------------------------------
@@ -183,7 +185,11 @@ class GPUEngine:
         work = self.d[:self.n, :self.n]
         limit = dtypes.reachable_limit(self.dtype, self.negative)
         successors = predecessors = None
-        if self.paths_for is not None:
+        if self.cutoff_band is not None:
+            # the public layer's cut-off check, here where reading the matrix costs milliseconds;
+            # quarters keep its temporaries small
+            self.cutoff_suspected = dtypes.cutoff_suspected(work, self.cutoff_band, chunk=self.n * self.n // 4 + 1)
+        if self.paths_for is not None and not self.cutoff_suspected:  # a retry recovers them
             from .paths import successors_and_predecessors
 
             graph, opts = self.paths_for
@@ -214,6 +220,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, device, variant, timer)
     if opts.successors or opts.predecessors:
         engine.paths_for = (graph, opts)
+    engine.cutoff_band = opts.cutoff_band
     naive = variant == "naive"
     (dist, successors, predecessors), block, info = run(
         graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
@@ -223,5 +230,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         timings.pop("paths", None)
     info.update(device=torch.cuda.get_device_name(device) if device.type == "cuda" else "triton-interpreter",
                 variant=variant)
+    if engine.cutoff_suspected is not None:
+        info["cutoff_suspected"] = engine.cutoff_suspected
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors,
                        block_size=None if naive else block, timings=timings, info=info)

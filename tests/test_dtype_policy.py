@@ -1,0 +1,254 @@
+"""The dtype from the data: solve narrow, verify, widen only when a distance may have been cut off.
+
+Every result must equal the exact answer (computed in float64 by the oracle, which cannot overflow);
+the dtype it comes in must be the first of the plan whose check the exact answer passes.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from conftest import HAS_TRITON
+from pathcheck import NONE, as_float
+from randgraphs import random_graph
+
+import apsp
+from apsp import dtypes
+from apsp.cpu.oracle import floyd_warshall_reference
+from apsp.errors import DtypeError
+from apsp.graph import EdgeList, Graph
+
+INF16 = int(dtypes.inf_value(np.int16))
+INF32 = int(dtypes.inf_value(np.int32))
+needs_triton = pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")
+
+
+def exact(g: Graph) -> np.ndarray:
+    """Distances as float64 (inf: no path), from the oracle on an int64 start matrix."""
+    return as_float(dtypes.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(np.int64)), False))
+
+
+def expected_dtype(g: Graph, want: np.ndarray, requested=None):
+    """The dtype the plan must end in, judged from the exact answer (None: DtypeError)."""
+    finite = want[np.isfinite(want)]
+    largest = finite.max() if finite.size else 0
+    for attempt in g.dtype_attempts(requested):
+        if not attempt.checked or largest < dtypes.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
+            return attempt.dtype
+    return None
+
+
+def boundary_graph(rng, total: int, edges: int, isolated: int = 0) -> Graph:
+    """A path 0 -> 1 -> ... -> edges of total length exactly ``total`` (nearly equal weights), plus
+    random backward edges no heavier than the path's: cycles and many pairs, no forward shortcut;
+    then ``isolated`` vertices without edges (they raise the worst-case bound only)."""
+    n = edges + 1
+    w = np.full(edges, total // edges, dtype=np.int64)
+    w[: total % edges] += 1
+    back_src = rng.integers(1, n, size=2 * edges)
+    back_dst = rng.integers(0, back_src)
+    back_w = rng.integers(0, w.max() + 1, size=back_src.size)
+    src = np.concatenate([np.arange(edges), back_src])
+    dst = np.concatenate([np.arange(1, n), back_dst])
+    return Graph.from_edges(EdgeList(n + isolated, src, dst, np.concatenate([w, back_w])))
+
+
+def assert_exact(r, g, want, requested=None):
+    np.testing.assert_array_equal(as_float(r.distances), want)
+    assert r.distances.dtype == expected_dtype(g, want, requested)
+    assert r.info["dtype_tried"][-1] == r.distances.dtype.name
+    assert r.info["dtype_retry"] == (len(r.info["dtype_tried"]) > 1)
+
+
+# ----------------------------------------------------------------------------- the plan
+def test_plan_narrow_checked_then_the_worst_case_dtype():
+    plan = dtypes.dtype_attempts(3.3e6, False, True, 100)  # n = 32768, weights 1..100
+    assert [(a.dtype.name, a.checked) for a in plan] == [("int16", True), ("int32", False)]
+    plan = dtypes.dtype_attempts(2e9, False, True, 10 ** 7)  # weights too big for int16
+    assert [(a.dtype.name, a.checked) for a in plan] == [("int32", True), ("int64", False)]
+    assert [a.dtype.name for a in dtypes.dtype_attempts(1000, False, True, 10)] == ["int16"]
+    assert not dtypes.dtype_attempts(1000, False, True, 10)[0].checked
+    # negative weights and fractional weights keep the worst-case rule
+    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(3.3e6, True, True, 100)] == [("int32", False)]
+    assert [a.dtype.name for a in dtypes.dtype_attempts(3.3e6, False, False, 100)] == ["float64"]
+    # past int64's worst case: int64, checked, is the last word
+    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(2.0 ** 70, False, True, 2.0 ** 40)] \
+        == [("int64", True)]
+
+
+def test_plan_for_a_requested_dtype():
+    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(3.3e6, False, True, 100, "int16")] \
+        == [("int16", True)]
+    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(100, False, True, 10, "int16")] \
+        == [("int16", False)]
+    with pytest.raises(DtypeError, match="int16 limit"):  # negative weights: refused up front
+        dtypes.dtype_attempts(3.3e6, True, True, 100, "int16")
+    with pytest.raises(DtypeError):  # a weight the sentinel cannot exceed: refused up front
+        dtypes.dtype_attempts(3.3e6, False, True, INF16, "int16")
+    with pytest.raises(DtypeError, match="fractional"):
+        dtypes.dtype_attempts(10, False, False, 1.5, "int32")
+    assert dtypes.dtype_attempts(3.3e6, False, True, 100, "float32")[0].dtype == np.float32
+
+
+def test_cutoff_check_reads_chunks_and_torch_tensors():
+    d = np.zeros((7, 5), dtype=np.int16)
+    lo, hi = dtypes.cutoff_band(np.int16, 10)
+    assert (lo, hi) == (INF16 - 10, INF16)
+    assert not dtypes.cutoff_suspected(d, (lo, hi), chunk=3)
+    for value, hit in ((lo - 1, False), (lo, True), (hi - 1, True), (hi, False), (32767, False)):
+        d[6, 4] = value
+        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=3) == hit, value
+        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=5) == hit, value  # threads over row chunks
+        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=1 << 20) == hit, value  # one chunk
+    torch = pytest.importorskip("torch")
+    d[6, 4] = lo
+    assert dtypes.cutoff_suspected(torch.from_numpy(d), (lo, hi), chunk=3)
+
+
+# ----------------------------------------------------------------------------- the kernels saturate
+def test_cpu_kernels_store_min_of_true_distance_and_inf(rng):
+    """The proof's step 1 on the real kernels: no wrap, every stored value is min(true, INF)."""
+    from apsp.cpu.blocked import fw_inplace
+
+    for _ in range(4):
+        n = int(rng.integers(20, 120))
+        g = random_graph(rng, n, float(rng.uniform(0.02, 0.3)), lo=0, hi=int(rng.integers(300, 3000)))
+        d = g.fw_matrix(np.int16)
+        fw_inplace(d, block=int(rng.integers(1, 40)), progress=False)
+        assert (np.diagonal(d) == 0).all()
+        np.testing.assert_array_equal(d, np.minimum(exact(g), INF16).astype(np.int16))
+
+
+@needs_triton
+@pytest.mark.parametrize("pairs", [True, False], ids=["pairs", "packed"])
+def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs):
+    import torch
+
+    from apsp.gpu import fw as gpu_fw
+    from apsp.gpu import minplus, rounds
+
+    monkeypatch.setitem(minplus.PAIRS, "enabled", pairs)
+    monkeypatch.setitem(minplus.PAIRS, "min_size", 0)
+    n = int(rng.integers(20, 60))
+    g = random_graph(rng, n, 0.1, lo=0, hi=int(rng.integers(1000, 5000)))
+    dev = torch.device("cpu")
+    n_pad = gpu_fw.padded_size(n, dev)
+    d = gpu_fw.device_start_matrix(g, np.dtype(np.int16), n_pad, dev)
+    rounds.fw_inplace(d, 16, n_pivots=n)
+    np.testing.assert_array_equal(d[:n, :n].numpy(), np.minimum(exact(g), INF16).astype(np.int16))
+
+
+# ----------------------------------------------------------------------------- exact at the edges
+BOUNDARY = [(INF16 + delta, 40) for delta in (-1, 0, 1)] + [(INF32 + delta, 40) for delta in (-1, 0, 1)]
+BACKENDS = {
+    "cpu": dict(backend="cpu"),
+    "cpu-successors": dict(backend="cpu", return_successors=True),
+    "cpu-out-of-core": dict(backend="cpu", out_of_core=True, host_memory="64KB", block_size=8, ooc_rows=8),
+    "gpu": dict(backend="gpu", block_size=16),
+    "gpu-predecessors": dict(backend="gpu", block_size=16, return_predecessors=True),
+    "gpu-out-of-core": dict(backend="gpu", out_of_core=True, gpu_memory="1MB", block_size=16, ooc_rows=16),
+}
+
+
+@pytest.mark.parametrize("total,edges", BOUNDARY)
+@pytest.mark.parametrize("engine", sorted(BACKENDS))
+def test_paths_one_short_of_at_and_past_the_sentinel_come_back_exact(rng, engine, total, edges):
+    kwargs = BACKENDS[engine]
+    if kwargs["backend"] == "gpu" and not HAS_TRITON:
+        pytest.skip("torch/triton not installed")
+    g = boundary_graph(rng, total, edges)
+    want = exact(g)
+    assert want[0, edges] == total
+    r = apsp.shortest_paths(g, **{"method": "fw", **kwargs})
+    assert_exact(r, g, want)
+    if total >= INF16 - g.max_abs_weight and total < INF32 - g.max_abs_weight:
+        assert r.distances.dtype == np.int32
+    if r.info["dtype_retry"]:
+        assert "retry" in r.timings
+    if r.successors is not None:
+        check_hops(r.successors, want, g, first=True)
+    if r.predecessors is not None:
+        check_hops(r.predecessors, want, g, first=False)
+
+
+def check_hops(hops, want, g, first: bool):
+    """Every reachable pair (i != j) names a first hop h with w(i,h) + d(h,j) == d(i,j) (``first``),
+    or a last hop p with d(i,p) + w(p,j) == d(i,j); exactly, whatever the magnitudes."""
+    n = g.n
+    csr = g.to_csr()
+    weight = np.full((n, n), np.inf)
+    weight[np.repeat(np.arange(n), np.diff(csr.indptr)), csr.indices] = csr.data
+    reach = np.isfinite(want) & ~np.eye(n, dtype=bool)
+    assert hops.dtype == np.int32 and (hops[~reach] == NONE).all()
+    i, j = np.nonzero(reach)
+    h = hops[i, j]
+    assert ((h >= 0) & (h < n)).all()
+    via = weight[i, h] + want[h, j] if first else want[i, h] + weight[h, j]
+    np.testing.assert_array_equal(via, want[i, j])
+
+
+@pytest.mark.parametrize("requested", ["int16", "int32"])
+def test_a_requested_dtype_is_refused_after_the_check_only_when_the_data_need_it(rng, requested):
+    inf = int(dtypes.inf_value(requested))
+    fits = boundary_graph(rng, inf // 2, 40, isolated=60)  # worst case above the limit, real distances below
+    assert not dtypes.dtype_fits(requested, fits.distance_bound(), False)
+    r = apsp.shortest_paths(fits, method="fw", backend="cpu", dtype=requested)
+    assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "verified"
+    np.testing.assert_array_equal(as_float(r.distances), exact(fits))
+    with pytest.raises(DtypeError, match=f"{requested} cannot hold every distance"):
+        apsp.shortest_paths(boundary_graph(rng, inf + 1, 40), method="fw", backend="cpu", dtype=requested)
+
+
+def test_random_graphs_equal_the_exact_answer(rng):
+    for _ in range(12):
+        n = int(rng.integers(2, 90))
+        hi = int(rng.choice([20, 400, 5000, 40000, 3 * 10 ** 7]))
+        g = random_graph(rng, n, float(rng.uniform(0.01, 0.5)), lo=0, hi=hi)
+        want = exact(g)
+        assert_exact(apsp.shortest_paths(g, method="fw", backend="cpu", block_size=int(rng.integers(1, 50))),
+                     g, want)
+
+
+def test_negative_weights_keep_the_worst_case_rule(rng):
+    g = random_graph(rng, 60, 0.2, lo=0, hi=400, negative=True)
+    r = apsp.shortest_paths(g, method="fw", backend="cpu")
+    assert r.info["dtype_check"] == "bound" and not r.info["dtype_retry"]
+    assert dtypes.dtype_fits(r.distances.dtype, g.distance_bound(), True)
+    np.testing.assert_array_equal(as_float(r.distances), as_float(apsp.shortest_paths(
+        g, method="reference", dtype="int64").distances))
+
+
+def test_stages_add_up_to_the_call_with_a_retry(rng):
+    g = boundary_graph(rng, INF16 + 1, 60)
+    t0 = time.perf_counter()
+    r = apsp.shortest_paths(g, method="fw", backend="cpu")
+    wall = time.perf_counter() - t0
+    assert r.info["dtype_tried"] == ["int16", "int32"] and r.info["dtype_retry"]
+    assert r.timings["retry"] > 0 and "check" not in r.timings  # int32 holds the worst case: no check
+    assert sum(r.timings.values()) == pytest.approx(wall, rel=0.05, abs=2e-3)
+    g = boundary_graph(rng, INF16 // 2, 60, isolated=100)
+    t0 = time.perf_counter()
+    r = apsp.shortest_paths(g, method="fw", backend="cpu")
+    wall = time.perf_counter() - t0
+    assert r.info["dtype_tried"] == ["int16"] and r.info["dtype_check"] == "verified"
+    assert "check" in r.timings and "retry" not in r.timings
+    assert sum(r.timings.values()) == pytest.approx(wall, rel=0.05, abs=2e-3)
+
+
+def test_resume_starts_at_the_checkpoint_dtype(rng, tmp_path):
+    """A checkpoint saved by the wide retry resumes in that dtype (not refused for the narrow one)."""
+    from apsp.checkpoint import save_checkpoint
+
+    g = boundary_graph(rng, INF16 + 1, 30)
+    ckpt = tmp_path / "state.ckpt"
+    state = g.fw_matrix(np.int32)
+    from apsp.checkpoint import graph_fingerprint
+
+    save_checkpoint(ckpt, {"format": "apsp-checkpoint", "vertices_done": 0, "negative": False,
+                           "fingerprint": graph_fingerprint(g), "solver": "fw-cpu", "block": 8},
+                    lambda i0, i1: state[i0:i1], g.n, np.int32)
+    r = apsp.shortest_paths(g, method="fw", backend="cpu", checkpoint=str(ckpt), resume=True, block_size=8)
+    assert r.info["dtype_tried"] == ["int32"]
+    np.testing.assert_array_equal(as_float(r.distances), exact(g))

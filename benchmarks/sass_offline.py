@@ -90,17 +90,19 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", default="int32", choices=sorted(ASM))
     p.add_argument("--config", default=None, help="BLOCK_M,BLOCK_N,warps,unroll,chunk_a,stages "
                                                    "(default: the dtype's entry of MINPLUS_CONFIG)")
-    p.add_argument("--asm", type=int, default=None, help="emission mode (default: the dtype's ASM_MODE)")
-    p.add_argument("--arch", type=int, default=90)
+    p.add_argument("--asm", type=int, default=None,
+                   help="emission mode (default: what the drivers pick for the dtype on --arch)")
+    p.add_argument("--arch", type=int, default=90, help="compute capability as 80, 86, 90, ...")
     p.add_argument("--dump", default=None, help="also write the whole SASS here")
     args = p.parse_args(argv)
     import torch
 
+    capability = divmod(args.arch, 10)  # what the drivers pick on such a GPU
     if args.config:
         config = minplus.MinplusConfig(*(int(x) for x in args.config.split(",")))
     else:
-        config = minplus.MinplusConfig(*minplus.MINPLUS_CONFIG[getattr(torch, args.dtype)])
-    asm = ASM[args.dtype] if args.asm is None else args.asm
+        config = minplus.MinplusConfig(*minplus.default_config(getattr(torch, args.dtype), capability))
+    asm = minplus.asm_mode(getattr(torch, args.dtype), capability) if args.asm is None else args.asm
     sass, usage = compile_sass(args.dtype, config, asm, args.arch)
     if args.dump:
         Path(args.dump).write_text(sass)

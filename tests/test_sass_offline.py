@@ -70,3 +70,53 @@ def test_int16_pairs_loop_is_the_int32_loop_on_packed_halves():
     main = max(found["pair_loops"], key=lambda counts: counts.get("VIADDMNMX", 0))
     assert found["pair_ops"] == ["VIADDMNMX.S16x2"]
     assert main.get("PRMT", 0) == 0 and main.get("BAR", 0) <= 2
+
+
+# GPUs before Hopper: the packed int16 instructions do not exist there, so the drivers pick plain
+# int16 arithmetic and a tile that fits; everything they launch must build for sm_80 and sm_86
+OLDER_PROBE = """
+import json, sys, torch, triton
+sys.path.insert(0, "benchmarks")
+import sass_offline
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from apsp.gpu import minplus
+out = {}
+for arch in (80, 86):
+    cap = divmod(arch, 10)
+    for name in ("int16", "int32", "float32"):
+        dt = getattr(torch, name)
+        asm = minplus.asm_mode(dt, cap)
+        config = minplus.MinplusConfig(*minplus.default_config(dt, cap))
+        sass, usage = sass_offline.compile_sass(name, config, asm, arch=arch)
+        out[f"minplus {name} sm_{arch}"] = {"asm": asm, "usage": usage, "s16x2": "S16x2" in sass}
+    for name in ("i16", "i32"):
+        src = ASTSource(fn=minplus._close_block_kernel,
+                        signature={"t_ptr": "*" + name, "size": "i32", "stride_m": "i32", "stride_n": "i32",
+                                   "INF": name, "CLAMP": "constexpr", "BLOCK": "constexpr"},
+                        constexprs={"CLAMP": False, "BLOCK": 128})
+        triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 8})
+        out[f"close {name} sm_{arch}"] = {"asm": 0}
+try:
+    sass_offline.compile_sass("int16", minplus.MinplusConfig(*minplus.MINPLUS_CONFIG[torch.int16]),
+                              minplus.ASM_S16X2, arch=80)
+    out["packed on sm_80"] = "built"
+except Exception as exc:
+    out["packed on sm_80"] = str(exc)[:2000]
+print(json.dumps(out))
+"""
+
+
+def test_kernels_build_for_gpus_before_hopper_without_packed_int16():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", OLDER_PROBE], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    for arch in (80, 86):
+        assert found[f"minplus int16 sm_{arch}"]["asm"] == 0  # plain Triton ops
+        assert not found[f"minplus int16 sm_{arch}"]["s16x2"]
+        for name in ("int16", "int32", "float32"):
+            assert "LOCAL:0" in found[f"minplus {name} sm_{arch}"]["usage"]
+    # why: ptxas refuses the packed instructions below sm_90
+    assert "requires .target sm_90" in found["packed on sm_80"]

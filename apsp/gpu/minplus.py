@@ -19,6 +19,7 @@ negative weights (and negative cycles) never wrap around.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -271,12 +272,43 @@ MAX_CLOSE_BLOCK = 128
 ASM_MODE = {torch.int32: ASM_S32, torch.int16: ASM_S16X2, torch.float32: ASM_F32}
 
 
+#: the packed int16 instructions (add.s16x2, min.s16x2: ASM 2 and 4) need sm_90; older GPUs run int16
+#: in plain Triton ops, with a tile that fits their registers (sm_80: 128 registers, no spills, where
+#: the sm_90 tile spills; benchmarks/sass_offline.py --arch 80; not timed on such a GPU)
+PACKED_INT16_CAPABILITY = (9, 0)
+OLDER_GPU_INT16_CONFIG = (128, 64, 4, 8, True, 3)
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(device: torch.device) -> tuple[int, int]:
+    return tuple(torch.cuda.get_device_capability(device))
+
+
+def packed_int16(device: torch.device) -> bool:
+    """Whether kernels on ``device`` may use the packed int16 instructions (the interpreter: no)."""
+    return device.type == "cuda" and _capability(device) >= PACKED_INT16_CAPABILITY
+
+
+def asm_mode(dtype: torch.dtype, capability: tuple[int, int] | None) -> int:
+    """How ``min(x, y + a)`` is emitted for ``dtype`` on a GPU of ``capability`` (None: the interpreter)."""
+    if capability is None or (dtype == torch.int16 and tuple(capability) < PACKED_INT16_CAPABILITY):
+        return ASM_PLAIN
+    return ASM_MODE.get(dtype, ASM_PLAIN)
+
+
+def default_config(dtype: torch.dtype, capability: tuple[int, int] | None):
+    """The product kernel's tile for ``dtype`` on a GPU of ``capability`` (None: the interpreter)."""
+    if capability is None:
+        return INTERPRETER_CONFIG
+    if dtype == torch.int16 and tuple(capability) < PACKED_INT16_CAPABILITY:
+        return OLDER_GPU_INT16_CONFIG
+    return MINPLUS_CONFIG[dtype]
+
+
 def _minplus_config(t: torch.Tensor, override=None):
     if override is not None:
         return override
-    if t.device.type != "cuda":
-        return INTERPRETER_CONFIG
-    return MINPLUS_CONFIG[t.dtype]
+    return default_config(t.dtype, _capability(t.device) if t.device.type == "cuda" else None)
 
 
 def close_tile(t: torch.Tensor, negative: bool = False) -> None:
@@ -324,7 +356,7 @@ def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
     """``enabled`` None: the PAIRS settings decide (on, and C large enough); True/False: forced."""
     on = PAIRS["enabled"] and max(c.shape) >= PAIRS["min_size"] if enabled is None else enabled
     return (on and c.dtype == torch.int16 and not negative and out2 is None and _pair_viewable(c)
-            and _pair_viewable(b))
+            and _pair_viewable(b) and (c.device.type != "cuda" or packed_int16(c.device)))
 
 
 def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: bool = False,
@@ -348,7 +380,7 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
         _launch_minplus(c32, a32, b32, None, False, cfg,
                         ASM_PAIRS if c.device.type == "cuda" else ASM_PAIRS_PLAIN, inf=_pair_value(inf_for(c)))
         return
-    asm = ASM_MODE.get(c.dtype, ASM_PLAIN) if c.device.type == "cuda" else ASM_PLAIN
+    asm = asm_mode(c.dtype, _capability(c.device) if c.device.type == "cuda" else None)
     _launch_minplus(c, a, b, out2, negative, config, asm, inf=inf_for(c))
 
 

@@ -282,6 +282,30 @@ def test_gpu_engine_path_on_cpu_tensors():
     run_worker(2, cases, seed, env={"TRITON_INTERPRET": "1"})
 
 
+INF16, INF32 = int(np.iinfo(np.int16).max // 2), int(np.iinfo(np.int32).max // 2)
+#: paths of total length one short of, at and one past each candidate's sentinel (dtype from the data)
+BOUNDARY_CASES = [{"n": 31, "block": 4, "form": "path", "total": inf + delta}
+                  for inf in (INF16, INF32) for delta in (-1, 0, 1)]
+
+
+@pytest.mark.mpi
+def test_distributed_dtype_from_the_data_at_the_sentinels():
+    """Every rank checks its tiles; all widen together, and the answer is exact; a requested dtype
+    the distances do not fit is refused after the check."""
+    cases = BOUNDARY_CASES + [{"n": 31, "block": 5, "form": "path", "total": INF16 + 1, "dtype": "int16"},
+                              {"n": 31, "block": 5, "form": "path", "total": INF16 // 2, "dtype": "int16"}]
+    run_worker(2, cases, fresh_seed())
+
+
+@pytest.mark.mpi
+@pytest.mark.gpu
+def test_distributed_gpu_engine_dtype_from_the_data():
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    cases = [dict(c, backend="gpu", n=17, block=8) for c in BOUNDARY_CASES if c["total"] < INF32]
+    run_worker(2, cases, fresh_seed(), env={"TRITON_INTERPRET": "1"})
+
+
 @pytest.mark.mpi
 @pytest.mark.gpu
 def test_scaling_benchmark_solves_ragged_n_on_the_gpu_engine():

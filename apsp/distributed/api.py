@@ -129,7 +129,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         Output format (default: from the suffix).
     block_size : int, optional
         Tile edge (default 128 on CPU, 256 on GPU); any n works.
-    dtype : distance dtype (default: smallest that holds every distance)
+    dtype : distance dtype (default: the narrowest that holds the actual distances, as in
+        `apsp.shortest_paths`: verified after the solve, solved again wider if cut off)
     backend : {"auto", "cpu", "gpu"}
         "gpu": one rank per GPU (``cuda:<node rank mod GPUs>``), torch + Triton
         tile kernels; "auto" picks it when every rank sees a GPU.
@@ -201,66 +202,85 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         problem = comm.bcast(problem, root=0)
         layout = BlockCyclic(problem.n, problem.block, pgrid.shape)
 
-        with timer("setup"), agreed(comm, "setting up the local tile engine"):
-            from .local import make_engine
+        tried = []
+        for number, (dtype_name, checked) in enumerate(problem.attempts, 1):
+            # the dtype plan (apsp.dtypes): a checked dtype's result is kept only if no distance
+            # came within max|w| of its limit; otherwise every rank solves again one dtype wider
+            problem.dtype = np.dtype(dtype_name)
+            tried.append(dtype_name)
+            if engine is not None:
+                engine.close()
+            with timer("setup"), agreed(comm, "setting up the local tile engine"):
+                from .local import make_engine
 
-            aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
-            engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
-                                 threads=threads)
-            engine.warm_up()
-            maybe_inject("setup", rank)
-        if chosen == "gpu" and profile:
-            timer.sync = engine.sync
+                aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
+                engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
+                                     threads=threads)
+                engine.warm_up()
+                maybe_inject("setup", rank)
+            if chosen == "gpu" and profile:
+                timer.sync = engine.sync
 
-        prepared = None
-        with agreed(comm, "preparing the input for distribution"):
-            if rank == 0 and problem.transport == "edges":
-                from .inputs import edges_by_rank
+            prepared = None
+            with agreed(comm, "preparing the input for distribution"):
+                if rank == 0 and problem.transport == "edges":
+                    from .inputs import edges_by_rank
 
-                prepared = edges_by_rank(g, layout, problem.dtype)
+                    prepared = edges_by_rank(g, layout, problem.dtype)
 
-        d = host = solver = None
-        with agreed(comm, "allocating memory"):
-            from .fw import DistributedFW, solve_layout
+            d = host = solver = None
+            with agreed(comm, "allocating memory"):
+                from .fw import DistributedFW, solve_layout
 
-            shape = layout.local_shape(pgrid.coords)
-            compute_layout = solve_layout(layout, engine)
-            padded_shape = compute_layout.local_shape(pgrid.coords)
-            needed = DistributedFW.bytes_needed(compute_layout, pgrid.coords, problem.dtype)
-            if padded_shape != shape:  # copies into and out of a strided view go through a temporary
-                needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
-            engine.check_memory(needed)
-            host = np.empty(shape, dtype=problem.dtype)
-            if chosen == "cpu":
-                d = host
-            else:
-                d = engine.full(padded_shape, dtypes.inf_value(problem.dtype))
-            solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
-                                   poll_pieces=poll_pieces, lookahead=lookahead)
-        d_real = d[: shape[0], : shape[1]]  # see solve_layout
-
-        stage = ["distributing the input"]
-        cleanup = None
-        with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
-            from . import inputs
-
-            with timer("scatter"):
-                if problem.transport == "edges":
-                    inputs.scatter_edges(pgrid.cart, layout, pgrid.coords, prepared, host)
+                shape = layout.local_shape(pgrid.coords)
+                compute_layout = solve_layout(layout, engine)
+                padded_shape = compute_layout.local_shape(pgrid.coords)
+                needed = DistributedFW.bytes_needed(compute_layout, pgrid.coords, problem.dtype)
+                if padded_shape != shape:  # copies into and out of a strided view go through a temporary
+                    needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
+                engine.check_memory(needed)
+                host = np.empty(shape, dtype=problem.dtype)
+                if chosen == "cpu":
+                    d = host
                 else:
-                    inputs.scatter_dense(pgrid.cart, layout, pgrid.coords, g, host)
-            del prepared, g
-            if d is not host:
-                with timer("copy", sync=True):
-                    engine.copy(d_real, host)
+                    d = engine.full(padded_shape, dtypes.inf_value(problem.dtype))
+                solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
+                                       poll_pieces=poll_pieces, lookahead=lookahead)
+            d_real = d[: shape[0], : shape[1]]  # see solve_layout
 
-            stage[0] = "computing"
-            solver.run()
+            stage = ["distributing the input"]
+            cleanup = None
+            with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
+                from . import inputs
 
-            stage[0] = "checking for negative cycles"
-            di, dj, verts = layout.local_diagonal(pgrid.coords)
-            diag = engine.gather_values(d_real, di, dj)
-            negative_here = verts[diag < 0].tolist()
+                with timer("scatter"):
+                    if problem.transport == "edges":
+                        inputs.scatter_edges(pgrid.cart, layout, pgrid.coords, prepared, host)
+                    else:
+                        inputs.scatter_dense(pgrid.cart, layout, pgrid.coords, g, host)
+                del prepared
+                if d is not host:
+                    with timer("copy", sync=True):
+                        engine.copy(d_real, host)
+
+                stage[0] = "computing"
+                solver.run()
+
+                stage[0] = "checking for negative cycles"
+                di, dj, verts = layout.local_diagonal(pgrid.coords)
+                diag = engine.gather_values(d_real, di, dj)
+                negative_here = verts[diag < 0].tolist()
+            suspect = False
+            if checked:
+                with timer("check", sync=True):
+                    band = dtypes.cutoff_band(problem.dtype, problem.max_abs_weight)
+                    suspect = comm.allreduce(bool(dtypes.cutoff_suspected(d_real, band)), op=MPI.LOR)
+            if not suspect:
+                break
+            if number == len(problem.attempts):
+                raise dtypes.cutoff_error(problem.dtype, problem.max_abs_weight)
+            del d, d_real, solver, host
+        del g
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
         if negative_all:
             raise NegativeCycleError("Negative cycle detected", vertices=np.array(sorted(negative_all)))
@@ -316,7 +336,9 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         for k, v in row.items():
             worst[k] = max(worst.get(k, 0.0), v)
     info = {"ranks": comm.size, "grid": tuple(pgrid.shape), "cuda_aware": bool(engine.cuda_aware),
-            "staged": bool(engine.staged), "rank_timings": summaries, "device": str(engine.device)}
+            "staged": bool(engine.staged), "rank_timings": summaries, "device": str(engine.device),
+            "dtype_tried": tried, "dtype_retry": len(tried) > 1,
+            "dtype_check": "verified" if checked else "bound"}
     if output is not None:
         return DistributedRun(output=str(target), n=problem.n, dtype=problem.dtype, block_size=problem.block,
                               backend=chosen, timings=worst, info=info)

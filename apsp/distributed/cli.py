@@ -49,10 +49,14 @@ def _report(args, run) -> None:
         summary = solve_summary(n=run.n, edges=None, method="fw", backend=run.backend, dtype=run.dtype.name,
                                 block_size=run.block_size, timings=run.timings, ranks=info["ranks"],
                                 info={"grid": list(info["grid"]), "cuda_aware": info["cuda_aware"],
-                                      "rank_timings_s": rank_timings})
+                                      "dtype_tried": info["dtype_tried"], "dtype_retry": info["dtype_retry"],
+                                      "dtype_check": info["dtype_check"], "rank_timings_s": rank_timings})
         print(json.dumps(summary), flush=True)
     if args.verbose and not args.json:
-        print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} "
+        verified = ("verified: no distance within max|w| of its limit" if info["dtype_check"] == "verified"
+                    else "holds the worst case (n-1)*max|w|")
+        retried = f"; {' and '.join(info['dtype_tried'][:-1])} cut off, solved again" if info["dtype_retry"] else ""
+        print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} ({verified}{retried}) "
               f"block={run.block_size} ranks={info['ranks']} grid={info['grid'][0]}x{info['grid'][1]} "
               f"cuda_aware={info['cuda_aware']}", file=sys.stderr)
     if args.profile:

@@ -35,6 +35,11 @@ class Problem:
     transport: str
     source: str | None = None
     nnz: int = 0
+    #: the dtype plan (`apsp.dtypes.dtype_attempts`): ``(dtype name, checked)``, narrowest first;
+    #: ``dtype`` is the one being solved in
+    attempts: tuple = ()
+    #: largest |weight|: a checked dtype's cut-off band is ``[INF - it, INF)``
+    max_abs_weight: float = 0.0
 
 
 def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=True, unweighted=False,
@@ -48,13 +53,15 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     if graph is None:
         raise ValueError("rank 0 got no graph: pass the graph (or its file path) on rank 0")
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
-    dt = g.choose_dtype(dtype)
+    attempts = g.dtype_attempts(dtype)
+    dt = attempts[0].dtype
     negative = g.has_negative_weights
     block = block_size or DEFAULT_BLOCK[f"distributed-{backend}"]
     source = str(graph) if isinstance(graph, (str, os.PathLike)) else g.source
     transport = "dense" if g.csr is None else "edges"
     return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,
-                      source=source, nnz=g.nnz)
+                      source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked) for a in attempts),
+                      max_abs_weight=float(g.max_abs_weight))
 
 
 def check_output_path(path) -> Path:

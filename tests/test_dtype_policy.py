@@ -133,11 +133,11 @@ def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs)
     monkeypatch.setitem(minplus.PAIRS, "min_size", 0)
     n = int(rng.integers(20, 60))
     g = random_graph(rng, n, 0.1, lo=0, hi=int(rng.integers(1000, 5000)))
-    dev = torch.device("cpu")
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # cpu: the interpreter
     n_pad = gpu_fw.padded_size(n, dev)
     d = gpu_fw.device_start_matrix(g, np.dtype(np.int16), n_pad, dev)
     rounds.fw_inplace(d, 16, n_pivots=n)
-    np.testing.assert_array_equal(d[:n, :n].numpy(), np.minimum(exact(g), INF16).astype(np.int16))
+    np.testing.assert_array_equal(d[:n, :n].cpu().numpy(), np.minimum(exact(g), INF16).astype(np.int16))
 
 
 # ----------------------------------------------------------------------------- exact at the edges

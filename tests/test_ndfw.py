@@ -199,6 +199,32 @@ def test_gpu_negative_cycle_raises(rng):
         _solve_gpu(Graph.from_sparse(csr.tocsr()), "int32")
 
 
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", ["int16", "int32", "float32"])
+def test_gpu_unpermuted_copy_in_bands(rng, dt):
+    """The device result (layout order, padded) comes back in vertex order, sentinels marked,
+    band by band through the staging copy; bands of a few rows, n not a multiple of them."""
+    import torch
+
+    from apsp.gpu.ndfw import unpermuted_to_host
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    for n, size in ((1, 1), (37, 48), (300, 301)):
+        position = rng.permutation(size)[:n]
+        layout = rng.integers(0, 1000, (size, size)).astype(dt)
+        limit = None if dt == "float32" else 900
+        unreachable = None if limit is None else int(dtypes.unreachable_value(dt))
+        row_bytes = n * layout.itemsize
+        out = unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit, unreachable,
+                                 band_bytes=5 * row_bytes + 1)
+        want = layout[np.ix_(position, position)]
+        if limit is not None:
+            want = np.where(want > limit, unreachable, want)
+        assert out.dtype == np.dtype(dt) and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 60])
 def test_unpermute_inplace_round_trip(rng, n):
     from apsp.cpu.ndfw import unpermute_inplace

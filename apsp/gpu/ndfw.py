@@ -22,7 +22,6 @@ device, copied by several threads), so the device never holds a second n x n mat
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -140,47 +139,28 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
     return d
 
 
-def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable, threads: int = 4,
+def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
                        band_bytes: int = 1 << 30) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
-    ``unreachable`` (integer dtypes): row bands gathered on the device and copied by ``threads``."""
+    ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
+    gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
+    buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for)."""
+    from .transfer import to_host
+
     n = len(position)
     out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
     if n == 0:
         return out
     pos = torch.from_numpy(position).to(d.device)
-    band = max(1, min(n, band_bytes // max(1, d.shape[1] * d.element_size())))
-    starts = list(range(0, n, band))
-    cuda = d.device.type == "cuda"
-    if cuda:
-        torch.cuda.current_stream(d.device).synchronize()
-
-    def copy_band(i0):
+    band = max(1, min(n, band_bytes // max(1, n * d.element_size())))
+    for i0 in range(0, n, band):
         i1 = min(i0 + band, n)
-        stream = torch.cuda.Stream(d.device) if cuda else None
-        with torch.cuda.stream(stream) if cuda else _nullcontext():
-            rows = d.index_select(0, pos[i0:i1]).index_select(1, pos)
-            if limit is not None:
-                rows.masked_fill_(rows > limit, unreachable)
-            torch.from_numpy(out[i0:i1]).copy_(rows)
-        if cuda:
-            stream.synchronize()
-
-    if cuda and len(starts) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(copy_band, starts))
-    else:
-        for i0 in starts:
-            copy_band(i0)
+        rows = d.index_select(0, pos[i0:i1]).index_select(1, pos)
+        if limit is not None:
+            rows.masked_fill_(rows > limit, unreachable)
+        to_host(rows, out=out[i0:i1])
+        del rows
     return out
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:

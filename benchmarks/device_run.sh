@@ -87,7 +87,7 @@ for stage in $stages; do
     ndfw)
       # nested-dissection FW: its tests on the GPU, then a 350x350 grid and a k-NN graph of n = 122,500
       # (sampled rows checked against Dijkstra, compute timed, one whole solve with the host copy)
-      timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_ndfw.py > "$OUT/ndfw_tests.log" 2>&1
+      timeout 300 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_ndfw.py > "$OUT/ndfw_tests.log" 2>&1
       tail -2 "$OUT/ndfw_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/ndfw_tests.log" | head
       timeout 420 python3 benchmarks/nd_gpu.py --side 350 --knn 122500 --wall --out "$OUT/nd_gpu.json" \
         > "$OUT/nd_gpu.log" 2>&1; tail -20 "$OUT/nd_gpu.log" ;;

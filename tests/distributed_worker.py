@@ -27,7 +27,9 @@ from apsp.graph import Graph  # noqa: E402
 
 def draw_graph(rng, case) -> Graph:
     if case.get("form") == "path":
-        return path_graph(rng, case["total"], case["n"] - 1)
+        from randgraphs import sentinel_path
+
+        return sentinel_path(rng, case["total"], case["n"] - 1)
     n = case["n"]
     lo, hi = case.get("weights", (0, 20))
     if case.get("fractional"):
@@ -42,21 +44,6 @@ def draw_graph(rng, case) -> Graph:
     from apsp.graph import EdgeList
 
     return Graph.from_edges(EdgeList(n, rows, cols, w[rows, cols]))
-
-
-def path_graph(rng, total: int, edges: int) -> Graph:
-    """0 -> 1 -> ... -> edges, of total length exactly ``total``, plus backward edges no heavier."""
-    from apsp.graph import EdgeList
-
-    n = edges + 1
-    w = np.full(edges, total // edges, dtype=np.int64)
-    w[: total % edges] += 1
-    back_src = rng.integers(1, n, size=2 * edges)
-    back_dst = rng.integers(0, back_src)
-    back_w = rng.integers(0, w.max() + 1, size=back_src.size)
-    return Graph.from_edges(EdgeList(n, np.concatenate([np.arange(edges), back_src]),
-                                     np.concatenate([np.arange(1, n), back_dst]),
-                                     np.concatenate([w, back_w])))
 
 
 def expected_dtype(g: Graph, requested, block):

@@ -29,3 +29,19 @@ def random_edges(rng, n: int, density: float, lo: int = 0, hi: int = 20, negativ
 
 def random_graph(rng, n, density, **kw) -> Graph:
     return Graph.from_edges(random_edges(rng, n, density, **kw))
+
+
+def sentinel_path(rng, total: int, edges: int, isolated: int = 0) -> Graph:
+    """A path 0 -> 1 -> ... -> edges of total length exactly ``total`` (nearly equal weights), plus
+    random backward edges no heavier than the path's: cycles and many pairs, no forward shortcut;
+    then ``isolated`` vertices without edges (they raise the worst-case bound only)."""
+    n = edges + 1
+    w = np.full(edges, total // edges, dtype=np.int64)
+    w[: total % edges] += 1
+    back_src = rng.integers(1, n, size=2 * edges)
+    back_dst = rng.integers(0, back_src)
+    back_w = rng.integers(0, w.max() + 1, size=back_src.size)
+    src = np.concatenate([np.arange(edges), back_src])
+    dst = np.concatenate([np.arange(1, n), back_dst])
+    return Graph.from_edges(EdgeList(n + isolated, src, dst, np.concatenate([w, back_w])))
+

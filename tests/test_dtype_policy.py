@@ -13,12 +13,13 @@ import pytest
 from conftest import HAS_TRITON
 from pathcheck import NONE, as_float
 from randgraphs import random_graph
+from randgraphs import sentinel_path as boundary_graph
 
 import apsp
 from apsp import dtypes
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import DtypeError
-from apsp.graph import EdgeList, Graph
+from apsp.graph import Graph
 
 INF16 = int(dtypes.inf_value(np.int16))
 INF32 = int(dtypes.inf_value(np.int32))
@@ -38,21 +39,6 @@ def expected_dtype(g: Graph, want: np.ndarray, requested=None):
         if not attempt.checked or largest < dtypes.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
             return attempt.dtype
     return None
-
-
-def boundary_graph(rng, total: int, edges: int, isolated: int = 0) -> Graph:
-    """A path 0 -> 1 -> ... -> edges of total length exactly ``total`` (nearly equal weights), plus
-    random backward edges no heavier than the path's: cycles and many pairs, no forward shortcut;
-    then ``isolated`` vertices without edges (they raise the worst-case bound only)."""
-    n = edges + 1
-    w = np.full(edges, total // edges, dtype=np.int64)
-    w[: total % edges] += 1
-    back_src = rng.integers(1, n, size=2 * edges)
-    back_dst = rng.integers(0, back_src)
-    back_w = rng.integers(0, w.max() + 1, size=back_src.size)
-    src = np.concatenate([np.arange(edges), back_src])
-    dst = np.concatenate([np.arange(1, n), back_dst])
-    return Graph.from_edges(EdgeList(n + isolated, src, dst, np.concatenate([w, back_w])))
 
 
 def assert_exact(r, g, want, requested=None):

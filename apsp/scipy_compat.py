@@ -347,7 +347,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     from scipy.sparse.csgraph._validation import validate_graph
 
     from .cpu.searches import SearchGraph, search_rows
-    from .dtypes import choose_dtype, distance_bound, unreachable_value
+    from .dtypes import choose_dtype, distance_bound
 
     if method == "BF":
         return None
@@ -373,11 +373,8 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     if unweighted:
         g.weights = np.ones_like(g.weights)
     kind = "bfs" if unweighted else ("dijkstra" if method == "D" else "johnson")
-    rows = search_rows(g, sources, kind, want_pred=return_predecessors)
-    dist = rows.dist.astype(np.float64)
-    if dt.kind != "f":
-        dist[rows.dist == unreachable_value(dt)] = np.inf
-    dist = dist.reshape(shape)
+    rows = search_rows(g, sources, kind, want_pred=return_predecessors, as_float=True)
+    dist = rows.dist.reshape(shape)
     if return_predecessors:
         return dist, rows.pred.reshape(shape)
     return dist

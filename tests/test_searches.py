@@ -143,6 +143,9 @@ def test_search_rows_against_oracle(rng, kind, dtype):
     p, h = rows.pred[r, v], rows.hop[r, v]
     assert np.allclose(d[sources[r], p] + w[p, v], d[sources[r], v])
     assert np.allclose(w[sources[r], h] + d[h, v], d[sources[r], v])
+    floats = search_rows(g, sources, kind, as_float=True)  # converted inside the searches
+    assert floats.dist.dtype == np.float64
+    np.testing.assert_array_equal(floats.dist, as_float(rows.dist))
     unreached = ~np.isfinite(d[sources]) | (sources[:, None] == np.arange(e.n))
     assert (rows.pred[unreached] == -9999).all() and (rows.hop[unreached] == -9999).all()
 

@@ -8,14 +8,9 @@ is no path and on the diagonal):
 * predecessors (scipy's convention): ``pred[i, j]`` is the vertex before ``j`` on
   a shortest path from ``i`` to ``j``.
 
-The blocked CPU kernels record, for each pair, the intermediate vertex ``k`` of
-its last strict improvement (``mid``). Every recorded ``(i, k)`` and ``(k, j)``
-already held its final value when ``(i, j)`` was improved: their sum is the
-final ``D[i, j]``, neither can be below its true distance, and the triangle
-inequality leaves no room for either to drop later. So
-``succ[i, j] = succ[i, mid[i, j]]`` (``j`` itself when ``mid`` is -1: an edge) and
-``pred[i, j] = pred[mid[i, j], j]`` resolve along strictly older entries and
-always end. Each pointer is an edge on a shortest path. Following pointers
+The CPU solvers derive both from the final distances
+(`pointers_from_distances`): a pointer is a neighbour on a tight edge, an edge
+on a shortest path (the GPU does the same on the device, `apsp.gpu.paths`). Following pointers
 for *another* pair cannot loop unless a zero-weight cycle of tight edges
 exists; unless all weights are positive (`loops_possible`), every matrix
 is therefore checked (O(n^2)), and in any row or
@@ -113,7 +108,7 @@ def reconstruct_path(matrix, i: int, j: int, kind: str = "successors") -> list[i
 
 
 # ---------------------------------------------------------------------------
-# Pointer matrices from the blocked kernels' recorded intermediates
+# Pointer matrices from the final distances, their check and repair
 # ---------------------------------------------------------------------------
 
 def _tolerance(dist: np.ndarray, weights: np.ndarray) -> float:
@@ -160,7 +155,7 @@ def successors_checked(succ: np.ndarray, dist: np.ndarray, graph):
 
     Each row is one search's first hops; following them across rows can loop
     only along a zero-weight cycle. Returns ``(succ, repaired)`` like
-    `successors_from_midpoints`.
+    `pointers_from_distances`.
     """
     from . import dtypes
 
@@ -234,39 +229,3 @@ def pointers_from_distances(dist: np.ndarray, reachable: np.ndarray, graph, succ
         pathkernels.zero_edges_by_rows(ptr, dist, reachable, *_zero_edges(csr))
         return ptr, 0
     return ptr, (_checked(ptr, reachable, dist, True, in_edges) if check else 0)
-
-
-def successors_from_midpoints(mid: np.ndarray, reachable: np.ndarray, graph, dist: np.ndarray,
-                              check: bool = True):
-    """Next-hop matrix from recorded intermediates (see the module docstring).
-
-    ``mid``, ``reachable`` and ``dist`` are C-contiguous n x n arrays. With
-    ``check`` (needed unless `loops_possible` is False) every target's tree is
-    checked and repaired. Returns ``(succ, repaired)``: the int32 matrix and
-    how many target columns needed repair.
-    """
-    from .cpu.pathkernels import resolve
-
-    succ = resolve(mid, reachable, True)
-    # a target's tree is a column; a successor is an out-neighbour
-    repaired = _checked(succ, reachable, dist, False, graph.to_csr) if check else 0
-    return succ, repaired
-
-
-def predecessors_from_midpoints(mid: np.ndarray, reachable: np.ndarray, graph, dist: np.ndarray,
-                                check: bool = True):
-    """Predecessor matrix (scipy's convention) from recorded intermediates.
-
-    Like `successors_from_midpoints`; returns ``(pred, repaired)`` with the
-    number of source rows that needed repair.
-    """
-    from .cpu.pathkernels import resolve
-
-    def in_edges():  # row v lists u for each edge u -> v
-        reverse = graph.to_csr().T.tocsr()
-        reverse.sort_indices()
-        return reverse
-
-    pred = resolve(mid, reachable, False)
-    repaired = _checked(pred, reachable, dist, True, in_edges) if check else 0
-    return pred, repaired

@@ -214,7 +214,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
         if paths:
             host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
-        host += m32 if paths else 0  # intermediate-vertex matrix for path recovery
+        host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
     if backend == "gpu":
         n_pad = _padded(n, backend, interpreted)
         # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a

@@ -13,7 +13,7 @@ from randgraphs import random_edges
 import apsp
 from apsp import dtypes
 from apsp.cpu import blocked, reference
-from apsp.cpu.pathkernels import check, repair, resolve
+from apsp.cpu.pathkernels import check, repair
 from apsp.graph import EdgeList, Graph
 from apsp.paths import NO_VERTEX, NoPathError, PathError, reconstruct_path
 from apsp.solvers import SolveOptions
@@ -127,23 +127,6 @@ def test_check_and_repair_fix_a_loop_and_keep_good_pointers():
     assert repair(pred, reach, dist, True, np.array([3]), reverse.indptr.astype(np.int64),
                   reverse.indices.astype(np.int64), reverse.data.astype(np.int64), np.int64(0)) == 0
     assert reconstruct_path(pred, 3, 2, kind="predecessors") == [3, 0, 1, 2]
-
-
-def test_resolve_follows_intermediates():
-    # mid from a path 0 -> 1 -> 2 -> 3: (0,2) via 1, (1,3) via 2, (0,3) via 2
-    mid = np.full((4, 4), -1, dtype=np.int32)
-    mid[0, 2], mid[1, 3], mid[0, 3] = 1, 2, 2
-    reach = np.triu(np.ones((4, 4), dtype=bool))
-    succ = resolve(mid, reach, True)
-    assert succ[0].tolist() == [NO_VERTEX, 1, 1, 1]
-    assert succ[1].tolist() == [NO_VERTEX, NO_VERTEX, 2, 2]
-    pred = resolve(mid, reach, False)
-    assert pred[0].tolist() == [NO_VERTEX, 0, 1, 2]
-    assert pred[1].tolist() == [NO_VERTEX, NO_VERTEX, 1, 2]
-    # a chain that never ends is left unset (-2), which check flags
-    mid[0, 1], mid[0, 2] = 2, 1
-    assert resolve(mid, reach, True)[0, 1] == -2
-    assert check(resolve(mid, reach, True), reach, False)[1]
 
 
 @HYPO

@@ -8,9 +8,9 @@ that the generated module is up to date. It also deletes the Numba cache of
 Why generated: the hot loop keeps four rows of ``c`` and four values of ``k``
 in flight, ``c[i, j] = min(c[i, j], a[i, k..k+3] + b[k..k+3, j])``, so each
 store to ``c`` carries four updates and each load of ``b`` serves four rows.
-That is 16 scalar ``a`` values and 16 update lines per loop body, in four
-flavours (4 rows / 1 row, distances only / with the intermediate vertex
-recorded). Writing them by hand invites typos; Numba has no macro facility.
+That is 16 scalar ``a`` values and 16 update lines per loop body, in two
+flavours (4 rows / 1 row). Writing them by hand invites typos; Numba has no
+macro facility.
 """
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ for ``q < 4`` (``q < 1`` in ``_relax1``), ``k < kk``, ``j < s``::
     c[ci+q, cj+j] = min(c[ci+q, cj+j], a[ai+q, ak+k] + b[bk+k, bj+j])
 
 (clamped at ``floor`` unless ``floor`` is None), {KS} values of k per pass. Numba drops the
-branch a None ``floor`` rules out, so each variant compiles only its own loop. The
-``_track`` versions also set ``mc[ci+q, cj+j] = kbase + k`` for the first k that
-strictly improves the entry. Sums are cast back to the matrix dtype so the SIMD
+branch a None ``floor`` rules out, so each variant compiles only its own loop. Sums are cast back to the matrix dtype so the SIMD
 loop runs at the dtype's width; the callers guarantee they cannot overflow.
 """
 from numba import njit
@@ -39,40 +37,25 @@ from numba import njit
 '''
 
 
-def _update_lines(rows: int, ks: int, track: bool, negative: bool) -> list[str]:
+def _update_lines(rows: int, ks: int, negative: bool) -> list[str]:
     lines = ["; ".join(f"y{p} = b{p}[j]" for p in range(ks))]
     for q in range(rows):
         lines.append(f"v = cast(a{q}0 + y0)")
-        if track and ks > 1:
-            lines.append("t = kg0")
         for p in range(1, ks):
             lines.append(f"w = cast(a{q}{p} + y{p})")
-            if track:
-                lines.append(f"t = kg{p} if w < v else t")
             lines.append("v = w if w < v else v")
         if negative:
             lines.append("v = v if v > floor else floor")
         lines.append(f"z = c{q}[j]")
-        if track:
-            # load unconditionally: LLVM will not if-convert (so not vectorise) a load inside a branch
-            lines.append(f"x = m{q}[j]")
-            lines.append("better = v < z")
-            lines.append(f"c{q}[j] = v if better else z")
-            lines.append(f"m{q}[j] = {'t' if ks > 1 else 'kg0'} if better else x")
-        else:
-            lines.append(f"c{q}[j] = v if v < z else z")
+        lines.append(f"c{q}[j] = v if v < z else z")
     return lines
 
 
-def _kernel(rows: int, track: bool) -> list[str]:
-    name = f"_relax{rows}{'_track' if track else ''}"
-    args = ("c, mc, ci, cj, a, ai, ak, b, bk, bj, kk, s, kbase, floor, inf" if track
-            else "c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf")
-    out = ["@njit(cache=True, nogil=True)", f"def {name}({args}):", "    cast = c.dtype.type"]
+def _kernel(rows: int) -> list[str]:
+    out = ["@njit(cache=True, nogil=True)", f"def _relax{rows}(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):",
+           "    cast = c.dtype.type"]
     for q in range(rows):
         out.append(f"    c{q} = c[ci + {q}, cj:cj + s]")
-        if track:
-            out.append(f"    m{q} = mc[ci + {q}, cj:cj + s]")
     out.append("    k = 0")
     for ks, cond in ((KS, f"k + {KS} <= kk"), (1, "k < kk")):
         out.append(f"    while {cond}:")
@@ -83,22 +66,19 @@ def _kernel(rows: int, track: bool) -> list[str]:
         out.extend(f"        lo = {nm} if {nm} < lo else lo" for nm in names[1:])
         out.append("        if lo < inf:  # otherwise no row reaches these k: nothing to do")
         out.extend(f"            b{p} = b[bk + k + {p}, bj:bj + s]" for p in range(ks))
-        if track:  # the recorded intermediates, typed like mc so the SIMD loop stays narrow
-            out.extend(f"            kg{p} = mc.dtype.type(kbase + k + {p})" for p in range(ks))
         for negative in (True, False):
             # tested on the argument itself, so Numba prunes the loop a None floor rules out
             out.append("            if floor is not None:" if negative else "            else:")
             out.append("                for j in range(s):")
-            out.extend("                    " + line for line in _update_lines(rows, ks, track, negative))
+            out.extend("                    " + line for line in _update_lines(rows, ks, negative))
         out.append(f"        k += {ks}")
     return out + ["", ""]
 
 
 def generate() -> str:
     lines = [HEADER.replace("{KS}", str(KS))]
-    for track in (False, True):
-        for rows in (ROWS, 1):
-            lines.extend(_kernel(rows, track))
+    for rows in (ROWS, 1):
+        lines.extend(_kernel(rows))
     return "\n".join(lines).rstrip() + "\n"
 
 

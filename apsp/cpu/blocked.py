@@ -20,9 +20,8 @@ No fastmath: ``inf`` must stay ``inf``.
 Kernels never overflow (see `apsp.dtypes`): with ``negative=True`` every value
 they write is clamped at ``floor`` (``-INF`` for integers, ``-max/4`` for
 floats), so a sum of two entries always fits, and a negative cycle shows as a
-negative diagonal entry. With a ``mid`` matrix they also record the
-intermediate vertex of every strict improvement, from which `apsp.paths`
-builds successor and predecessor matrices.
+negative diagonal entry. Paths come afterwards from the distances
+(`apsp.paths.pointers_from_distances`).
 """
 from __future__ import annotations
 
@@ -36,7 +35,7 @@ from numba import njit
 from .. import dtypes
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
-from ._kernels import _relax1, _relax1_track, _relax4, _relax4_track
+from ._kernels import _relax1, _relax4
 
 #: default tile edge (measured: `apsp.solvers.DEFAULT_BLOCK`)
 DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
@@ -65,37 +64,28 @@ def clamp_floor(dtype):
 # Numba kernels. Arguments are C-contiguous 2-D arrays plus offsets, so each
 # kernel compiles once per dtype and variant whatever the tile shapes. The
 # variant lives in argument types, never in runtime flags, so a call compiles
-# only its own loops: ``mid`` (intermediates) is None when paths are not
-# recorded, ``floor`` is None when weights are non-negative. Tests on these
-# arguments themselves (``if mid is None``) are pruned by Numba at compile time.
+# only its own loops: ``floor`` is None when weights are non-negative. Tests on
+# the argument itself (``if floor is None``) are pruned by Numba at compile time.
 # The unrolled row kernels live in the generated module `_kernels`.
 # ---------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _relax(c, mc, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, kbase, floor, inf):
+def _relax(c, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, floor, inf):
     """``c[ci+i, cj+j] = min(c[ci+i, cj+j], a[ai+i, ak+k] + b[bk+k, bj+j])``
-    for ``i < r, k < kk, j < s``, in place; with ``mc`` (not None), also
-    ``mc[ci+i, cj+j] = kbase + k`` on each strict improvement."""
+    for ``i < r, k < kk, j < s``, in place."""
     i = 0
     while i + 4 <= r:
-        if mc is None:
-            _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
-        else:
-            _relax4_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, floor, inf)
+        _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
         i += 4
     while i < r:
-        if mc is None:
-            _relax1(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
-        else:
-            _relax1_track(c, mc, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, kbase, floor, inf)
+        _relax1(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
         i += 1
 
 
 @njit(cache=True, nogil=True)
-def _close_small(t, mt, kbase, floor, inf):
+def _close_small(t, floor, inf):
     """Plain Floyd-Warshall on the square C-contiguous ``t`` in place.
 
-    With ``mt`` (not None), ``mt[i, j] = kbase + k`` records each strict improvement via ``k``.
     Also the whole solve of small matrices (`SMALL_N`): one short loop nest compiles in a
     fraction of the time the blocked kernels take.
     """
@@ -108,17 +98,7 @@ def _close_small(t, mt, kbase, floor, inf):
             if tik >= inf:
                 continue
             ti = t[i]
-            if mt is not None:
-                kg = mt.dtype.type(kbase + k)
-                mi = mt[i]
-                for j in range(m):
-                    v = cast(tik + tk[j])
-                    if floor is not None:
-                        v = v if v > floor else floor
-                    if v < ti[j]:
-                        ti[j] = v
-                        mi[j] = kg
-            elif floor is not None:
+            if floor is not None:
                 for j in range(m):
                     v = cast(tik + tk[j])
                     v = v if v > floor else floor
@@ -132,37 +112,28 @@ def _close_small(t, mt, kbase, floor, inf):
 
 
 @njit(cache=True, nogil=True)
-def _close(t, mt, kbase, floor, inf):
+def _close(t, floor, inf):
     """Floyd-Warshall on the square C-contiguous ``t`` in place (phase 1), itself blocked.
 
     Tiles of ``SUB_BLOCK`` are closed by `_close_small`; the rest of each
     sub-round runs on the unrolled kernels, which the plain triple loop
-    cannot match. Same conventions as the whole solve (``mt`` as in `_close_small`).
+    cannot match. Same conventions as the whole solve.
     """
     m = t.shape[0]
     if m <= SUB_BLOCK:
-        _close_small(t, mt, kbase, floor, inf)
+        _close_small(t, floor, inf)
         return
     for s0 in range(0, m, SUB_BLOCK):
         s1 = min(s0 + SUB_BLOCK, m)
         w = s1 - s0
         p = np.empty((w, w), dtype=t.dtype)
-        pm = None if mt is None else np.empty((w, w), dtype=mt.dtype)
         for i in range(w):
             for j in range(w):
                 p[i, j] = t[s0 + i, s0 + j]
-        if mt is not None:
-            for i in range(w):
-                for j in range(w):
-                    pm[i, j] = mt[s0 + i, s0 + j]
-        _close_small(p, pm, kbase + s0, floor, inf)
+        _close_small(p, floor, inf)
         for i in range(w):
             for j in range(w):
                 t[s0 + i, s0 + j] = p[i, j]
-        if mt is not None:
-            for i in range(w):
-                for j in range(w):
-                    mt[s0 + i, s0 + j] = pm[i, j]
         # pieces 0-1: row panel left/right of the sub-pivot, 2-3: column panel above/below,
         # 4-7: the four rectangles outside the sub-pivot rows and columns
         for piece in range(8):
@@ -186,32 +157,23 @@ def _close(t, mt, kbase, floor, inf):
                 if hi2 <= lo2:
                     continue
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, t, lo2, lo, lo2, s0, s0, lo, hi2 - lo2, hi - lo
-            _relax(t, mt, ci, cj, a, ai, ak, b, bk, bj, r, w, s, kbase + s0, floor, inf)
+            _relax(t, ci, cj, a, ai, ak, b, bk, bj, r, w, s, floor, inf)
 
 
 @njit(cache=True, nogil=True)
-def _close_pivot(d, mid, k0, k1, floor, inf):
+def _close_pivot(d, k0, k1, floor, inf):
     """Phase 1: close the pivot tile ``d[k0:k1, k0:k1]`` in place; return ``(P, P.T)`` as copies."""
     m = k1 - k0
     pivot = np.empty((m, m), dtype=d.dtype)
-    pivot_mid = None if mid is None else np.empty((m, m), dtype=mid.dtype)
     for i in range(m):
         for j in range(m):
             pivot[i, j] = d[k0 + i, k0 + j]
-    if mid is not None:
-        for i in range(m):
-            for j in range(m):
-                pivot_mid[i, j] = mid[k0 + i, k0 + j]
-    _close(pivot, pivot_mid, k0, floor, inf)
+    _close(pivot, floor, inf)
     pivot_t = np.empty((m, m), dtype=d.dtype)
     for i in range(m):
         for j in range(m):
             d[k0 + i, k0 + j] = pivot[i, j]
             pivot_t[j, i] = pivot[i, j]
-    if mid is not None:
-        for i in range(m):
-            for j in range(m):
-                mid[k0 + i, k0 + j] = pivot_mid[i, j]
     return pivot, pivot_t
 
 
@@ -224,7 +186,7 @@ def _pieces(n, k0, k1, width, t):
 
 
 @njit(cache=True, nogil=True)
-def _panel_piece(d, mid, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
+def _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
     """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (``R = min(R, P (x) R)``), or with
     ``column_panel`` pivot columns, rows ``lo:hi``, done transposed (``C.T = min(C.T, P.T (x) C.T)``)
     so its rows are long too. The right operand is a copy of the piece's old values: since
@@ -234,33 +196,24 @@ def _panel_piece(d, mid, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, in
     b = np.empty((m, w), dtype=d.dtype)
     if column_panel:
         c = np.empty((m, w), dtype=d.dtype)
-        mc = None if mid is None else np.empty((m, w), dtype=mid.dtype)
         for i in range(w):
             for k in range(m):
                 c[k, i] = d[lo + i, k0 + k]
-        if mid is not None:
-            for i in range(w):
-                for k in range(m):
-                    mc[k, i] = mid[lo + i, k0 + k]
         a, ci, cj = pivot_t, 0, 0
     else:
-        c, mc, a, ci, cj = d, mid, pivot, k0, lo
+        c, a, ci, cj = d, pivot, k0, lo
     for k in range(m):
         for j in range(w):
             b[k, j] = c[ci + k, cj + j]
-    _relax(c, mc, ci, cj, a, 0, 0, b, 0, 0, m, m, w, k0, floor, inf)
+    _relax(c, ci, cj, a, 0, 0, b, 0, 0, m, m, w, floor, inf)
     if column_panel:
         for i in range(w):
             for k in range(m):
                 d[lo + i, k0 + k] = c[k, i]
-        if mid is not None:
-            for i in range(w):
-                for k in range(m):
-                    mid[lo + i, k0 + k] = mc[k, i]
 
 
 @njit(cache=True, nogil=True)
-def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, floor, inf):
+def _tasks(d, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, floor, inf):
     """Tasks ``t0..t1-1`` of phase 2 or 3 of the round with pivot rows/columns ``k0:k1``.
 
     Phase 2: tasks ``0..2*npieces`` update a piece (``panel_cols`` wide) of the
@@ -290,7 +243,7 @@ def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols
                 o0 = ranges[0] if part == 0 else ranges[2]
                 o1 = ranges[1] if part == 0 else ranges[3]
                 if o1 > o0:
-                    _panel_piece(d, mid, pivot, pivot_t, k0, k1, column_panel, o0, o1, floor, inf)
+                    _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, o0, o1, floor, inf)
                 continue
             ia = rows[0] if part < 2 else rows[2]
             ib = rows[1] if part < 2 else rows[3]
@@ -298,7 +251,7 @@ def _tasks(d, mid, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols
             jb = cols[1] if part % 2 == 0 else cols[3]
             if ia >= ib or ja >= jb:
                 continue
-            _relax(d, mid, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, k0, floor, inf)
+            _relax(d, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, floor, inf)
 
 
 # Phases 2 and 3 run on Python threads over nogil kernels rather than Numba's
@@ -323,18 +276,18 @@ def _pool(threads: int):
     return _POOL["pool"]
 
 
-def _run_tasks(d, mid, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, floor, inf):
+def _run_tasks(d, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, floor, inf):
     """All tasks of one phase, split into one contiguous range per thread (as prange's static schedule)."""
     threads = min(_threads(), ntasks)
     if threads <= 1:
-        _tasks(d, mid, pivot, pivot_t, k0, k1, phase, 0, ntasks, panel_cols, strip_cols, floor, inf)
+        _tasks(d, pivot, pivot_t, k0, k1, phase, 0, ntasks, panel_cols, strip_cols, floor, inf)
         return
     bounds = [ntasks * q // threads for q in range(threads + 1)]
     pool = _pool(threads - 1)
-    jobs = [pool.submit(_tasks, d, mid, pivot, pivot_t, k0, k1, phase, bounds[q], bounds[q + 1], panel_cols,
+    jobs = [pool.submit(_tasks, d, pivot, pivot_t, k0, k1, phase, bounds[q], bounds[q + 1], panel_cols,
                         strip_cols, floor, inf) for q in range(1, threads)]
     try:
-        _tasks(d, mid, pivot, pivot_t, k0, k1, phase, bounds[0], bounds[1], panel_cols, strip_cols, floor, inf)
+        _tasks(d, pivot, pivot_t, k0, k1, phase, bounds[0], bounds[1], panel_cols, strip_cols, floor, inf)
     finally:
         _wait_all(jobs)
 
@@ -357,26 +310,20 @@ def _wait_all(jobs) -> None:
         raise interrupted
 
 
-def _round(d, mid, k0, k1, floor, inf):
+def _round(d, k0, k1, floor, inf):
     """One round of blocked FW with pivot rows/columns ``k0:k1`` (all three phases)."""
     n = d.shape[0]
-    pivot, pivot_t = _close_pivot(d, mid, k0, k1, floor, inf)
+    pivot, pivot_t = _close_pivot(d, k0, k1, floor, inf)
     panel_cols = max(PANEL_BYTES // d.itemsize, 1)
     strip_cols = max(STRIP_BYTES // d.itemsize, 1)
-    _run_tasks(d, mid, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols, floor, inf)
+    _run_tasks(d, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols, floor, inf)
     ntasks = -(-n // STRIP_ROWS) * -(-n // strip_cols)
-    _run_tasks(d, mid, pivot, pivot_t, k0, k1, 3, ntasks, panel_cols, strip_cols, floor, inf)
+    _run_tasks(d, pivot, pivot_t, k0, k1, 3, ntasks, panel_cols, strip_cols, floor, inf)
 
 
 # ---------------------------------------------------------------------------
 # Public tile-level API (shared with apsp.distributed)
 # ---------------------------------------------------------------------------
-
-def mid_dtype(dtype, n: int) -> np.dtype:
-    """The dtype of the intermediate-vertex matrix: int16 beside int16 distances (same SIMD
-    width, half the traffic) when vertex ids fit, else int32."""
-    return np.dtype(np.int16 if np.dtype(dtype) == np.int16 and n <= np.iinfo(np.int16).max else np.int32)
-
 
 def _kernel_args(dtype, negative):
     """``(floor, inf)`` as the kernels take them: ``floor`` None when weights are non-negative."""
@@ -417,7 +364,7 @@ def close_block(t: np.ndarray, negative: bool = False) -> np.ndarray:
         raise ValueError(f"close_block needs a square tile, got shape {t.shape}")
     _check_dtype(t)
     work = t if t.flags.c_contiguous else np.ascontiguousarray(t)
-    _close(work, None, 0, *_kernel_args(t.dtype, negative))
+    _close(work, *_kernel_args(t.dtype, negative))
     if work is not t:
         t[...] = work
     return t
@@ -457,14 +404,14 @@ def minplus_update(c: np.ndarray, a: np.ndarray, b: np.ndarray, negative: bool =
         a = np.array(a, order="C")
     work = c if c.flags.c_contiguous else np.ascontiguousarray(c)
     if r and kk and s:
-        _relax(work, None, 0, 0, a, 0, 0, b, 0, 0, r, kk, s, 0, *_kernel_args(c.dtype, negative))
+        _relax(work, 0, 0, a, 0, 0, b, 0, 0, r, kk, s, *_kernel_args(c.dtype, negative))
     if work is not c:
         c[...] = work
     return c
 
 
 def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False, progress=None,
-               mid: np.ndarray | None = None, start_round: int = 0, on_round=None) -> np.ndarray:
+               start_round: int = 0, on_round=None) -> np.ndarray:
     """Blocked Floyd-Warshall on the start matrix ``d``, in place.
 
     Parameters
@@ -477,10 +424,6 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
         diagonal entry turns negative (a negative cycle; the caller raises).
     progress : bool or None
         Show a bar over rounds (None: only when stderr is a terminal).
-    mid : (n, n) C-contiguous ndarray of dtype ``mid_dtype(d.dtype, n)``, filled with -1, optional
-        If given, ``mid[i, j]`` receives the intermediate vertex of the last
-        (strict) improvement of ``d[i, j]``; `apsp.paths` turns it into
-        successor and predecessor matrices.
     start_round : int
         Resume a solve whose rounds ``0..start_round-1`` are done (`apsp.checkpoint`).
     on_round : callable(vertices_done), optional
@@ -500,7 +443,7 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
 
     if int(block) != block or block < 1:
         raise ValueError(f"block size must be a positive integer, got {block!r}")
-    engine = CPUEngine(d.dtype, negative, mid=mid)
+    engine = CPUEngine(d.dtype, negative)
     engine.use(d)
     drive(engine, int(block), start_round * int(block), progress, on_round)
     return d
@@ -524,11 +467,10 @@ class CPUEngine:
     #: ragged tiles cost the Numba kernels nothing
     pads_tiles = False
 
-    def __init__(self, dtype, negative: bool, mid: np.ndarray | None = None, threads: int | None = None):
+    def __init__(self, dtype, negative: bool, threads: int | None = None):
         self.dtype = np.dtype(dtype)
         dtypes.as_dtype(self.dtype)
         self.negative = bool(negative)
-        self.mid = mid
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = False
         self.threads = max(1, threads or available_cores())
@@ -593,12 +535,7 @@ class CPUEngine:
             raise ValueError("fw_inplace needs a writeable C-contiguous matrix")
         if d.dtype != self.dtype:
             raise TypeError(f"matrix dtype {d.dtype}, engine dtype {self.dtype}")
-        n = d.shape[0]
-        mdt = mid_dtype(d.dtype, n)
-        mid = self.mid
-        if mid is not None and (mid.shape != d.shape or mid.dtype != mdt or not mid.flags.c_contiguous):
-            raise ValueError(f"mid must be a C-contiguous {mdt.name} matrix of d's shape")
-        self.d, self.n = d, n
+        self.d, self.n = d, d.shape[0]
 
     def load(self, graph) -> None:
         self.use(graph.fw_matrix(self.dtype))
@@ -619,13 +556,13 @@ class CPUEngine:
         floor, inf = _kernel_args(d.dtype, self.negative)
         if self.whole_when_small and n <= SMALL_N and start_vertex == 0:
             # milliseconds either way, and this loop nest compiles in a fraction of the time
-            _close_small(d, self.mid, 0, floor, inf)
+            _close_small(d, floor, inf)
             yield n
             return
         block = min(int(block), n)
         for k0 in range(start_vertex, n, block):
             k1 = min(k0 + block, n)
-            _round(d, self.mid, k0, k1, floor, inf)
+            _round(d, k0, k1, floor, inf)
             yield k1
 
     def negative_diagonal(self) -> np.ndarray:

@@ -20,8 +20,7 @@ from .. import dtypes
 from ..errors import NegativeCycleError
 from ..ndfw import DEFAULTS, layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
-from .blocked import (PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax,
-                      mid_dtype)
+from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
 #: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
@@ -31,12 +30,12 @@ DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["cpu"]
 
 
 @njit(cache=True, parallel=True)
-def _round(d, mid, k0, k1, panels, rows, cols, floor, inf):
+def _round(d, k0, k1, panels, rows, cols, floor, inf):
     """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
     ``rows x cols`` pieces ((lo, hi) each)."""
-    pivot, pivot_t = _close_pivot(d, mid, k0, k1, floor, inf)
+    pivot, pivot_t = _close_pivot(d, k0, k1, floor, inf)
     for t in prange(panels.shape[0]):
-        _panel_piece(d, mid, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
+        _panel_piece(d, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
     m = k1 - k0
     ncols = cols.shape[0]
     for t in prange(rows.shape[0] * ncols):
@@ -44,7 +43,7 @@ def _round(d, mid, k0, k1, panels, rows, cols, floor, inf):
         tj = np.int64(t) % ncols
         i0, i1 = rows[ti, 0], rows[ti, 1]
         j0, j1 = cols[tj, 0], cols[tj, 1]
-        _relax(d, mid, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, k0, floor, inf)
+        _relax(d, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, floor, inf)
 
 
 def _pieces(ranges, k0, k1, width) -> np.ndarray:
@@ -58,12 +57,11 @@ def _pieces(ranges, k0, k1, width) -> np.ndarray:
 
 
 class Engine:
-    """The CPU round engine on the layout matrix ``d`` (and ``mid`` when paths are recorded)."""
+    """The CPU round engine on the layout matrix ``d``."""
 
-    def __init__(self, d: np.ndarray, tile: int, negative: bool, mid: np.ndarray | None = None):
+    def __init__(self, d: np.ndarray, tile: int, negative: bool):
         self.d = d
         self.tile = tile
-        self.mid = mid
         self.args = _kernel_args(d.dtype, negative)
         self.panel_cols = max(PANEL_BYTES // d.itemsize, 1)
         self.strip_cols = max(STRIP_BYTES // d.itemsize, 1)
@@ -78,7 +76,7 @@ class Engine:
                                  np.c_[np.ones(len(panel), np.int64), panel]])
         rows = _pieces(ranges, k0, k1, STRIP_ROWS)
         cols = _pieces(ranges, k0, k1, self.strip_cols)
-        _round(self.d, self.mid, k0, k1, panels, rows, cols, *self.args)
+        _round(self.d, k0, k1, panels, rows, cols, *self.args)
 
     def negative_diagonal(self) -> bool:
         return bool((np.diagonal(self.d) < 0).any())
@@ -173,10 +171,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     d = np.empty((size, size), dtype=dt)
     rows, cols, w = layout_edges(graph, nd)
     _start_matrix(d, rows, cols, w.astype(dt), dtypes.inf_value(dt))
-    mdt = mid_dtype(dt, size)
-    mid = np.full((size, size), -1, dtype=mdt) if want_paths else None
     t2 = time.perf_counter()
-    run_schedule(nd, Engine(d, tile, negative, mid), negative, opts.progress)
+    run_schedule(nd, Engine(d, tile, negative), negative, opts.progress)
     t3 = time.perf_counter()
     diag = np.diagonal(d)
     if (diag < 0).any():
@@ -197,17 +193,16 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if want_paths:
         from .. import paths
 
-        mid_out = unpermute_inplace(mid, nd.position, values=nd.order.astype(mid.dtype))
+        # from the final distances, in vertex order, as the dense CPU solver does
         t5 = time.perf_counter()
         reachable = out != dtypes.unreachable_value(dt)
         check = paths.loops_possible(graph, dt)
         info["paths_checked"] = check
         if opts.successors:
-            result.successors, repaired = paths.successors_from_midpoints(mid_out, reachable, graph, out, check)
+            result.successors, repaired = paths.pointers_from_distances(out, reachable, graph, True, check)
             info["successor_targets_repaired"] = repaired
         if opts.predecessors:
-            result.predecessors, repaired = paths.predecessors_from_midpoints(mid_out, reachable, graph, out,
-                                                                              check)
+            result.predecessors, repaired = paths.pointers_from_distances(out, reachable, graph, False, check)
             info["predecessor_sources_repaired"] = repaired
         timings["paths"] = time.perf_counter() - t5
     return result

@@ -1,5 +1,5 @@
-"""Numba kernels behind `apsp.paths`: pointer matrices from recorded intermediates,
-their check, and the repair of the trees that fail it.
+"""Numba kernels behind `apsp.paths`: pointer matrices from the final distances, their
+check, and the repair of the trees that fail it.
 
 A pointer matrix is a forest of trees, one per *root*: a predecessor matrix
 has one per source row ``r`` (``x -> pred[r, x]`` leads back to ``r``), a
@@ -30,52 +30,6 @@ def _put(m, r, x, by_rows, value):
         m[r, x] = value
     else:
         m[x, r] = value
-
-
-@njit(cache=True, parallel=True)
-def resolve(mid, reachable, by_rows):
-    """Pointer matrix from recorded intermediates.
-
-    For root ``r`` and reachable ``x != r``: ``P(r, x) = x`` if ``mid(r, x) < 0``
-    (an edge) else ``P(r, mid(r, x))``, where ``mid(r, x)`` is ``mid[r, x]`` by rows
-    (successors: ``succ[i, j] = succ[i, mid[i, j]]``) or ``mid[x, r]`` by columns
-    (predecessors: ``pred[i, j] = pred[mid[i, j], j]``). ``NO_VERTEX`` elsewhere.
-    Each recorded intermediate was final before its pair was last improved,
-    so chains are finite; one that is not (or meets an unreachable entry)
-    leaves ``_UNSET`` (-2) for `check` to flag.
-    """
-    n = mid.shape[0]
-    out = np.empty((n, n), dtype=np.int32)
-    for g in prange((n + GROUP - 1) // GROUP):
-        stack = np.empty(n + 1, dtype=np.int64)
-        for r in range(g * GROUP, min(g * GROUP + GROUP, n)):
-            for x in range(n):
-                _put(out, r, x, by_rows, _UNSET if (_at(reachable, r, x, by_rows) and x != r) else NO_VERTEX)
-            for x0 in range(n):
-                if _at(out, r, x0, by_rows) != _UNSET:
-                    continue
-                top = 0
-                x = x0
-                value = _UNSET
-                while True:
-                    m = _at(mid, r, x, by_rows)
-                    if m < 0:
-                        value = x
-                        break
-                    if m >= n or top > n:
-                        break  # corrupt or endless chain: stays _UNSET
-                    known = _at(out, r, m, by_rows)
-                    if known != _UNSET:
-                        value = known if known != NO_VERTEX else _UNSET
-                        break
-                    stack[top] = x
-                    top += 1
-                    x = m
-                _put(out, r, x, by_rows, value)
-                while top > 0:
-                    top -= 1
-                    _put(out, r, stack[top], by_rows, value)
-    return out
 
 
 @njit(cache=True, nogil=True)

@@ -68,10 +68,15 @@ def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device
     else:
         d.fill_(inf_for(d))
         csr = graph.to_csr()
-        rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(csr.indptr))
-        r = torch.from_numpy(rows).to(device)
-        c = torch.from_numpy(csr.indices.astype(np.int64)).to(device)
-        w = torch.from_numpy(csr.data.astype(dtype)).to(device)
+        # the CSR arrays go over as they are and are expanded on the device: a row index per edge
+        # built on the host would be 8 bytes per edge to make and to copy
+        counts = torch.from_numpy(np.diff(csr.indptr)).to(device).long()
+        r = torch.repeat_interleave(torch.arange(graph.n, device=device), counts, output_size=csr.nnz)
+        c = torch.from_numpy(csr.indices).to(device).long()
+        data = csr.data
+        if not (data.dtype.kind in "iu" and np.dtype(dtype).kind == "i"):
+            data = data.astype(dtype)  # float conversions stay numpy's (the weights' exactness checks ran on them)
+        w = torch.from_numpy(np.ascontiguousarray(data)).to(device).to(tdt)
         d[r, c] = w
         torch.clamp_(torch.diagonal(d), max=0)
     return d

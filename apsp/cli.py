@@ -292,10 +292,10 @@ def _process_age() -> float | None:
 
 
 def _gpu_start_in_background(backend: str) -> None:
-    """Import torch and start CUDA on a thread while the main thread reads the input (both take
-    seconds). The solve's backend choice then finds them done, or waits for the rest: its
-    "setup" stage is only that wait. Not on machines without an NVIDIA device under "auto"
-    (the import would only take CPU from the reader)."""
+    """Import torch and start CUDA on a thread while the main thread imports numba and reads the
+    input (both take seconds). The solve's backend choice then finds them done, or waits for the
+    rest: its "setup" stage is only that wait. Not on machines without an NVIDIA device under
+    "auto" (the import would only take CPU from the reader)."""
     import importlib.util
     import threading
 
@@ -314,21 +314,39 @@ def _gpu_start_in_background(backend: str) -> None:
 
                 if torch.cuda.is_available():
                     torch.zeros(1, device="cuda")  # the context, as the solve's first allocation would
+                    import apsp.gpu.fw  # noqa: F401  (the kernels' module, off the main thread)
         except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
             pass
 
+    if os.path.exists("/dev/nvidiactl"):
+        threading.Thread(target=_cuda_driver_start, name="apsp-cuda-init", daemon=True).start()
     threading.Thread(target=start, name="apsp-gpu-start", daemon=True).start()
+
+
+def _cuda_driver_start() -> None:
+    """Initialise the CUDA driver and device 0's primary context through the driver API. ctypes
+    calls release the GIL, so this runs beside torch's import (which holds it for seconds);
+    torch's runtime then finds the primary context made instead of creating it after the import."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        device, context = ctypes.c_int(), ctypes.c_void_p()
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0:
+            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)  # held until exit
+    except (OSError, AttributeError):  # no driver library: torch reports it in its own words
+        pass
 
 
 def _start_solve_command(args) -> dict:
     """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since the
     process started (interpreter, imports), so a profile accounts for the whole wall time."""
     t0 = time.perf_counter()
-    from . import api, io  # noqa: F401  (numpy, scipy, numba: imported here, not inside "read")
-
-    # after our own imports: both hold the GIL, while the parser's kernels release it
+    # first: torch's import and CUDA's start are the longest chain; our imports and the read
+    # (whose kernels release the GIL) run beside it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
         _gpu_start_in_background(args.backend)
+    from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
     from .jit import notify_compiles
 
     if not args.quiet:

@@ -1,24 +1,38 @@
 """Exceptions raised by apsp.
 
 `NegativeCycleError` subclasses scipy's own class, so code written for
-``scipy.sparse.csgraph`` catches ours unchanged.
+``scipy.sparse.csgraph`` catches ours unchanged. It is built on first use (PEP 562): importing
+scipy.sparse.csgraph costs about 0.4 s, which a command that never meets a negative cycle
+should not pay. Modules raise it through `negative_cycle_error` or import it where they raise.
 """
 from __future__ import annotations
-
-from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
 
 class APSPError(Exception):
     """Base class of apsp's own errors."""
 
 
-class NegativeCycleError(_ScipyNegativeCycleError, APSPError):
-    """The graph has a cycle of negative total weight, so shortest paths are undefined."""
+def _negative_cycle_error_class():
+    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 
-    def __init__(self, message: str = "Negative cycle detected", vertices=None):
-        super().__init__(message)
-        #: vertices whose distance to themselves became negative (0-based), when known
-        self.vertices = vertices
+    class NegativeCycleError(ScipyNegativeCycleError, APSPError):
+        """The graph has a cycle of negative total weight, so shortest paths are undefined."""
+
+        def __init__(self, message: str = "Negative cycle detected", vertices=None):
+            super().__init__(message)
+            #: vertices whose distance to themselves became negative (0-based), when known
+            self.vertices = vertices
+
+    NegativeCycleError.__module__ = __name__
+    NegativeCycleError.__qualname__ = "NegativeCycleError"
+    return NegativeCycleError
+
+
+def __getattr__(name):
+    if name == "NegativeCycleError":
+        cls = globals()["NegativeCycleError"] = _negative_cycle_error_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class GraphFormatError(APSPError, ValueError):

@@ -39,7 +39,6 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import NegativeCycleError
 from .progress import progress_bar
 
 
@@ -95,6 +94,8 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
     t2 = time.perf_counter()
     bad = engine.negative_diagonal()
     if len(bad):
+        from .errors import NegativeCycleError  # here: building it imports scipy
+
         raise NegativeCycleError("Negative cycle detected", vertices=bad)
     result = engine.finalize()
     if timings is not None:

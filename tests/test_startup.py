@@ -133,3 +133,25 @@ def test_writable_install_keeps_numbas_own_choice(monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", "")
     monkeypatch.setattr(jit, "_writable", lambda path: True)
     assert jit.use_writable_cache_dir() is None and jit.os.environ["NUMBA_CACHE_DIR"] == ""
+
+
+def test_homework_command_imports_no_scipy_sparse_and_the_error_class_still_subclasses_scipys(tmp_path):
+    """Floyd-Warshall on the homework command: scipy.sparse.csgraph (about 0.4 s of imports) loads
+    only when a negative cycle is met."""
+    (tmp_path / "g.txt").write_text("3 2\n1 2 3\n2 3 4\n")
+    probe = ("import sys, runpy; sys.argv = ['apsp', 'g.txt', 'd.txt', '2', '--backend', 'cpu', '--method', 'fw', '-q']\n"
+             "from apsp.cli import main\n"
+             "assert main() == 0\n"
+             "assert 'scipy.sparse.csgraph' not in sys.modules, 'the homework command imported csgraph'\n"
+             "import pickle, apsp, scipy.sparse.csgraph as cs\n"
+             "e = apsp.NegativeCycleError('Negative cycle detected', vertices=[1])\n"
+             "assert isinstance(e, cs.NegativeCycleError) and isinstance(e, apsp.errors.APSPError)\n"
+             "from apsp.errors import NegativeCycleError\n"
+             "back = pickle.loads(pickle.dumps(e))\n"
+             "assert NegativeCycleError is apsp.NegativeCycleError and type(back) is NegativeCycleError\n"
+             "assert back.args == e.args\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "d.txt").read_text() == "0 3 7\nINF 0 4\nINF INF 0\n"

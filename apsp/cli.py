@@ -34,8 +34,8 @@ PATH_EPILOG = """Vertex numbers follow the input format, for --from/--to and the
   0-based: SNAP edge lists, .npy matrices, GraphML (position in the file)
 
 With --method auto (the default) one search answers the query: breadth-first
-search when every weight is 1, Dijkstra (stopping at the target) for
-non-negative weights, Bellman-Ford with negative weights (a negative cycle
+search when every weight is 1, Dijkstra (stopping at the target; from both
+ends on larger graphs) for non-negative weights, Bellman-Ford with negative weights (a negative cycle
 that lies on a walk from --from to --to is an error naming it). Another
 --method solves all pairs first, then reads the route.
 Exit status 1 when there is no path. --json prints one object (schema 1):

@@ -3,7 +3,11 @@
 `shortest_path_between` picks the search from the weights:
 
 * every weight 1 (or ``unweighted=True``): breadth-first search;
-* non-negative weights: Dijkstra, stopping once the target is settled;
+* non-negative weights: Dijkstra, stopping once the target is settled; on
+  large graphs with integer distances, bidirectional Dijkstra (a search from
+  each end over the edges and the reversed edges, stopping once no shorter
+  route can meet), which settles far fewer vertices but pays for the reversed
+  edges;
 * some weight negative: Bellman-Ford (FIFO queue) over the vertices that can
   still reach the target. A negative cycle there makes the distance undefined
   and raises `NegativeCycleError` naming it; a negative cycle elsewhere (not
@@ -42,7 +46,8 @@ class Route:
     length : int, float or None
         The route's total weight (a Python int for integer dtypes); None when there is no path.
     method : str
-        The search that ran: ``"bfs"``, ``"dijkstra"`` or ``"bellman-ford"``.
+        The search that ran: ``"bfs"``, ``"dijkstra"``, ``"bidirectional-dijkstra"`` or
+        ``"bellman-ford"``.
     dtype : numpy.dtype
         The dtype the length was computed in.
     reason : str
@@ -103,12 +108,22 @@ class Route:
         }
 
 
-def choose_search(g) -> tuple[str, str]:
-    """(method, reason) for a single-pair query on `Graph` ``g``."""
+#: vertices from which bidirectional Dijkstra pays for building the reversed edges (random
+#: graphs with 5n edges, per query: 0.06 vs 0.05 ms at n = 1000, 0.09 vs 0.16 ms at 3000,
+#: 2.1 vs 7.5 ms at 100,000)
+BIDIRECTIONAL_MIN_N = 2000
+
+
+def choose_search(g, dtype) -> tuple[str, str]:
+    """(method, reason) for a single-pair query on `Graph` ``g`` with distances in ``dtype``."""
     if g.unit_weights:
         return "bfs", "every edge weight is 1"
     if g.has_negative_weights:
         return "bellman-ford", "some edge weight is negative"
+    if np.dtype(dtype).kind in "iu" and g.n >= BIDIRECTIONAL_MIN_N:
+        return "bidirectional-dijkstra", (f"edge weights are non-negative and n >= "
+                                          f"{BIDIRECTIONAL_MIN_N:,}: a search from each end settles "
+                                          "fewer vertices than the reversed edges cost")
     return "dijkstra", "edge weights are non-negative"
 
 
@@ -155,8 +170,8 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
         if isinstance(v, bool) or int(v) != v or not 0 <= v < g.n:
             raise ValueError(f"{name} vertex {v!r} is not in 0..{g.n - 1}")
     s, t = int(source), int(target)
-    method, reason = choose_search(g)
     dt = g.choose_dtype(dtype)
+    method, reason = choose_search(g, dt)
     t1 = time.perf_counter()
     route = _search(g, s, t, method, dt)
     t2 = time.perf_counter()
@@ -186,6 +201,8 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
         pred[:] = np.where(pred64 < 0, searches.NO_VERTEX, pred64)
         visited = int(np.count_nonzero(dist != searches.unreachable_of(wide)))
         length = dist[t]
+    elif method == "bidirectional-dijkstra":
+        return _bidirectional(g, sg, s, t, dt)
     else:
         dist = np.empty(n, dtype=dt)
         queue = np.empty(max(n, sg.indices.shape[0] + 1), dtype=np.int32)
@@ -202,6 +219,32 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
     value = (int(length) if np.dtype(dt).kind in "iu" else float(length)) if reached else None
     return Route(source=s, target=t, path=path, length=value, method=method, dtype=np.dtype(dt),
                  visited=int(visited))
+
+
+def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
+    """`searches.dijkstra_pair` on ``sg`` and its reversed edges (integer distances)."""
+    from .cpu import searches
+
+    n = g.n
+    found = np.int64(np.iinfo(np.int64).max)
+    if s == t:
+        length, meet, visited = 0, s, 1
+    else:
+        rev = searches.SearchGraph.from_csr(g.to_csr().T.tocsr(), dt)
+        dist_f, dist_b = np.empty(n, dtype=dt), np.empty(n, dtype=dt)
+        pred, succ = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+        length, meet, visited = searches.dijkstra_pair(
+            sg.indptr, sg.indices, sg.weights, rev.indptr, rev.indices, rev.weights, s, t, dist_f,
+            dist_b, pred, succ, searches.unreachable_of(dt), found)
+    path = None
+    if length != found:
+        path = _walk_back(pred, s, int(meet)) if s != t else [s]
+        v = int(meet)
+        while v != t:
+            v = int(succ[v])
+            path.append(v)
+    return Route(source=s, target=t, path=path, length=None if path is None else int(length),
+                 method="bidirectional-dijkstra", dtype=np.dtype(dt), visited=int(visited))
 
 
 def _reaches(g, t: int) -> np.ndarray:

@@ -50,8 +50,14 @@ def with_unreachable(rng, e: EdgeList, extra: int = 3) -> EdgeList:
     return EdgeList(e.n + extra, e.src, e.dst, e.weight)
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
 @pytest.mark.parametrize("negative", [False, True])
-def test_single_pair_queries_against_oracle(rng, negative):
+def test_single_pair_queries_against_oracle(rng, negative, bidirectional, monkeypatch):
+    import apsp.query
+
+    if bidirectional:  # every size: the small graphs here would otherwise search one way
+        monkeypatch.setattr(apsp.query, "BIDIRECTIONAL_MIN_N", 1)
+    dijkstra = "bidirectional-dijkstra" if bidirectional else "dijkstra"
     for _ in range(12):
         n = int(rng.integers(1, 25))
         e = with_unreachable(rng, random_edges(rng, n, float(rng.uniform(0.05, 0.4)), lo=0, hi=9,
@@ -60,7 +66,7 @@ def test_single_pair_queries_against_oracle(rng, negative):
         for _ in range(8):
             s, t = (int(x) for x in rng.integers(0, e.n, 2))
             r = apsp.shortest_path_between(e, s, t)
-            expect = "bellman-ford" if apsp.as_graph(e).has_negative_weights else "dijkstra"
+            expect = "bellman-ford" if apsp.as_graph(e).has_negative_weights else dijkstra
             assert r.method in (expect, "bfs")
             if np.isinf(d[s, t]):
                 assert r.path is None and r.length is None and not r.reachable

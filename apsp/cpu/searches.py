@@ -2,6 +2,7 @@
 
 * `bfs_row`: breadth-first search (every weight 1);
 * `dijkstra_row`: Dijkstra with a lazy binary heap (non-negative weights);
+  `dijkstra_pair` the bidirectional search for one pair;
   `dijkstra_row_packed` the same with one-int64 entries in a 4-ary heap, for
   distances below 2^31;
 * `spfa`: Bellman-Ford with a FIFO queue (negative weights), which names a
@@ -196,6 +197,124 @@ def dijkstra_row_packed(indptr, indices, weights, s, target, dist, pred, hop, wa
                     i = p
                 heap[i] = key
     return settled
+
+
+@njit(cache=True, nogil=True)
+def _heap_pop(keys, verts, size):
+    """Remove the root of the binary heap ``keys``/``verts`` of ``size`` entries; return the new size."""
+    size -= 1
+    last_key = keys[size]
+    last_vert = verts[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        kc = keys[c]
+        if c + 1 < size and keys[c + 1] < kc:
+            c += 1
+            kc = keys[c]
+        if kc >= last_key:
+            break
+        keys[i] = kc
+        verts[i] = verts[c]
+        i = c
+    keys[i] = last_key
+    verts[i] = last_vert
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(keys, verts, size, key, v):
+    """Add (key, v) to the binary heap of ``size`` entries; return the new size."""
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if keys[p] <= key:
+            break
+        keys[i] = keys[p]
+        verts[i] = verts[p]
+        i = p
+    keys[i] = key
+    verts[i] = v
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def dijkstra_pair(indptr, indices, weights, rindptr, rindices, rweights, s, t, dist_f, dist_b,
+                  pred, succ, unreachable, no_route):
+    """Bidirectional Dijkstra from ``s`` to ``t`` (non-negative weights; ``r*``: the reversed edges).
+
+    The two searches take turns, each settling one vertex (the one whose heap
+    has the smaller top). Every edge relaxed into a vertex the other side has
+    labelled gives a route; ``best`` keeps the shortest. Once the two tops sum
+    to at least ``best`` no shorter route can exist (lazy heaps: a top may be
+    stale, which only makes the bound smaller, so the stop stays safe).
+    Returns ``(length, meeting vertex, settled)``; the route is ``pred`` back
+    from the meeting vertex to s and ``succ`` on to t. ``no_route`` (the widest
+    value of the sum's type) when t cannot be reached. Needs ``s != t``.
+    """
+    n = dist_f.shape[0]
+    for v in range(n):
+        dist_f[v] = unreachable
+        dist_b[v] = unreachable
+        pred[v] = NO_VERTEX
+        succ[v] = NO_VERTEX
+    m = max(indices.shape[0], 1) + 1
+    fk = np.empty(m, dtype=dist_f.dtype)
+    fv = np.empty(m, dtype=np.int32)
+    bk = np.empty(m, dtype=dist_f.dtype)
+    bv = np.empty(m, dtype=np.int32)
+    dist_f[s] = 0
+    dist_b[t] = 0
+    fk[0] = 0
+    fv[0] = s
+    bk[0] = 0
+    bv[0] = t
+    fsize = 1
+    bsize = 1
+    best = no_route
+    meet = -1
+    settled = 0
+    while fsize > 0 and bsize > 0:
+        if fk[0] + bk[0] >= best:
+            break
+        forward = fk[0] <= bk[0]
+        if forward:
+            du = fk[0]
+            u = fv[0]
+            fsize = _heap_pop(fk, fv, fsize)
+            if du > dist_f[u]:
+                continue
+            settled += 1
+            for e in range(indptr[u], indptr[u + 1]):
+                v = indices[e]
+                nd = du + weights[e]
+                if nd < dist_f[v]:
+                    dist_f[v] = nd
+                    pred[v] = u
+                    fsize = _heap_push(fk, fv, fsize, nd, v)
+                if dist_b[v] != unreachable and dist_f[v] + dist_b[v] < best:
+                    best = dist_f[v] + dist_b[v]
+                    meet = v
+        else:
+            du = bk[0]
+            u = bv[0]
+            bsize = _heap_pop(bk, bv, bsize)
+            if du > dist_b[u]:
+                continue
+            settled += 1
+            for e in range(rindptr[u], rindptr[u + 1]):
+                v = rindices[e]
+                nd = du + rweights[e]
+                if nd < dist_b[v]:
+                    dist_b[v] = nd
+                    succ[v] = u
+                    bsize = _heap_push(bk, bv, bsize, nd, v)
+                if dist_f[v] != unreachable and dist_f[v] + dist_b[v] < best:
+                    best = dist_f[v] + dist_b[v]
+                    meet = v
+    return best, meet, settled
 
 
 @njit(cache=True, nogil=True)

@@ -93,6 +93,12 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
                           "or dtype)")
 
 
+def _add_report_options(p, verbose_says: str, stages: str) -> None:
+    """-v and --profile for the subcommands that do not solve."""
+    p.add_argument("-v", "--verbose", action="store_true", help=f"say on stderr {verbose_says}")
+    p.add_argument("--profile", action="store_true", help=f"print the time of each stage ({stages})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="apsp", description="All-pairs shortest paths on CPU and GPU.",
@@ -139,9 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="random seed")
     p.add_argument("-o", "--output", required=True, help="graph file to write")
     p.add_argument("--format", dest="fmt", default=None, help="output format (default: from suffix)")
+    _add_report_options(p, "the parameters used (with the defaults filled in), the edges drawn "
+                           "and the output format", "generate, write")
 
     p = sub.add_parser("info", help="show the backends found here and why any is missing")
     p.add_argument("--json", action="store_true", help="print as JSON")
+    _add_report_options(p, "every backend's facts and which backend --backend auto picks here, "
+                           "and why", "each backend's probe")
 
     p = sub.add_parser("path", help="print a shortest path and its length (one search, not all pairs)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -545,8 +555,28 @@ def _cmd_gen(args) -> int:
         raise ValueError(f"n must be at least 1, got {args.n}")
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
     _check_gen_output(args, weights)
+    t0 = time.perf_counter()
     edges = random_graph(args.n, args.density, weights=weights, seed=args.seed, kind=args.kind)
+    t1 = time.perf_counter()
     write_graph(args.output, edges, fmt=args.fmt)
+    t2 = time.perf_counter()
+    if args.verbose:
+        from .io import guess_format
+
+        density = args.density if args.density is not None else (
+            f"{0.001 if args.kind == 'link-graph' else 0.1} (default for {args.kind})")
+        if weights is None:
+            drawn = "every weight 1"
+        else:
+            numbers = "integers" if all(isinstance(w, int) for w in weights) else "floats"
+            drawn = f"weights {weights[0]}..{weights[1]} ({numbers}{'' if args.weights else ', default'})"
+        fmt = guess_format(args.output, args.fmt)
+        print(f"apsp: gen n={args.n} kind={args.kind} density={density}, {drawn}, "
+              f"seed={args.seed if args.seed is not None else 'none (a different graph each run)'}; "
+              f"{len(edges.src)} edges drawn; wrote {args.output} as {fmt} "
+              f"({'as asked' if args.fmt else 'from the suffix'})", file=sys.stderr)
+    if args.profile:
+        _print_stages({"generate": t1 - t0, "write": t2 - t1})
     return 0
 
 
@@ -648,7 +678,22 @@ def _path_from_solve(args, first: int) -> int:
 def _cmd_info(args) -> int:
     from .info import backend_report
 
-    report = backend_report()
+    report = backend_report(timings := {})
+    if args.verbose:
+        for name, entry in report.items():
+            facts = ", ".join(f"{k}={v}" for k, v in entry.items()
+                              if k not in ("available", "detail", "hint"))
+            print(f"apsp: {name}: {facts}", file=sys.stderr)
+        from .api import GPU_MIN_VERTICES
+
+        gpu = report["gpu"]["available"]
+        print("apsp: --backend auto picks "
+              + (f"the GPU for Floyd-Warshall (dense and nd-fw) and BFS solves from "
+                 f"{GPU_MIN_VERTICES} vertices (a GPU is usable), the CPU for smaller graphs "
+                 "and for Dijkstra/Johnson"
+                 if gpu else f"the CPU for every solve: {report['gpu']['detail']}"), file=sys.stderr)
+    if args.profile:
+        _print_stages(timings)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

@@ -207,8 +207,10 @@ def scipy_report() -> dict:
                   ["reinstall"], scipy=version)
 
 
-def backend_report() -> dict:
+def backend_report(timings: dict | None = None) -> dict:
     """Every backend's availability, in the order ``apsp info`` prints them.
+
+    With ``timings`` (a dict), each backend's probe time in seconds is stored under its name.
 
     Returns
     -------
@@ -218,10 +220,14 @@ def backend_report() -> dict:
         (str), ``hint`` (str or None) and backend-specific facts. Plain
         JSON types only.
     """
-    return {
-        "cpu": cpu_report(),
-        "gpu": gpu_report(),
-        "mpi": mpi_report(),
-        "networkx": networkx_report(),
-        "scipy": scipy_report(),
-    }
+    import time
+
+    probes = {"cpu": cpu_report, "gpu": gpu_report, "mpi": mpi_report, "networkx": networkx_report,
+              "scipy": scipy_report}
+    report = {}
+    for name, probe in probes.items():
+        t0 = time.perf_counter()
+        report[name] = probe()
+        if timings is not None:
+            timings[name] = time.perf_counter() - t0
+    return report

@@ -270,6 +270,32 @@ def test_verbose_prints_the_logged_decisions(homework, tmp_path, capsys):
     logger.setLevel(logging.NOTSET)
 
 
+
+def _drop_cli_log_handler():
+    logger = logging.getLogger("apsp")
+    for handler in [h for h in logger.handlers if getattr(h, "apsp_cli", False)]:
+        logger.removeHandler(handler)  # it writes to this test's captured stderr
+    logger.setLevel(logging.NOTSET)
+
+
+def test_gen_and_info_say_what_they_chose_and_time_their_stages(tmp_path, capsys):
+    out = tmp_path / "g.snap"
+    assert main(["gen", "30", "--seed", "2", "--weights", "1", "9", "-o", str(out), "-v", "--profile"]) == 0
+    err = capsys.readouterr().err
+    _drop_cli_log_handler()
+    drawn = sum(1 for line in out.read_text().splitlines() if line and not line.startswith("#"))
+    assert f"{drawn} edges drawn" in err and "density=0.1 (default for uniform)" in err
+    assert "weights 1..9 (integers)" in err and "as snap (from the suffix)" in err
+    stages = [line.split()[0] for line in err.splitlines() if line[:1].isalpha() and not line.startswith("apsp")]
+    assert stages[1:] == ["generate", "write", "total"]
+    assert main(["info", "-v", "--profile"]) == 0
+    err = capsys.readouterr().err
+    _drop_cli_log_handler()
+    assert "apsp: cpu: cores=" in err and "--backend auto picks" in err
+    for name in info.backend_report():
+        assert any(line.split()[:1] == [name] for line in err.splitlines()), name
+
+
 def test_negative_cycle_in_a_dimacs_file_is_one_based(tmp_path, capsys):
     graph = tmp_path / "neg.gr"
     graph.write_text("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 2 1\n")

@@ -107,7 +107,7 @@ def test_text_writer_blocks_on_threads_equal_one_pass(monkeypatch, tmp_path, dt,
     d[rng.random((n, n)) < 0.2] = np.inf if dt.startswith("float") else np.iinfo(dt).max
     monkeypatch.setattr(homework, "CHUNK_BYTES", 3 * homework._row_width(d))  # 3 rows a block
     monkeypatch.setattr(homework, "WRITE_THREADS", threads)
-    monkeypatch.setattr(homework, "_usable_cores", lambda: 4)
+    monkeypatch.setattr(homework, "usable_cores", lambda: 4)
     homework.write_distances(tmp_path / "d.txt", d)
     assert (tmp_path / "d.txt").read_bytes() == homework.format_rows(d)
 

@@ -122,23 +122,88 @@ class Records:
     offset: int
 
 
+#: below this many bytes of records one thread parses them (splitting costs more than it saves)
+PARALLEL_SCAN_BYTES = 8 << 20
+
+
+def usable_cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
+    """`T.scan_table` over ``buf[pos:]`` split at line boundaries, the pieces parsed on threads
+    (the kernels release the GIL), each into its own rows of the output. Returns ``(rows,
+    out_i, out_f, out_k)``, or None when a piece fails or the records outnumber ``cap``: the
+    caller then scans in one pass, which finds the same first problem a single pass always did."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    end = buf.shape[0]
+    step = (end - pos) // chunks
+    bounds = [pos] + [int(T.end_of_line(buf, pos + i * step)) for i in range(1, chunks)] + [end]
+    bounds = sorted(set(bounds))
+    pieces = list(zip(bounds[:-1], bounds[1:]))
+    with ThreadPoolExecutor(len(pieces)) as pool:
+        lines = list(pool.map(lambda p: int(T.count_newlines(buf, p[0], p[1])), pieces))
+        lines[-1] += 1  # the last line may lack its newline
+        starts = np.concatenate([[0], np.cumsum(lines)]).astype(np.int64)
+        total = int(starts[-1])
+        if total > cap + len(pieces):  # many blank lines, or more records than allowed: no
+            return None                # more rows than one pass would allocate
+        out_i = np.empty((widths[0], total), dtype=np.int64)
+        out_f = np.empty((widths[1], total), dtype=np.float64)
+        out_k = np.empty((widths[1], total), dtype=np.uint8)
+
+        def scan(i):
+            lo, hi = pieces[i]
+            return T.scan_table(buf, lo, hi, *scan_args, out_i, out_f, out_k, fmap,
+                                int(starts[i]), int(starts[i + 1]))[:3]
+
+        results = list(pool.map(scan, range(len(pieces))))
+    if any(status != T.OK for status, _, _ in results):
+        return None
+    rows = 0
+    for i, (_, _, stop) in enumerate(results):  # close the gaps left by blank and comment lines
+        got = int(stop - starts[i])
+        if rows != starts[i]:
+            for out in (out_i, out_f, out_k):
+                out[:, rows:rows + got] = out[:, int(starts[i]):int(stop)].copy()
+        rows += got
+    if rows > cap:
+        return None
+    return rows, out_i, out_f, out_k
+
+
 def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, cap: int) -> Records:
-    """Parse up to ``cap`` records of ``spec`` from ``buf[pos:]``; raise on bad ones."""
+    """Parse up to ``cap`` records of ``spec`` from ``buf[pos:]``; raise on bad ones. Large
+    inputs are parsed in pieces on threads; the result and any error are those of one pass."""
     ncols = len(spec.names)
     kinds = np.asarray(spec.kinds, dtype=np.int64)
     number_cols = [c for c in range(ncols) if kinds[c] == T.COL_NUMBER]
     fmap = np.full(ncols, -1, dtype=np.int64)
     fmap[number_cols] = np.arange(len(number_cols))
     cap = max(int(cap), 0)
-    out_i = np.empty((ncols, cap), dtype=np.int64)
-    out_f = np.empty((len(number_cols), cap), dtype=np.float64)
-    out_k = np.empty((len(number_cols), cap), dtype=np.uint8)
     lo = np.asarray(spec.lo, dtype=np.int64)
     hi = np.asarray(spec.hi, dtype=np.int64)
-    status, offset, rows, col = T.scan_table(
-        buf, pos, buf.shape[0], spec.ncols_min or ncols, ncols, kinds, lo, hi, spec.distinct,
-        T.comment_mask(spec.comment), spec.prefix[0] if spec.prefix else 0,
-        out_i, out_f, out_k, fmap, 0, cap)
+    scan_args = (spec.ncols_min or ncols, ncols, kinds, lo, hi, spec.distinct,
+                 T.comment_mask(spec.comment), spec.prefix[0] if spec.prefix else 0)
+    chunks = min(usable_cores(), 16)
+    split = None
+    if chunks > 1 and buf.shape[0] - pos >= PARALLEL_SCAN_BYTES and cap > 1:
+        split = _scan_in_chunks(buf, pos, scan_args, fmap, (ncols, len(number_cols)), cap, chunks)
+    if split is not None:
+        rows, out_i, out_f, out_k = split
+        status, offset = T.OK, buf.shape[0]
+    else:
+        out_i = np.empty((ncols, cap), dtype=np.int64)
+        out_f = np.empty((len(number_cols), cap), dtype=np.float64)
+        out_k = np.empty((len(number_cols), cap), dtype=np.uint8)
+        status, offset, rows, col = T.scan_table(buf, pos, buf.shape[0], *scan_args,
+                                                 out_i, out_f, out_k, fmap, 0, cap)
     if status not in (T.OK, T.FULL):
         raise scan_error(path, buf, status, offset, col, spec)
     numbers = {}

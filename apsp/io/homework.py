@@ -29,7 +29,7 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _text as T
 from ._common import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, load_bytes, open_output,
-                      scan_records, write_edges)
+                      scan_records, usable_cores, write_edges)
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
 
@@ -152,15 +152,6 @@ def _check_distances(dist, square: bool = True) -> np.ndarray:
 WRITE_THREADS = 8
 
 
-def _usable_cores() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def _row_width(d: np.ndarray) -> int:
     return d.shape[1] * (max(T.max_int_chars(d.dtype), 3) + 1) + 1
 
@@ -228,7 +219,7 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     step = max(1, CHUNK_BYTES // width)
     starts = range(0, d.shape[0], step)
     # blocks are formatted on threads (the kernels release the GIL), written in order
-    threads = max(1, min(len(starts), _usable_cores(), WRITE_THREADS))
+    threads = max(1, min(len(starts), usable_cores(), WRITE_THREADS))
     buffers = [np.empty(min(d.shape[0], step) * width + 1, dtype=np.uint8) for _ in range(threads)]
     # a bar only for outputs of many blocks (progress=None: and only on a terminal)
     with open_output(path) as f, progress_bar(len(starts), progress if len(starts) > 8 else False,

@@ -55,6 +55,41 @@ def device(request, monkeypatch):
     return request.param
 
 
+def test_no_gpu_driver_answers_without_torch(monkeypatch):
+    """A Linux machine without any GPU driver: no GPU, said without importing torch (seconds);
+    under the Triton interpreter the question still goes to torch."""
+    import apsp.gpu
+
+    monkeypatch.setattr(apsp.gpu.sys, "platform", "linux")
+    monkeypatch.setattr(apsp.gpu, "GPU_DEVICE_NODES", ("/nonexistent/nvidiactl",))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert apsp.gpu.no_gpu_driver()
+    ok, why = apsp.gpu.device_status()
+    assert not ok and "no GPU driver" in why and "/nonexistent/nvidiactl" in why
+    assert solvers.gpu_available() == (False, why)
+    monkeypatch.setattr(apsp.gpu, "GPU_DEVICE_NODES", (__file__,))  # a node that exists
+    assert not apsp.gpu.no_gpu_driver()
+    monkeypatch.setattr(apsp.gpu.sys, "platform", "darwin")
+    monkeypatch.setattr(apsp.gpu, "GPU_DEVICE_NODES", ("/nonexistent/nvidiactl",))
+    assert not apsp.gpu.no_gpu_driver()  # elsewhere torch is asked
+
+
+def test_small_cpu_solve_does_not_import_torch_without_a_driver():
+    """The automatic backend on a driverless machine: the solve never imports torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, apsp, apsp.gpu\n"
+            "r = apsp.shortest_paths(np.ones((300, 300)) - np.eye(300))\n"
+            "print(apsp.gpu.no_gpu_driver(), 'torch' in sys.modules, r.backend)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    no_driver, imported, where = out.stdout.split()
+    if no_driver == "True":
+        assert imported == "False" and where == "cpu"
+
+
 def _ring(n, m_per_vertex=1, negative=False, unit=False):
     """n vertices, ``m_per_vertex`` out-edges each (to the next vertices on a ring)."""
     src = np.repeat(np.arange(n), m_per_vertex)

@@ -6,6 +6,7 @@ test suite on machines without a GPU).
 from __future__ import annotations
 
 import os
+import sys
 
 
 def interpreting() -> bool:
@@ -13,8 +14,20 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+#: on Linux a GPU torch could use shows one of these (NVIDIA, NVIDIA under WSL, AMD ROCm)
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg", "/dev/kfd")
+
+
+def no_gpu_driver() -> bool:
+    """True when this Linux machine has no GPU driver at all: then the answer needs no torch,
+    whose import costs seconds (on other systems torch is asked)."""
+    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in GPU_DEVICE_NODES)
+
+
 def device_status() -> tuple[bool, str]:
     """(usable, why): whether the GPU backend can run, and a reason when it cannot."""
+    if no_gpu_driver() and not interpreting():
+        return False, "no GPU driver on this machine (none of " + ", ".join(GPU_DEVICE_NODES) + ")"
     try:
         import torch
         import triton  # noqa: F401

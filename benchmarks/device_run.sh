@@ -50,13 +50,27 @@ for stage in $stages; do
     paths)
       timeout 150 python3 benchmarks/gpu_fw.py --stages paths --out "$OUT/paths.json" 2>&1 | tail -4 ;;
     homework)
+      # the homework command on the GPU: a first run (Numba compiles the text parser), then two warm
+      # runs with --profile and one plain run timed from outside; every output equal to the CPU
+      # backend's byte for byte; then where the time goes: the CLI's import chain (-X importtime, the
+      # GPU start thread's imports included) and torch's import and CUDA's start alone
       python3 -m apsp gen 10000 --density 0.05 --weights 0 100 --seed 1 -o /tmp/h10k.txt &&
-      ls -la /tmp/h10k.txt &&
-      for run in first again; do  # first: Numba compiles the text parser (cached for later runs)
-        echo "-- $run run"; timeout 120 python3 -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --profile --backend gpu 2>&1 | tail -12
-      done &&
+      ls -la /tmp/h10k.txt && nproc &&
       timeout 200 python3 -m apsp /tmp/h10k.txt /tmp/h10k.cpu.out 256 --backend cpu -q &&
-      cmp /tmp/h10k.out /tmp/h10k.cpu.out && echo "GPU output == CPU output (n=10000)" ;;
+      for run in first warm1 warm2; do
+        echo "-- $run run"; timeout 120 python3 -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --profile --backend gpu 2>&1 | tail -12
+        cmp /tmp/h10k.out /tmp/h10k.cpu.out && echo "GPU output == CPU output (n=10000, $run)"
+      done &&
+      echo "-- plain command, wall (s):" &&
+      /usr/bin/time -f "%e s wall, %U s user, %S s sys" timeout 120 python3 -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --backend gpu &&
+      cmp /tmp/h10k.out /tmp/h10k.cpu.out && echo "GPU output == CPU output (n=10000, plain)" &&
+      timeout 120 python3 -X importtime -m apsp /tmp/h10k.txt /tmp/h10k.out 128 --backend gpu 2> "$OUT/importtime_homework.txt" &&
+      echo "-- slowest imports (cumulative us, top-level):" &&
+      grep -E "\| {1,3}[A-Za-z_]" "$OUT/importtime_homework.txt" | sort -t'|' -k2 -n -r | head -12 &&
+      for i in 1 2; do
+        python3 -c "import time; t = time.perf_counter(); import torch; t1 = time.perf_counter(); torch.zeros(1, device='cuda'); t2 = time.perf_counter(); import triton; t3 = time.perf_counter(); print(f'import torch {t1 - t:.2f} s, CUDA start {t2 - t1:.2f} s, import triton {t3 - t2:.2f} s')"
+      done &&
+      python3 -c "import time; t = time.perf_counter(); import numpy, numba; from apsp import api, io; print(f'import numpy + numba + apsp.api/io {time.perf_counter() - t:.2f} s')" ;;
     startup)
       # the homework command on the GPU in fresh processes, empty Numba cache then warm, every stage
       # printed; outputs compared with the CPU backend's (the homework stage writes it, else here)

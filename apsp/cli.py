@@ -318,34 +318,18 @@ def _gpu_start_in_background(backend: str) -> None:
         try:
             from .solvers import gpu_available
 
-            ok, _ = gpu_available()
-            if ok:
-                import torch
+            if gpu_available()[0]:
+                from .gpu import warm_up
 
-                if torch.cuda.is_available():
-                    torch.zeros(1, device="cuda")  # the context, as the solve's first allocation would
-                    import apsp.gpu.fw  # noqa: F401  (the kernels' module, off the main thread)
+                warm_up()
         except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
             pass
 
     if os.path.exists("/dev/nvidiactl"):
-        threading.Thread(target=_cuda_driver_start, name="apsp-cuda-init", daemon=True).start()
+        from .gpu import start_cuda_driver
+
+        threading.Thread(target=start_cuda_driver, name="apsp-cuda-init", daemon=True).start()
     threading.Thread(target=start, name="apsp-gpu-start", daemon=True).start()
-
-
-def _cuda_driver_start() -> None:
-    """Initialise the CUDA driver and device 0's primary context through the driver API. ctypes
-    calls release the GIL, so this runs beside torch's import (which holds it for seconds);
-    torch's runtime then finds the primary context made instead of creating it after the import."""
-    import ctypes
-
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        device, context = ctypes.c_int(), ctypes.c_void_p()
-        if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0:
-            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)  # held until exit
-    except (OSError, AttributeError):  # no driver library: torch reports it in its own words
-        pass
 
 
 def _start_solve_command(args) -> dict:

@@ -382,14 +382,16 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         ``"auto"`` uses the GPU when torch sees one and the method has a GPU solver.
     dtype : {None, "int16", "int32", "int64", "float32", "float64"}
         Distance type. None picks the narrowest that holds the actual
-        distances: for ``"fw"`` with non-negative integer weights it solves in int16 (then
+        distances: for ``"fw"`` and ``"nd-fw"`` with non-negative integer weights it solves in int16 (then
         int32, int64), verifies that no distance was cut off, and solves again
         one type wider only if one may have been (`apsp.dtypes`); otherwise it
         takes the narrowest that holds the worst case ``(n-1)*max|w|``. A dtype
         too small is refused with `DtypeError` (after the solve when only the
         result can tell). ``info`` says which dtypes were tried
         (``dtype_tried``), whether a retry happened (``dtype_retry``) and why
-        the result can be trusted (``dtype_check``: "bound" or "verified").
+        the result can be trusted (``dtype_check``: "bound", "verified", or "cast":
+        a search or the oracle solved in the dtype the worst case needs and
+        every distance was checked to fit the one asked for, which it is cast to).
         ``method="bfs"`` also takes "uint8" and "uint16", and None there picks
         uint8, uint16 or int32 by the diameter found.
     block_size : int, optional
@@ -482,6 +484,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     t_setup = time.perf_counter() - t_setup + t_query
     rows_by_search = src is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and few_sources_for_bfs(g, len(src))))
+    cast_to = None  # a requested dtype the result is cast to after the solve (apsp.dtypes.cast_plan)
     if chosen == "bfs" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
         dt = (dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY) if dtype is not None
@@ -490,15 +493,17 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY)
-    elif chosen == "fw" and not rows_by_search:
-        # Floyd-Warshall's kernels saturate at INF (apsp.dtypes): narrowest first (int16: half the
-        # memory traffic, twice the GPU's min-plus rate), verified after the solve when only the
-        # data can show that it fits
+    elif chosen in ("fw", "nd-fw") and not rows_by_search:
+        # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
+        # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
+        # rate), verified after the solve when only the data can show that it fits
         attempts = _resumable(g.dtype_attempts(dtype), options)
     else:
-        # the other solvers keep the worst-case bound: a narrower try would redo the whole solve
-        # for the cost of a cast
-        attempts = [dtypes.Attempt(g.choose_dtype(dtype))]
+        # the other solvers keep the worst-case bound (a narrower try would redo the whole solve
+        # for the cost of a cast); a requested dtype narrower than it is reached by that cast,
+        # after checking that every distance fits
+        solve_dt, cast_to = dtypes.cast_plan(g.distance_bound(), g.has_negative_weights, g.integral, dtype)
+        attempts = [dtypes.Attempt(solve_dt)]
     if chosen != "bfs":
         for attempt in attempts:
             dtypes.check_float_range(attempt.dtype, dtypes.largest_float_sum(
@@ -556,6 +561,9 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
                  "again in %s", dt.name, attempts[number].dtype.name)
         del out  # the wider solve may need the memory
+    if cast_to is not None:
+        out.dist = dtypes.cast_checked(out.dist, cast_to, g.has_negative_weights)
+        t_checked = time.perf_counter()
     compiled = compile_seconds() - compiled
     # stages add up to the whole call: "setup" is choosing and starting the backend (on a GPU
     # mostly torch's import and CUDA's start) and planning; "retry" the narrower solves that
@@ -564,9 +572,10 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     if len(tried) > 1:
         timings["retry"] = t_try - t_first
     timings.update(out.timings)
-    if attempt.checked:
+    checked = attempt.checked or cast_to is not None
+    if checked:
         timings["check"] = t_checked - t_solved
-    elapsed = (t_solved if attempt.checked else t_checked) - t1
+    elapsed = (t_solved if checked else t_checked) - t1
     if out.timings:  # stages add up: what the solver's own stages do not cover is "other"
         timings["other"] = max(0.0, elapsed - sum(out.timings.values()))
     else:
@@ -575,7 +584,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     book_compile(timings, compiled, [*out.timings, "other", "solve", "retry"])
     if dt is not None:
         out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
-                        dtype_check="verified" if attempt.checked else "bound")
+                        dtype_check="cast" if cast_to is not None else "verified" if attempt.checked else "bound")
     out.info.setdefault("why", explain_choice(g, chosen, method, backend, where, dtype, src,
                                               rows_by_search, out.info))
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
@@ -622,6 +631,9 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
     if (info or {}).get("dtype_check") == "verified":
         parts.append(f"dtype {tried[-1]} ({'as asked for, ' if dtype is not None else 'the narrowest, '}"
                      f"verified: no distance within max|w| of its limit{retried})")
+    elif (info or {}).get("dtype_check") == "cast":
+        parts.append(f"dtype as asked for (solved in {tried[-1]}, which holds every possible distance, "
+                     f"then cast: every distance checked to fit)")
     elif dtype is not None:
         parts.append("dtype as asked for")
     elif chosen == "bfs":

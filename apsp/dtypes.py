@@ -39,6 +39,10 @@ Why the check is sufficient (non-negative weights, ``0 <= w <= W < INF``):
 3. So if no stored value lies in ``[INF - W, INF)``, no distance was cut off
    and every value is exact (and a row's check covers that row's distances).
 
+Step 1 holds for any sequence of such updates that computes the exact
+distances, so for every Floyd-Warshall schedule: blocked, out of core,
+distributed tiles and nested-dissection order alike.
+
 With negative weights step 1 fails (``INF + w`` with ``w < 0`` drops below
 ``INF`` and no longer means "cut off"), so negative weights keep the
 worst-case rule. Float dtypes keep it too (rounding, not cut-off, is their
@@ -253,6 +257,57 @@ def cutoff_error(dtype, max_abs_weight) -> DtypeError:
         f"dtype {dt.name} cannot hold every distance of this graph: a distance reached {lo} or more, "
         f"within the largest weight ({int(max_abs_weight)}) of the {dt.name} limit {hi - 1}, so longer "
         f"ones may have been cut off; choose a wider dtype or leave dtype unset")
+
+
+def cast_plan(bound: float, negative: bool, integral: bool, requested=None) -> tuple[np.dtype, np.dtype | None]:
+    """For solvers that compute in their output dtype without saturating (the searches, the
+    oracle): the dtype to solve in, and the requested one to cast the result to (None: no cast).
+
+    A requested integer dtype that the worst-case ``bound`` does not fit is not refused up
+    front: the solve runs in the dtype the bound fits and `cast_checked` casts the exact
+    result, refusing it only if a distance does not fit.
+
+    Examples
+    --------
+    >>> [None if d is None else d.name for d in cast_plan(3.3e6, False, True, "int16")]
+    ['int32', 'int16']
+    >>> [None if d is None else d.name for d in cast_plan(3.3e6, False, True, "int32")]
+    ['int32', None]
+    """
+    if requested is not None:
+        dt = as_dtype(requested)
+        if dt.kind == "i" and integral and not dtype_fits(dt, bound, negative):
+            wide = choose_dtype(bound, negative, integral)
+            if wide.kind == "i":
+                return wide, dt
+    return choose_dtype(bound, negative, integral, requested), None
+
+
+def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22) -> np.ndarray:
+    """An exact, finalized integer result ``dist`` in the narrower integer ``dtype``.
+
+    Every reachable distance must lie within ``dtype``'s `reachable_limit` (as if solved in
+    ``dtype``), else `DtypeError`; unreachable pairs become ``dtype``'s `unreachable_value`.
+    Converted in row chunks of about ``chunk`` entries, so no full-size temporary is made.
+    """
+    dt = np.dtype(dtype)
+    limit = int(reachable_limit(dt, negative))
+    wide_unreachable = unreachable_value(dist.dtype)
+    out = np.empty(dist.shape, dtype=dt)
+    step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))
+    for i in range(0, dist.shape[0], step):
+        part = dist[i:i + step]
+        no_path = part == wide_unreachable
+        reach = part[~no_path]
+        if reach.size and (int(reach.max()) > limit or int(reach.min()) < -limit):
+            longest = int(reach.max()) if int(reach.max()) > limit else int(reach.min())
+            raise DtypeError(
+                f"dtype {dt.name} cannot hold every distance of this graph: one is {longest}, beyond "
+                f"the {dt.name} limit {limit}; choose a wider dtype or leave dtype unset")
+        piece = out[i:i + step]
+        piece[...] = np.where(no_path, 0, part)
+        piece[no_path] = unreachable_value(dt)
+    return out
 
 
 def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:

@@ -135,15 +135,28 @@ BACKENDS = {
     "gpu": dict(backend="gpu", block_size=16),
     "gpu-predecessors": dict(backend="gpu", block_size=16, return_predecessors=True),
     "gpu-out-of-core": dict(backend="gpu", out_of_core=True, gpu_memory="1MB", block_size=16, ooc_rows=16),
+    # nested dissection: leaves of 8 vertices, so the separators' rounds run, not one dense leaf
+    "nd-fw-cpu": dict(backend="cpu", method="nd-fw", leaf_size=8, block_size=4),
+    "nd-fw-cpu-successors": dict(backend="cpu", method="nd-fw", leaf_size=8, block_size=4,
+                                 return_successors=True),
+    "nd-fw-gpu": dict(backend="gpu", method="nd-fw", leaf_size=8, block_size=16),
+    "nd-fw-gpu-predecessors": dict(backend="gpu", method="nd-fw", leaf_size=8, block_size=16,
+                                   return_predecessors=True),
 }
+
+
+def skip_unless_usable(kwargs):
+    if kwargs["backend"] == "gpu" and not HAS_TRITON:
+        pytest.skip("torch/triton not installed")
+    if kwargs.get("method") == "nd-fw":
+        pytest.importorskip("pymetis")
 
 
 @pytest.mark.parametrize("total,edges", BOUNDARY)
 @pytest.mark.parametrize("engine", sorted(BACKENDS))
 def test_paths_one_short_of_at_and_past_the_sentinel_come_back_exact(rng, engine, total, edges):
     kwargs = BACKENDS[engine]
-    if kwargs["backend"] == "gpu" and not HAS_TRITON:
-        pytest.skip("torch/triton not installed")
+    skip_unless_usable(kwargs)
     g = boundary_graph(rng, total, edges)
     want = exact(g)
     assert want[0, edges] == total
@@ -176,15 +189,18 @@ def check_hops(hops, want, g, first: bool):
 
 
 @pytest.mark.parametrize("requested", ["int16", "int32"])
-def test_a_requested_dtype_is_refused_after_the_check_only_when_the_data_need_it(rng, requested):
+@pytest.mark.parametrize("engine", ["cpu", "nd-fw-cpu"])
+def test_a_requested_dtype_is_refused_after_the_check_only_when_the_data_need_it(rng, requested, engine):
+    kwargs = {"method": "fw", **BACKENDS[engine]}
+    skip_unless_usable(kwargs)
     inf = int(dtypes.inf_value(requested))
     fits = boundary_graph(rng, inf // 2, 40, isolated=60)  # worst case above the limit, real distances below
     assert not dtypes.dtype_fits(requested, fits.distance_bound(), False)
-    r = apsp.shortest_paths(fits, method="fw", backend="cpu", dtype=requested)
+    r = apsp.shortest_paths(fits, dtype=requested, **kwargs)
     assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "verified"
     np.testing.assert_array_equal(as_float(r.distances), exact(fits))
     with pytest.raises(DtypeError, match=f"{requested} cannot hold every distance"):
-        apsp.shortest_paths(boundary_graph(rng, inf + 1, 40), method="fw", backend="cpu", dtype=requested)
+        apsp.shortest_paths(boundary_graph(rng, inf + 1, 40), dtype=requested, **kwargs)
 
 
 def test_random_graphs_equal_the_exact_answer(rng):
@@ -238,3 +254,40 @@ def test_resume_starts_at_the_checkpoint_dtype(rng, tmp_path):
     r = apsp.shortest_paths(g, method="fw", backend="cpu", checkpoint=str(ckpt), resume=True, block_size=8)
     assert r.info["dtype_tried"] == ["int32"]
     np.testing.assert_array_equal(as_float(r.distances), exact(g))
+
+
+# ----------------------------------------------------------------------------- searches and the oracle
+@pytest.mark.parametrize("method", ["dijkstra", "johnson", "reference"])
+@pytest.mark.parametrize("requested", ["int16", "int32"])
+def test_a_requested_dtype_narrower_than_the_worst_case_is_a_checked_cast(rng, method, requested):
+    """Solvers that compute in their output dtype solve in the worst case's dtype; the result is
+    cast to the requested one when every distance fits it (up to its limit INF - 1), else refused."""
+    inf = int(dtypes.inf_value(requested))
+    for total in (inf // 2, inf - 1):
+        g = boundary_graph(rng, total, 30, isolated=40)
+        assert not dtypes.dtype_fits(requested, g.distance_bound(), False)
+        r = apsp.shortest_paths(g, method=method, backend="cpu", dtype=requested)
+        assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "cast"
+        assert r.info["dtype_tried"] == [g.choose_dtype().name] and "check" in r.timings
+        assert "then cast" in r.info["why"]
+        np.testing.assert_array_equal(as_float(r.distances), exact(g))
+    with pytest.raises(DtypeError, match=f"{requested} cannot hold every distance of this graph: one is {inf}"):
+        apsp.shortest_paths(boundary_graph(rng, inf, 30), method=method, backend="cpu", dtype=requested)
+
+
+def test_checked_cast_with_negative_weights_and_row_chunks(rng):
+    g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
+    want = exact(g)
+    assert not dtypes.dtype_fits(np.int16, g.distance_bound(), True)  # refused up front before
+    r = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int16")
+    assert r.distances.dtype == np.int16 and r.info["dtype_check"] == "cast"
+    np.testing.assert_array_equal(as_float(r.distances), want)
+    wide = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int64").distances
+    np.testing.assert_array_equal(dtypes.cast_checked(wide, np.int16, True, chunk=7), r.distances)
+    limit = int(dtypes.reachable_limit(np.int16, True))
+    for bad in (limit + 1, -limit - 1):
+        wide[3, 4] = bad
+        with pytest.raises(DtypeError, match=f"one is {bad}, beyond the int16 limit {limit}"):
+            dtypes.cast_checked(wide, np.int16, True, chunk=7)
+    wide[3, 4] = limit
+    assert dtypes.cast_checked(wide, np.int16, True, chunk=7)[3, 4] == limit

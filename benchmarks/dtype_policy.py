@@ -7,6 +7,10 @@ both, alternating, and reports the median whole-call seconds and the speed-up::
     python benchmarks/dtype_policy.py --backend cpu --sizes 2000,4000
     python benchmarks/dtype_policy.py --backend gpu --sizes 16384,32768 --require-dtype int16 \\
         --require-speedup 1.8
+    python benchmarks/dtype_policy.py --method nd-fw --graph grid --sizes 4096,16384
+
+``--graph grid`` / ``knn`` take the nested-dissection benchmarks' sparse graphs (`nd_graphs`;
+a grid's side is the square root of the size).
 
 Exit status 1 when a check or a requirement fails.
 """
@@ -22,6 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import apsp  # noqa: E402
 from apsp import dtypes  # noqa: E402
@@ -57,15 +63,27 @@ def same_distances(a: np.ndarray, b: np.ndarray, rows: int = 1024) -> bool:
     return True
 
 
-def timed(g, backend: str, dtype):
+def sparse_graph(kind: str, n: int, lo: int, hi: int, seed: int) -> Graph:
+    from nd_graphs import grid, knn
+
+    csr = grid(int(np.sqrt(n)), lo, hi, seed) if kind == "grid" else knn(n, lo=lo, hi=hi, seed=seed)
+    g = apsp.as_graph(csr)
+    _ = g.max_abs_weight
+    return g
+
+
+def timed(g, method: str, backend: str, dtype):
     t0 = time.perf_counter()
-    r = apsp.shortest_paths(g, method="fw", backend=backend, dtype=dtype, progress=False)
+    r = apsp.shortest_paths(g, method=method, backend=backend, dtype=dtype, progress=False)
     return time.perf_counter() - t0, r
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"))
+    p.add_argument("--method", default="fw", choices=("fw", "nd-fw"))
+    p.add_argument("--graph", default="random", choices=("random", "grid", "knn"),
+                   help="random: each pair an edge with probability --density")
     p.add_argument("--sizes", default="2000,4000")
     p.add_argument("--density", type=float, default=0.05)
     p.add_argument("--weights", type=int, nargs=2, default=(1, 100), metavar=("LO", "HI"))
@@ -80,12 +98,14 @@ def main(argv=None) -> int:
     rows, ok = [], True
     for n in (int(x) for x in args.sizes.split(",")):
         t0 = time.perf_counter()
-        g = random_graph(rng, n, args.density, *args.weights)
+        g = (random_graph(rng, n, args.density, *args.weights) if args.graph == "random"
+             else sparse_graph(args.graph, n, *args.weights, args.seed))
+        n = g.n
         log(f"n={n}: {g.nnz} edges, weights {args.weights[0]}..{args.weights[1]}, worst-case bound "
             f"{g.distance_bound():.0f}, built in {time.perf_counter() - t0:.1f} s")
         # warm: kernels compiled or loaded, the device started; these results are the checked ones
-        _, auto = timed(g, args.backend, None)
-        _, wide = timed(g, args.backend, "int32")
+        _, auto = timed(g, args.method, args.backend, None)
+        _, wide = timed(g, args.method, args.backend, "int32")
         equal = same_distances(auto.distances, wide.distances)
         picked = auto.distances.dtype.name
         log(f"  dtype=None picked {picked} (tried {auto.info['dtype_tried']}, {auto.info['dtype_check']}); "
@@ -97,15 +117,16 @@ def main(argv=None) -> int:
         del auto, wide
         t_auto, t_wide = [], []
         for _ in range(args.repeat):
-            s, r = timed(g, args.backend, None)
+            s, r = timed(g, args.method, args.backend, None)
             t_auto.append(s)
             stages_auto = r.timings
             del r
-            s, r = timed(g, args.backend, "int32")
+            s, r = timed(g, args.method, args.backend, "int32")
             t_wide.append(s)
             stages_wide = r.timings
             del r
-        row = {"n": n, "edges": g.nnz, "backend": args.backend, "density": args.density, "dtype": picked,
+        row = {"n": n, "edges": g.nnz, "method": args.method, "graph": args.graph, "backend": args.backend,
+               "density": args.density, "dtype": picked,
                "default_s": statistics.median(t_auto), "int32_s": statistics.median(t_wide),
                "default_runs": t_auto, "int32_runs": t_wide,
                "default_stages": stages_auto, "int32_stages": stages_wide}

@@ -97,7 +97,13 @@ for stage in $stages; do
       # take at most 1/1.8 of int32's whole-call time (transfers included); exit 1 otherwise
       timeout 420 python3 benchmarks/dtype_policy.py --backend gpu --sizes 16384,32768 --density 0.01 \
         --require-dtype int16 --require-speedup 1.8 --out "$OUT/dtype_policy.json" > "$OUT/dtype_policy.log" 2>&1
-      echo "rc=$?"; tail -16 "$OUT/dtype_policy.log" ;;
+      echo "rc=$?"; tail -16 "$OUT/dtype_policy.log"
+      # nested-dissection FW through the same plan: a 256 x 256 grid, weights 1..100 (needs pymetis)
+      if python3 -c "import pymetis" 2>/dev/null; then
+        timeout 300 python3 benchmarks/dtype_policy.py --backend gpu --method nd-fw --graph grid --sizes 65536 \
+          --require-dtype int16 --out "$OUT/dtype_policy_ndfw.json" > "$OUT/dtype_policy_ndfw.log" 2>&1
+        echo "rc=$?"; tail -7 "$OUT/dtype_policy_ndfw.log"
+      else echo "nd-fw part skipped: pymetis not importable"; fi ;;
     ndfw)
       # nested-dissection FW: its tests on the GPU, then a 350x350 grid and a k-NN graph of n = 122,500
       # (sampled rows checked against Dijkstra, compute timed, one whole solve with the host copy)

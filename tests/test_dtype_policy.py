@@ -126,6 +126,21 @@ def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs)
     np.testing.assert_array_equal(d[:n, :n].cpu().numpy(), np.minimum(exact(g), INF16).astype(np.int16))
 
 
+@needs_triton
+@pytest.mark.parametrize("method", ["fw", "nd-fw"])
+def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
+    """The GPU solvers answer the cut-off check themselves (before the copy), the same answer."""
+    from apsp.solvers import SolveOptions, get_solver
+
+    skip_unless_usable({"backend": "gpu", "method": method})
+    for total in (INF16 // 2, INF16 - 1, INF16 + 1):
+        g = boundary_graph(rng, total, 40)
+        band = dtypes.cutoff_band(np.int16, g.max_abs_weight)
+        out = get_solver(method, "gpu")(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
+                                                        cutoff_band=band, leaf_size=8))
+        assert out.info["cutoff_suspected"] == dtypes.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
+
+
 # ----------------------------------------------------------------------------- exact at the edges
 BOUNDARY = [(INF16 + delta, 40) for delta in (-1, 0, 1)] + [(INF32 + delta, 40) for delta in (-1, 0, 1)]
 BACKENDS = {

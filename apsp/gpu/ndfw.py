@@ -201,7 +201,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         inf = inf_for(d)
         limit = path_limit = inf // 2 if negative else inf - 1
     successors = predecessors = None
-    if opts.successors or opts.predecessors:
+    # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
+    # of the vertices plus isolated padding, whose entries are 0 and INF
+    suspect = (None if opts.cutoff_band is None
+               else dtypes.cutoff_suspected(d, opts.cutoff_band, chunk=d.shape[0] * d.shape[0] // 4 + 1))
+    if (opts.successors or opts.predecessors) and not suspect:  # a retry recovers them
         from .paths import successors_and_predecessors
         from .transfer import to_host
 
@@ -221,5 +225,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     info = {"device": torch.cuda.get_device_name(device) if cuda else "triton-interpreter",
             "layout": nd.size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile,
             "gathered_nodes": engine.gathered}
+    if suspect is not None:
+        info["cutoff_suspected"] = suspect
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=tile,
                        timings=timings, info=info)

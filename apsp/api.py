@@ -385,9 +385,12 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         distances: for ``"fw"`` and ``"nd-fw"`` with non-negative integer weights it solves in int16 (then
         int32, int64), verifies that no distance was cut off, and solves again
         one type wider only if one may have been (`apsp.dtypes`); otherwise it
-        takes the narrowest that holds the worst case ``(n-1)*max|w|``. A dtype
-        too small is refused with `DtypeError` (after the solve when only the
-        result can tell). ``info`` says which dtypes were tried
+        takes the narrowest that holds the worst case ``(n-1)*max|w|``. An
+        integer dtype narrower than the worst case is not refused up front:
+        Floyd-Warshall checks its result in it as above; where that check cannot
+        tell (negative weights, the searches, the oracle) the solve runs in the
+        worst case's dtype and the result is cast after checking every distance.
+        A dtype the distances do not fit is refused with `DtypeError`. ``info`` says which dtypes were tried
         (``dtype_tried``), whether a retry happened (``dtype_retry``) and why
         the result can be trusted (``dtype_check``: "bound", "verified", or "cast":
         a search or the oracle solved in the dtype the worst case needs and
@@ -484,7 +487,6 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     t_setup = time.perf_counter() - t_setup + t_query
     rows_by_search = src is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and few_sources_for_bfs(g, len(src))))
-    cast_to = None  # a requested dtype the result is cast to after the solve (apsp.dtypes.cast_plan)
     if chosen == "bfs" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
         dt = (dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY) if dtype is not None
@@ -493,17 +495,15 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY)
-    elif chosen in ("fw", "nd-fw") and not rows_by_search:
+    elif chosen in ("fw", "nd-fw"):
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
         attempts = _resumable(g.dtype_attempts(dtype), options)
     else:
-        # the other solvers keep the worst-case bound (a narrower try would redo the whole solve
-        # for the cost of a cast); a requested dtype narrower than it is reached by that cast,
-        # after checking that every distance fits
-        solve_dt, cast_to = dtypes.cast_plan(g.distance_bound(), g.has_negative_weights, g.integral, dtype)
-        attempts = [dtypes.Attempt(solve_dt)]
+        # the searches and the oracle compute in their output dtype without saturating: the
+        # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
+        attempts = g.dtype_attempts(dtype, saturating=False)
     if chosen != "bfs":
         for attempt in attempts:
             dtypes.check_float_range(attempt.dtype, dtypes.largest_float_sum(
@@ -561,8 +561,14 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
                  "again in %s", dt.name, attempts[number].dtype.name)
         del out  # the wider solve may need the memory
+    cast_to = attempt.cast_to
     if cast_to is not None:
-        out.dist = dtypes.cast_checked(out.dist, cast_to, g.has_negative_weights)
+        target = None
+        if plan.out_of_core and plan.matrix_on_disk and out.dist.shape == (g.n, g.n):
+            from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
+
+            target = HostMatrix(g.n, cast_to, on_disk=True, scratch_dir=plan.scratch_dir).array
+        out.dist = dtypes.cast_checked(out.dist, cast_to, g.has_negative_weights, out=target)
         t_checked = time.perf_counter()
     compiled = compile_seconds() - compiled
     # stages add up to the whole call: "setup" is choosing and starting the backend (on a GPU
@@ -626,21 +632,19 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
     if src is not None:
         parts.append(f"{len(src)} source rows ({'one search each' if rows_by_search else 'rows of the full solve'})")
     tried = (info or {}).get("dtype_tried", [])
-    retried = (f"; {' and '.join(tried[:-1])} may have cut off a distance, so solved again"
-               if len(tried) > 1 else "")
-    if (info or {}).get("dtype_check") == "verified":
-        parts.append(f"dtype {tried[-1]} ({'as asked for, ' if dtype is not None else 'the narrowest, '}"
-                     f"verified: no distance within max|w| of its limit{retried})")
-    elif (info or {}).get("dtype_check") == "cast":
-        parts.append(f"dtype as asked for (solved in {tried[-1]}, which holds every possible distance, "
-                     f"then cast: every distance checked to fit)")
+    check = (info or {}).get("dtype_check")
+    reason = check and dtypes.explain_check(tried, check, g.distance_bound())
+    if check == "verified":
+        parts.append(f"dtype {tried[-1]} ({'as asked for, ' if dtype is not None else 'the narrowest, '}{reason})")
+    elif check == "cast":
+        parts.append(f"dtype as asked for ({reason})")
     elif dtype is not None:
         parts.append("dtype as asked for")
     elif chosen == "bfs":
         parts.append("dtype the narrowest that holds the hop counts")
     else:
-        parts.append(f"dtype the smallest holding every distance (bound (n-1)*max|w| = "
-                     f"{g.distance_bound():.0f}{retried})" if g.integral else "dtype float64 (fractional weights)")
+        parts.append(f"dtype {tried[-1]}, the smallest that {reason}" if g.integral and tried
+                     else "dtype float64 (fractional weights)")
     return "; ".join(parts)
 
 

@@ -172,10 +172,12 @@ def reachable_limit(dtype, negative: bool):
 
 @dataclass(frozen=True)
 class Attempt:
-    """One dtype of a dtype plan; ``checked``: trust the result only if `cutoff_suspected` says no."""
+    """One dtype of a dtype plan; ``checked``: trust the result only if `cutoff_suspected` says no;
+    ``cast_to``: the narrower dtype asked for, which the exact result is cast to by `cast_checked`."""
 
     dtype: np.dtype
     checked: bool = False
+    cast_to: np.dtype | None = None
 
 
 def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
@@ -186,12 +188,16 @@ def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
 
 
 def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight, requested=None,
-                   candidates=(np.int16, np.int32, np.int64)) -> list[Attempt]:
+                   candidates=(np.int16, np.int32, np.int64), saturating: bool = True) -> list[Attempt]:
     """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.
 
     A dtype whose worst-case ``bound`` fits ends the plan unchecked; a narrower one is tried,
-    and checked, when `checkable`. A requested dtype is the whole plan: checked when only the
-    data can show it fits, refused now (`DtypeError`, as `choose_dtype`) when not even that.
+    and checked, when `checkable` and the solver's kernels are ``saturating`` (they keep every
+    entry at most INF, as Floyd-Warshall's do; a search computing in its output dtype does
+    not). A requested dtype is the whole plan. An integer one that the bound does not fit is
+    checked after the solve when it can be; else the solve runs in the dtype the bound fits
+    and its exact result is cast (``cast_to``, `cast_checked`). Only a requested dtype that
+    not even that can give is refused now (`DtypeError`, as `choose_dtype`).
 
     Examples
     --------
@@ -199,15 +205,21 @@ def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight,
     [('int16', True), ('int32', False)]
     >>> [(a.dtype.name, a.checked) for a in dtype_attempts(3.3e6, True, True, 100)]
     [('int32', False)]
+    >>> a = dtype_attempts(3.3e6, True, True, 100, "int16")[0]  # negative weights: cannot be checked
+    >>> a.dtype.name, a.checked, a.cast_to.name
+    ('int32', False, 'int16')
     """
     if requested is not None:
         dt = as_dtype(requested)
-        if (dt.kind == "i" and integral and not dtype_fits(dt, bound, negative)
-                and checkable(dt, negative, integral, max_abs_weight)):
-            return [Attempt(dt, checked=True)]
+        if dt.kind == "i" and integral and not dtype_fits(dt, bound, negative):
+            if saturating and checkable(dt, negative, integral, max_abs_weight):
+                return [Attempt(dt, checked=True)]
+            wide = next((np.dtype(c) for c in candidates if dtype_fits(c, bound, negative)), None)
+            if wide is not None:
+                return [Attempt(wide, cast_to=dt)]
         return [Attempt(choose_dtype(bound, negative, integral, dt))]
-    if not integral:
-        return [Attempt(choose_dtype(bound, negative, integral))]
+    if not integral or not saturating:
+        return [Attempt(choose_dtype(bound, negative, integral, candidates=candidates))]
     plan = []
     for cand in candidates:
         if dtype_fits(cand, bound, negative):
@@ -259,41 +271,31 @@ def cutoff_error(dtype, max_abs_weight) -> DtypeError:
         f"ones may have been cut off; choose a wider dtype or leave dtype unset")
 
 
-def cast_plan(bound: float, negative: bool, integral: bool, requested=None) -> tuple[np.dtype, np.dtype | None]:
-    """For solvers that compute in their output dtype without saturating (the searches, the
-    oracle): the dtype to solve in, and the requested one to cast the result to (None: no cast).
-
-    A requested integer dtype that the worst-case ``bound`` does not fit is not refused up
-    front: the solve runs in the dtype the bound fits and `cast_checked` casts the exact
-    result, refusing it only if a distance does not fit.
-
-    Examples
-    --------
-    >>> [None if d is None else d.name for d in cast_plan(3.3e6, False, True, "int16")]
-    ['int32', 'int16']
-    >>> [None if d is None else d.name for d in cast_plan(3.3e6, False, True, "int32")]
-    ['int32', None]
-    """
-    if requested is not None:
-        dt = as_dtype(requested)
-        if dt.kind == "i" and integral and not dtype_fits(dt, bound, negative):
-            wide = choose_dtype(bound, negative, integral)
-            if wide.kind == "i":
-                return wide, dt
-    return choose_dtype(bound, negative, integral, requested), None
+def explain_check(tried: list, check: str, bound: float) -> str:
+    """Why a result's dtype holds its distances, in words (for ``-v``): ``tried`` are the dtypes
+    solved in, ``check`` is ``info["dtype_check"]`` ("bound", "verified" or "cast")."""
+    retried = (f"; {' and '.join(tried[:-1])} may have cut off a distance, so solved again"
+               if len(tried) > 1 else "")
+    if check == "verified":
+        return f"verified: no distance within max|w| of its limit{retried}"
+    if check == "cast":
+        return f"solved in {tried[-1]}, which holds every possible distance, then cast: every distance checked to fit"
+    return f"holds every possible distance: bound (n-1)*max|w| = {bound:.0f}{retried}"
 
 
-def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22) -> np.ndarray:
+def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
+                 out: np.ndarray | None = None) -> np.ndarray:
     """An exact, finalized integer result ``dist`` in the narrower integer ``dtype``.
 
     Every reachable distance must lie within ``dtype``'s `reachable_limit` (as if solved in
     ``dtype``), else `DtypeError`; unreachable pairs become ``dtype``'s `unreachable_value`.
-    Converted in row chunks of about ``chunk`` entries, so no full-size temporary is made.
+    Converted in row chunks of about ``chunk`` entries into ``out`` (default: a new array;
+    a memory-mapped one keeps a result too big for RAM off it), so no full-size temporary is made.
     """
     dt = np.dtype(dtype)
     limit = int(reachable_limit(dt, negative))
     wide_unreachable = unreachable_value(dist.dtype)
-    out = np.empty(dist.shape, dtype=dt)
+    out = np.empty(dist.shape, dtype=dt) if out is None else out
     step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))
     for i in range(0, dist.shape[0], step):
         part = dist[i:i + step]

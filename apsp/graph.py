@@ -431,24 +431,29 @@ class Graph:
         """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``."""
         return dtypes.distance_bound(self.n, self.max_abs_weight)
 
-    def dtype_attempts(self, requested=None, candidates=(np.int16, np.int32, np.int64)) -> list:
+    def dtype_attempts(self, requested=None, candidates=(np.int16, np.int32, np.int64),
+                       saturating: bool = True) -> list:
         """The dtypes to solve this graph in, narrowest first (`apsp.dtypes.dtype_attempts`).
 
         Parameters
         ----------
         requested : dtype-like, optional
             The user's dtype: then the plan is that dtype alone, checked after the solve when
-            only the data can show that it fits.
+            only the data can show that it fits, or solved wider and cast after a check.
         candidates : tuple of integer dtypes
             The integer dtypes to choose from, narrowest first.
+        saturating : bool
+            Whether the solver's kernels keep every entry at most INF (Floyd-Warshall's do), so
+            that a narrow result can be checked; otherwise the worst case decides.
 
         Returns
         -------
         list of apsp.dtypes.Attempt
-            Each a dtype and whether its result must pass `apsp.dtypes.cutoff_suspected`.
+            Each a dtype, whether its result must pass `apsp.dtypes.cutoff_suspected`, and the
+            requested dtype to cast it to, if any.
         """
         return dtypes.dtype_attempts(self.distance_bound(), self.has_negative_weights, self.integral,
-                                     self.max_abs_weight, requested, candidates)
+                                     self.max_abs_weight, requested, candidates, saturating)
 
     def choose_dtype(self, requested=None, candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
         """The distance dtype for this graph's weights.

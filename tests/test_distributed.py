@@ -289,11 +289,17 @@ BOUNDARY_CASES = [{"n": 31, "block": 4, "form": "path", "total": inf + delta}
 
 
 @pytest.mark.mpi
-def test_distributed_dtype_from_the_data_at_the_sentinels():
+def test_distributed_dtype_from_the_data_at_the_sentinels(tmp_path):
     """Every rank checks its tiles; all widen together, and the answer is exact; a requested dtype
-    the distances do not fit is refused after the check."""
+    the distances do not fit is refused after the check. Where no check can tell (negative
+    weights, a weight as large as the sentinel), the worst case's dtype is solved in and every
+    rank casts its tiles after checking them."""
     cases = BOUNDARY_CASES + [{"n": 31, "block": 5, "form": "path", "total": INF16 + 1, "dtype": "int16"},
-                              {"n": 31, "block": 5, "form": "path", "total": INF16 // 2, "dtype": "int16"}]
+                              {"n": 31, "block": 5, "form": "path", "total": INF16 // 2, "dtype": "int16"},
+                              {"n": 31, "block": 5, "weights": [-3, 200], "density": 0.1, "dtype": "int16"},
+                              {"n": 31, "block": 5, "weights": [-3, 200], "density": 0.1, "dtype": "int16",
+                               "output": str(tmp_path / "cast.npy")},
+                              {"n": 2, "block": 1, "form": "path", "total": INF16, "dtype": "int16"}]
     run_worker(2, cases, fresh_seed())
 
 

@@ -19,7 +19,7 @@ import apsp
 from apsp import dtypes
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import DtypeError
-from apsp.graph import Graph
+from apsp.graph import EdgeList, Graph
 
 INF16 = int(dtypes.inf_value(np.int16))
 INF32 = int(dtypes.inf_value(np.int32))
@@ -69,10 +69,19 @@ def test_plan_for_a_requested_dtype():
         == [("int16", True)]
     assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(100, False, True, 10, "int16")] \
         == [("int16", False)]
-    with pytest.raises(DtypeError, match="int16 limit"):  # negative weights: refused up front
-        dtypes.dtype_attempts(3.3e6, True, True, 100, "int16")
-    with pytest.raises(DtypeError):  # a weight the sentinel cannot exceed: refused up front
-        dtypes.dtype_attempts(3.3e6, False, True, INF16, "int16")
+    def plan(*args, **kw):
+        return [(a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
+                for a in dtypes.dtype_attempts(*args, **kw)]
+
+    # negative weights, a weight the sentinel cannot exceed, or kernels that do not saturate: the
+    # result cannot be checked, so the worst case's dtype is solved in and cast after a check
+    assert plan(3.3e6, True, True, 100, "int16") == [("int32", False, "int16")]
+    assert plan(3.3e6, False, True, INF16, "int16") == [("int32", False, "int16")]
+    assert plan(3.3e6, False, True, 100, "int16", saturating=False) == [("int32", False, "int16")]
+    assert plan(3.3e6, False, True, 100, "int32", saturating=False) == [("int32", False, None)]
+    assert plan(3.3e6, False, True, 100, saturating=False) == [("int32", False, None)]
+    with pytest.raises(DtypeError, match="int64 limit"):  # not even int64 holds the worst case
+        dtypes.dtype_attempts(2.0 ** 70, True, True, 2.0 ** 40, "int64")
     with pytest.raises(DtypeError, match="fractional"):
         dtypes.dtype_attempts(10, False, False, 1.5, "int32")
     assert dtypes.dtype_attempts(3.3e6, False, True, 100, "float32")[0].dtype == np.float32
@@ -290,13 +299,39 @@ def test_a_requested_dtype_narrower_than_the_worst_case_is_a_checked_cast(rng, m
         apsp.shortest_paths(boundary_graph(rng, inf, 30), method=method, backend="cpu", dtype=requested)
 
 
-def test_checked_cast_with_negative_weights_and_row_chunks(rng):
+@pytest.mark.parametrize("engine", ["johnson", "cpu", "cpu-out-of-core", "nd-fw-cpu", "gpu"])
+def test_a_requested_dtype_no_check_can_verify_is_a_checked_cast(rng, engine):
+    """Negative weights (Floyd-Warshall's check needs every entry to saturate at INF) and a weight
+    as large as the sentinel: solved in the worst case's dtype, cast when every distance fits."""
+    kwargs = {"method": "johnson", "backend": "cpu"} if engine == "johnson" else {"method": "fw", **BACKENDS[engine]}
+    skip_unless_usable(kwargs)
     g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
-    want = exact(g)
     assert not dtypes.dtype_fits(np.int16, g.distance_bound(), True)  # refused up front before
-    r = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int16")
+    r = apsp.shortest_paths(g, dtype="int16", **kwargs)
     assert r.distances.dtype == np.int16 and r.info["dtype_check"] == "cast"
-    np.testing.assert_array_equal(as_float(r.distances), want)
+    np.testing.assert_array_equal(as_float(r.distances), exact(g))
+    if r.info.get("matrix_on_disk"):  # the cast result stays in a scratch mapping, off RAM
+        import mmap
+
+        base = r.distances
+        while isinstance(base, np.ndarray):
+            base = base.base
+        assert isinstance(base.obj if isinstance(base, memoryview) else base, mmap.mmap)
+    if kwargs["method"] == "johnson":
+        return
+    # an edge heavier than int16's sentinel that no shortest path takes
+    heavy = Graph.from_edges(EdgeList(3, np.array([0, 0, 2]), np.array([1, 2, 1]), np.array([INF16 + 5, 1, 1])))
+    r = apsp.shortest_paths(heavy, dtype="int16", **kwargs)
+    assert r.info["dtype_check"] == "cast" and r.distances.dtype == np.int16
+    np.testing.assert_array_equal(as_float(r.distances), exact(heavy))
+    with pytest.raises(DtypeError, match=f"one is {INF16 + 5}, beyond the int16 limit {INF16 - 1}"):
+        apsp.shortest_paths(Graph.from_edges(EdgeList(2, np.array([0]), np.array([1]), np.array([INF16 + 5]))),
+                            dtype="int16", **kwargs)
+
+
+def test_checked_cast_reads_row_chunks(rng):
+    g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
+    r = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int16")
     wide = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int64").distances
     np.testing.assert_array_equal(dtypes.cast_checked(wide, np.int16, True, chunk=7), r.distances)
     limit = int(dtypes.reachable_limit(np.int16, True))

@@ -9,7 +9,7 @@ import numpy as np
 from mpi4py import MPI
 
 from .. import dtypes
-from ..errors import NegativeCycleError
+from ..errors import DtypeError, NegativeCycleError
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .grid import ProcessGrid
 from .layout import BlockCyclic
@@ -105,6 +105,19 @@ def _choose_backend(comm, backend: str) -> str:
         raise RankFailedError(rank, comm.size, "choosing the backend",
                               f"backend 'gpu' cannot run there: {usable[rank][1]}")
     return "cpu"
+
+
+def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
+    """This rank's finalized tiles in the requested narrower ``dtype`` (`apsp.dtypes.cast_checked`);
+    a distance that does not fit on any rank raises the same `DtypeError` on every rank."""
+    try:
+        narrow, problem = dtypes.cast_checked(host, dtype, negative), None
+    except DtypeError as exc:
+        narrow, problem = None, str(exc)
+    problems = [p for p in comm.allgather(problem) if p]
+    if problems:
+        raise DtypeError(problems[0])
+    return narrow
 
 
 def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=None, dtype=None,
@@ -203,7 +216,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         layout = BlockCyclic(problem.n, problem.block, pgrid.shape)
 
         tried = []
-        for number, (dtype_name, checked) in enumerate(problem.attempts, 1):
+        for number, (dtype_name, checked, cast_to) in enumerate(problem.attempts, 1):
             # the dtype plan (apsp.dtypes): a checked dtype's result is kept only if no distance
             # came within max|w| of its limit; otherwise every rank solves again one dtype wider
             problem.dtype = np.dtype(dtype_name)
@@ -292,6 +305,11 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     engine.copy(host, d_real)
             del d, d_real, solver
             dtypes.finalize_unreachable(host, problem.negative)
+        if cast_to is not None:
+            with timer("check"):
+                host = cast_agreed(comm, host, cast_to, problem.negative)
+            problem.dtype = host.dtype
+        with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
             if output is None:
                 stage[0] = "gathering the result"
                 from .output import gather_to_root
@@ -338,7 +356,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
     info = {"ranks": comm.size, "grid": tuple(pgrid.shape), "cuda_aware": bool(engine.cuda_aware),
             "staged": bool(engine.staged), "rank_timings": summaries, "device": str(engine.device),
             "dtype_tried": tried, "dtype_retry": len(tried) > 1,
-            "dtype_check": "verified" if checked else "bound"}
+            "dtype_check": "cast" if cast_to is not None else "verified" if checked else "bound",
+            "max_abs_weight": problem.max_abs_weight}
     if output is not None:
         return DistributedRun(output=str(target), n=problem.n, dtype=problem.dtype, block_size=problem.block,
                               backend=chosen, timings=worst, info=info)

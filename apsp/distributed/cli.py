@@ -11,6 +11,7 @@ import sys
 
 from mpi4py import MPI
 
+from .. import dtypes
 from ..cli_messages import cli_message, solve_summary
 from ..errors import APSPError
 from .api import solve
@@ -53,10 +54,9 @@ def _report(args, run) -> None:
                                       "dtype_check": info["dtype_check"], "rank_timings_s": rank_timings})
         print(json.dumps(summary), flush=True)
     if args.verbose and not args.json:
-        verified = ("verified: no distance within max|w| of its limit" if info["dtype_check"] == "verified"
-                    else "holds the worst case (n-1)*max|w|")
-        retried = f"; {' and '.join(info['dtype_tried'][:-1])} cut off, solved again" if info["dtype_retry"] else ""
-        print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} ({verified}{retried}) "
+        reason = dtypes.explain_check(info["dtype_tried"], info["dtype_check"],
+                                      dtypes.distance_bound(run.n, info["max_abs_weight"]))
+        print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} ({reason}) "
               f"block={run.block_size} ranks={info['ranks']} grid={info['grid'][0]}x{info['grid'][1]} "
               f"cuda_aware={info['cuda_aware']}", file=sys.stderr)
     if args.profile:

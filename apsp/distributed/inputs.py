@@ -35,8 +35,8 @@ class Problem:
     transport: str
     source: str | None = None
     nnz: int = 0
-    #: the dtype plan (`apsp.dtypes.dtype_attempts`): ``(dtype name, checked)``, narrowest first;
-    #: ``dtype`` is the one being solved in
+    #: the dtype plan (`apsp.dtypes.dtype_attempts`): ``(dtype name, checked, cast_to name or None)``,
+    #: narrowest first; ``dtype`` is the one being solved in
     attempts: tuple = ()
     #: largest |weight|: a checked dtype's cut-off band is ``[INF - it, INF)``
     max_abs_weight: float = 0.0
@@ -60,7 +60,8 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     source = str(graph) if isinstance(graph, (str, os.PathLike)) else g.source
     transport = "dense" if g.csr is None else "edges"
     return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,
-                      source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked) for a in attempts),
+                      source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
+                                                                 for a in attempts),
                       max_abs_weight=float(g.max_abs_weight))
 
 

@@ -156,6 +156,31 @@ def test_search_rows_against_oracle(rng, kind, dtype):
     assert (rows.pred[unreached] == -9999).all() and (rows.hop[unreached] == -9999).all()
 
 
+def test_bucket_queue_gives_up_to_the_heap(rng):
+    """Weights too large for buckets, or buckets whose scan runs past its budget: heap results."""
+    from apsp.cpu.searches import MAX_BUCKETS, bucket_count, bucket_row
+
+    n = 30
+    chain = EdgeList(n, np.arange(n - 1), np.arange(1, n), rng.integers(50_000, 60_000, n - 1))
+    g = SearchGraph.from_csr(apsp.as_graph(chain).to_csr(), np.int64)
+    assert bucket_count(g) > 0
+    m = g.indices.shape[0]
+    scratch = [np.empty(x, dtype=t) for x, t in ((n, np.int64), (n, np.int32), (n, np.int32),
+                                                  (bucket_count(g), np.int32), (m + 1, np.int32),
+                                                  (m + 1, np.int32))]
+    assert bucket_row(g.indptr, g.indices, g.weights, 0, -1, *scratch[:3], False, False,
+                      dtypes.unreachable_value(np.int64), *scratch[3:], 4 * (n + m)) == -1
+    large = EdgeList(n, chain.src, chain.dst, chain.weight + MAX_BUCKETS)
+    assert bucket_count(SearchGraph.from_csr(apsp.as_graph(large).to_csr(), np.int64)) == 0
+    for e in (chain, large, random_edges(rng, 40, 0.1, lo=0, hi=60_000)):
+        g = SearchGraph.from_csr(apsp.as_graph(e).to_csr(), np.int64)
+        sources = np.arange(e.n)
+        for to_float in (False, True):
+            rows = search_rows(g, sources, "dijkstra", want_pred=True, as_float=to_float)
+            got = rows.dist if to_float else as_float(rows.dist)
+            np.testing.assert_array_equal(got, oracle(e))
+
+
 def test_johnson_names_a_real_negative_cycle(rng):
     for _ in range(10):
         e = random_edges(rng, 12, 0.3, lo=-3, hi=6)

@@ -5,6 +5,8 @@
   `dijkstra_pair` the bidirectional search for one pair;
   `dijkstra_row_packed` the same with one-int64 entries in a 4-ary heap, for
   distances below 2^31;
+  `bucket_row` the same with a bucket queue (Dial) for small whole-number
+  weights, which gives way to the heap where its scan would cost more;
 * `spfa`: Bellman-Ford with a FIFO queue (negative weights), which names a
   negative cycle when one is reachable;
 * Johnson: `potentials` (one SPFA from a virtual source joined to every
@@ -44,6 +46,8 @@ from ..errors import NegativeCycleError
 NO_VERTEX = -9999
 #: seconds one chunk of sources should take: short enough for Ctrl-C to land promptly
 CHUNK_SECONDS = 0.25
+#: the bucket queue is used up to this many buckets (largest whole-number weight + 1)
+MAX_BUCKETS = 1 << 16
 
 
 # ---------------------------------------------------------------------------
@@ -318,6 +322,76 @@ def dijkstra_pair(indptr, indices, weights, rindptr, rindices, rweights, s, t, d
 
 
 @njit(cache=True, nogil=True)
+def bucket_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
+               unreachable, head, nxt, vert, budget):
+    """Dijkstra for small whole-number weights with buckets (Dial); like `dijkstra_row`.
+
+    ``head`` has one more bucket than the largest weight: every queued vertex
+    lies within that span of the current distance, so the buckets are used in
+    a circle. A bucket is a linked list in ``nxt``/``vert`` (length m + 1; a
+    vertex is added again on each improvement and stale entries are skipped).
+    Each step is O(1) instead of a heap's O(log m), but the scan crosses every
+    empty bucket between distances: past ``budget`` empty buckets the search
+    gives up and returns -1 (the caller runs `dijkstra_row` instead).
+    Otherwise returns how many vertices were settled.
+    """
+    n = dist.shape[0]
+    nbuckets = head.shape[0]
+    for v in range(n):
+        dist[v] = unreachable
+    if want_pred:
+        pred[:] = NO_VERTEX
+    if want_hop:
+        hop[:] = NO_VERTEX
+    head[:] = -1
+    dist[s] = 0
+    vert[0] = s
+    nxt[0] = -1
+    head[0] = 0
+    used = 1
+    queued = 1
+    d = 0  # the distance of bucket b
+    b = 0
+    empty = 0
+    settled = 0
+    while queued > 0:
+        while head[b] < 0:
+            d += 1
+            b = b + 1 if b + 1 < nbuckets else 0
+            empty += 1
+        if empty > budget:
+            return -1
+        x = head[b]
+        head[b] = nxt[x]
+        queued -= 1
+        u = vert[x]
+        if dist[u] != d:
+            continue  # stale: u was added again with a smaller distance
+        settled += 1
+        if u == target:
+            break
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            w = weights[e]
+            nd = d + w
+            if nd < dist[v]:
+                dist[v] = nd
+                if want_pred:
+                    pred[v] = u
+                if want_hop:
+                    hop[v] = v if u == s else hop[u]
+                bv = b + w
+                if bv >= nbuckets:
+                    bv -= nbuckets
+                vert[used] = v
+                nxt[used] = head[bv]
+                head[bv] = used
+                used += 1
+                queued += 1
+    return settled
+
+
+@njit(cache=True, nogil=True)
 def bfs_row(indptr, indices, s, target, dist, pred, hop, want_pred, want_hop, unreachable, queue):
     """Breadth-first search from ``s`` (every edge counts 1); like `dijkstra_row`."""
     n = dist.shape[0]
@@ -450,10 +524,13 @@ def _reduced_weights(indptr, indices, weights, h, out):
 
 @njit(cache=True, parallel=True)
 def _search_chunk(indptr, indices, weights, sources, lo, hi, kind, dist, pred, hop, want_pred,
-                  want_hop, unreachable, h, shift, groups, packed, to_float, fdist):
+                  want_hop, unreachable, h, shift, groups, packed, to_float, fdist, nbuckets,
+                  small_weights):
     """Searches from ``sources[lo:hi]`` into rows ``lo..hi-1`` of the blocks.
 
-    ``kind`` 0: BFS, 1: Dijkstra (``packed``: `dijkstra_row_packed`). With
+    ``kind`` 0: BFS, 1: Dijkstra (``packed``: `dijkstra_row_packed`), 2: Dijkstra
+    with ``nbuckets`` buckets (`bucket_row` on the int32 ``small_weights``; a
+    worker whose search gives up uses the heap from then on). With
     ``shift`` (Johnson), distances found on reduced weights are shifted back by
     ``h[t] - h[s]``. Sources are dealt to ``groups`` parallel workers in turn,
     each with its own scratch arrays. With ``to_float``, ``dist`` holds one
@@ -465,12 +542,23 @@ def _search_chunk(indptr, indices, weights, sources, lo, hi, kind, dist, pred, h
         heap_keys = np.empty(indices.shape[0] + 1, dtype=dist.dtype)
         heap_verts = np.empty(max(n, indices.shape[0] + 1), dtype=np.int32)
         heap_packed = np.empty(indices.shape[0] + 1 if packed else 1, dtype=np.int64)
+        buckets = kind == 2
+        head = np.empty(nbuckets if buckets else 0, dtype=np.int32)
+        nxt = np.empty(indices.shape[0] + 1 if buckets else 0, dtype=np.int32)
+        budget = 4 * (n + indices.shape[0])  # empty buckets crossed: about a heap search's cost
         for i in range(lo + g, hi, groups):
             s = sources[i]
             row = dist[g] if to_float else dist[i]
             row_pred = pred[i] if want_pred else pred[0]
             row_hop = hop[i] if want_hop else hop[0]
-            if kind == 0:
+            found = -1
+            if buckets:
+                found = bucket_row(indptr, indices, small_weights, s, -1, row, row_pred, row_hop,
+                                   want_pred, want_hop, unreachable, head, nxt, heap_verts, budget)
+                buckets = found >= 0
+            if found >= 0:
+                pass
+            elif kind == 0:
                 bfs_row(indptr, indices, s, -1, row, row_pred, row_hop, want_pred, want_hop,
                         unreachable, heap_verts)
             elif packed:
@@ -572,6 +660,15 @@ def reduced(g: SearchGraph, h: np.ndarray) -> SearchGraph:
     return SearchGraph(g.indptr, g.indices, out, g.dtype)
 
 
+def bucket_count(g: SearchGraph) -> int:
+    """Buckets for `bucket_row` (largest weight + 1), or 0 where the heap is the better queue:
+    float weights, or weights so large that the scan over empty buckets would cost more."""
+    if g.dtype.kind not in "iu" or not g.weights.size:
+        return 0
+    largest = int(g.weights.max())
+    return largest + 1 if largest < MAX_BUCKETS else 0
+
+
 def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bool = False,
                 want_hop: bool = False, progress: bool | None = False,
                 as_float: bool = False) -> Rows:
@@ -598,9 +695,14 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
             shift = True
         kind = "dijkstra"
     code = {"bfs": 0, "dijkstra": 1}[kind]
+    nbuckets = bucket_count(g) if code == 1 else 0
+    small_weights = np.zeros(0, dtype=np.int32)
+    if nbuckets:
+        code = 2
+        small_weights = g.weights.astype(np.int32, copy=False)
     threads = get_num_threads()
     # distances below 2^31 and vertex numbers below 2^32 fit one int64 heap entry
-    packed = code == 1 and g.dtype in (np.dtype(np.int16), np.dtype(np.int32)) and n < 2**31
+    packed = code >= 1 and g.dtype in (np.dtype(np.int16), np.dtype(np.int32)) and n < 2**31
     dist = np.empty((4 * threads if as_float else k, n), dtype=g.dtype)
     fdist = np.empty((k, n) if as_float else (1, 1), dtype=np.float64)
     pred = np.empty((k, n) if want_pred else (1, 1), dtype=np.int32)
@@ -614,7 +716,7 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
             t0 = time.perf_counter()
             _search_chunk(g.indptr, g.indices, g.weights, sources, done, hi, code, dist, pred, hop,
                           want_pred, want_hop, unreachable, h, shift, groups, packed, as_float,
-                          fdist)
+                          fdist, nbuckets, small_weights)
             spent = time.perf_counter() - t0
             bar.update(hi - done)
             per_source = spent / (hi - done)

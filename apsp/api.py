@@ -385,11 +385,12 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         distances: for ``"fw"`` and ``"nd-fw"`` with non-negative integer weights it solves in int16 (then
         int32, int64), verifies that no distance was cut off, and solves again
         one type wider only if one may have been (`apsp.dtypes`); otherwise it
-        takes the narrowest that holds the worst case ``(n-1)*max|w|``. An
-        integer dtype narrower than the worst case is not refused up front:
-        Floyd-Warshall checks its result in it as above; where that check cannot
-        tell (negative weights, the searches, the oracle) the solve runs in the
-        worst case's dtype and the result is cast after checking every distance.
+        takes the narrowest that holds the worst case ``(n-1)*max|w|``. With
+        integer weights a dtype narrower than the worst case is not refused up
+        front: Floyd-Warshall checks its result in it as above; where that check
+        cannot tell (negative weights, a float dtype, the searches, the oracle)
+        the solve runs in the integer dtype of the worst case and the result is
+        cast after checking every distance (float32 holds integers up to 2**24).
         A dtype the distances do not fit is refused with `DtypeError`. ``info`` says which dtypes were tried
         (``dtype_tried``), whether a retry happened (``dtype_retry``) and why
         the result can be trusted (``dtype_check``: "bound", "verified", or "cast":

@@ -194,9 +194,10 @@ def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight,
     A dtype whose worst-case ``bound`` fits ends the plan unchecked; a narrower one is tried,
     and checked, when `checkable` and the solver's kernels are ``saturating`` (they keep every
     entry at most INF, as Floyd-Warshall's do; a search computing in its output dtype does
-    not). A requested dtype is the whole plan. An integer one that the bound does not fit is
-    checked after the solve when it can be; else the solve runs in the dtype the bound fits
-    and its exact result is cast (``cast_to``, `cast_checked`). Only a requested dtype that
+    not). A requested dtype is the whole plan. With integer weights, one that the bound does
+    not fit is checked after the solve when it can be (an integer dtype); else the solve runs
+    in the integer dtype the bound fits and its exact result is cast (``cast_to``,
+    `cast_checked`; a float dtype too, exact up to ``2**(mantissa+1)``). Only a requested dtype that
     not even that can give is refused now (`DtypeError`, as `choose_dtype`).
 
     Examples
@@ -211,7 +212,7 @@ def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight,
     """
     if requested is not None:
         dt = as_dtype(requested)
-        if dt.kind == "i" and integral and not dtype_fits(dt, bound, negative):
+        if integral and not dtype_fits(dt, bound, negative):
             if saturating and checkable(dt, negative, integral, max_abs_weight):
                 return [Attempt(dt, checked=True)]
             wide = next((np.dtype(c) for c in candidates if dtype_fits(c, bound, negative)), None)
@@ -285,15 +286,16 @@ def explain_check(tried: list, check: str, bound: float) -> str:
 
 def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
                  out: np.ndarray | None = None) -> np.ndarray:
-    """An exact, finalized integer result ``dist`` in the narrower integer ``dtype``.
+    """An exact, finalized integer result ``dist`` in the narrower ``dtype``.
 
     Every reachable distance must lie within ``dtype``'s `reachable_limit` (as if solved in
-    ``dtype``), else `DtypeError`; unreachable pairs become ``dtype``'s `unreachable_value`.
+    ``dtype``; for a float dtype, the integers it holds exactly, up to ``2**(mantissa+1)``),
+    else `DtypeError`; unreachable pairs become ``dtype``'s `unreachable_value`.
     Converted in row chunks of about ``chunk`` entries into ``out`` (default: a new array;
     a memory-mapped one keeps a result too big for RAM off it), so no full-size temporary is made.
     """
     dt = np.dtype(dtype)
-    limit = int(reachable_limit(dt, negative))
+    limit = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else int(reachable_limit(dt, negative))
     wide_unreachable = unreachable_value(dist.dtype)
     out = np.empty(dist.shape, dtype=dt) if out is None else out
     step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))

@@ -329,6 +329,21 @@ def test_a_requested_dtype_no_check_can_verify_is_a_checked_cast(rng, engine):
                             dtype="int16", **kwargs)
 
 
+@pytest.mark.parametrize("method", ["fw", "dijkstra"])
+def test_a_requested_float_dtype_holds_integer_distances_up_to_its_mantissa(rng, method):
+    """Integer weights whose worst case float32 cannot hold exactly: solved in an integer dtype,
+    cast when every distance is an integer float32 holds exactly (up to 2**24), else refused."""
+    limit = 2 ** 24
+    for total in (limit // 2, limit):
+        g = boundary_graph(rng, total, 30, isolated=40)
+        assert not dtypes.dtype_fits(np.float32, g.distance_bound(), False)
+        r = apsp.shortest_paths(g, method=method, backend="cpu", dtype="float32")
+        assert r.distances.dtype == np.float32 and r.info["dtype_check"] == "cast"
+        np.testing.assert_array_equal(r.distances, exact(g))
+    with pytest.raises(DtypeError, match=f"one is {limit + 1}, beyond the float32 limit {limit}"):
+        apsp.shortest_paths(boundary_graph(rng, limit + 1, 30), method=method, backend="cpu", dtype="float32")
+
+
 def test_checked_cast_reads_row_chunks(rng):
     g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
     r = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int16")

@@ -234,26 +234,47 @@ def zero_edges_by_columns(succ, d, reachable, zin_indptr, zin_nbr):
     one at the vertex it was found from: walks then stay level until an
     anchor and drop strictly after it, so they cannot loop. Integer distances,
     non-negative weights.
+
+    Each task copies ``GROUP`` adjacent columns of ``succ`` and ``d`` into
+    contiguous rows first (whole cache lines read once), searches there, where
+    a column's entries stay in the core's cache, and writes ``succ`` back.
     """
     n = d.shape[0]
-    for j in prange(n):
-        queue = np.empty(n, dtype=np.int64)
-        tail = 0
+    groups = (n + GROUP - 1) // GROUP
+    for task in prange(groups):
+        c0 = task * GROUP
+        width = min(GROUP, n - c0)
+        col_succ = np.empty((width, n), dtype=succ.dtype)
+        col_d = np.empty((width, n), dtype=d.dtype)
         for u in range(n):
-            if u == j or (reachable[u, j] and succ[u, j] >= 0):
-                queue[tail] = u
-                tail += 1
-        head = 0
-        while head < tail:
-            v = queue[head]
-            head += 1
-            dv = d[v, j]
-            for e in range(zin_indptr[v], zin_indptr[v + 1]):
-                u = zin_nbr[e]
-                if succ[u, j] == _UNSET and d[u, j] == dv:
-                    succ[u, j] = v
-                    queue[tail] = u
-                    tail += 1
+            for c in range(width):
+                col_succ[c, u] = succ[u, c0 + c]
+                col_d[c, u] = d[u, c0 + c]
+        queue = np.empty(n, dtype=np.int32)
+        for c in range(width):
+            j = c0 + c
+            cs = col_succ[c]
+            cd = col_d[c]
+            tail = 0
+            for u in range(n):
+                if cs[u] != _UNSET:
+                    if u == j or cs[u] >= 0:
+                        queue[tail] = u
+                        tail += 1
+            head = 0
+            while head < tail:
+                v = queue[head]
+                head += 1
+                dv = cd[v]
+                for e in range(zin_indptr[v], zin_indptr[v + 1]):
+                    u = zin_nbr[e]
+                    if cs[u] == _UNSET and cd[u] == dv:
+                        cs[u] = v
+                        queue[tail] = u
+                        tail += 1
+        for u in range(n):
+            for c in range(width):
+                succ[u, c0 + c] = col_succ[c, u]
 
 
 @njit(cache=True, parallel=True)

@@ -582,8 +582,8 @@ def _cmd_path(args) -> int:
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
     if args.method != "auto":  # an explicit all-pairs method: solve everything, then read the route
         return _path_from_solve(args, first)
+    from . import errors
     from .api import as_graph
-    from .errors import NegativeCycleError
     from .query import shortest_path_between
 
     t0 = time.perf_counter()
@@ -592,8 +592,10 @@ def _cmd_path(args) -> int:
     s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
     try:
         route = shortest_path_between(g, s, t, dtype=args.dtype)
-    except NegativeCycleError as exc:
-        raise NegativeCycleError(_renumbered_cycle(exc, first), vertices=exc.vertices) from None
+    except errors.APSPError as exc:  # naming NegativeCycleError up front would import scipy's csgraph
+        if not isinstance(exc, errors.NegativeCycleError):
+            raise
+        raise errors.NegativeCycleError(_renumbered_cycle(exc, first), vertices=exc.vertices) from None
     route.timings = {"read": t_read, **route.timings}
     if args.verbose:
         print(f"apsp: n={g.n} edges={g.nnz}; vertices numbered from {first} as in the input; "

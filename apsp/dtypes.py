@@ -245,21 +245,24 @@ def cutoff_suspected(dist, band: tuple[int, int], chunk: int = 1 << 22) -> bool:
     of about ``chunk`` entries so no full-size temporary is made.
     """
     lo, hi = band
-    n_rows = dist.shape[0]
-    step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))
+    return any(over_row_chunks(lambda i0, i1: bool(((dist[i0:i1] >= lo) & (dist[i0:i1] < hi)).any()),
+                               dist.shape, chunk, threads=isinstance(dist, np.ndarray)))
+
+
+def over_row_chunks(fn, shape: tuple, chunk: int = 1 << 22, threads: bool = True) -> list:
+    """``[fn(i0, i1), ...]`` over the row chunks ``i0:i1`` of about ``chunk`` entries of a matrix of
+    ``shape``, in row order; on every core with ``threads`` and four chunks or more (numpy's
+    comparisons and casts release the GIL), else chunk after chunk (a torch tensor on its device).
+    """
+    n_rows = shape[0]
+    step = max(1, chunk // max(1, shape[1] if len(shape) > 1 else 1))
     starts = range(0, n_rows, step)
-
-    def hit(i: int) -> bool:
-        part = dist[i:i + step]
-        return bool(((part >= lo) & (part < hi)).any())
-
-    if not isinstance(dist, np.ndarray) or len(starts) < 4:
-        return any(hit(i) for i in starts)
-    # numpy's comparisons release the GIL: a large host matrix is read on every core
+    if not threads or len(starts) < 4:
+        return [fn(i, min(i + step, n_rows)) for i in starts]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
-        return any(pool.map(hit, starts))
+        return list(pool.map(lambda i: fn(i, min(i + step, n_rows)), starts))
 
 
 def cutoff_error(dtype, max_abs_weight) -> DtypeError:
@@ -296,21 +299,27 @@ def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
     """
     dt = np.dtype(dtype)
     limit = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else int(reachable_limit(dt, negative))
-    wide_unreachable = unreachable_value(dist.dtype)
+    wide_unreachable, narrow_unreachable = unreachable_value(dist.dtype), unreachable_value(dt)
     out = np.empty(dist.shape, dtype=dt) if out is None else out
-    step = max(1, chunk // max(1, dist.shape[1] if dist.ndim > 1 else 1))
-    for i in range(0, dist.shape[0], step):
-        part = dist[i:i + step]
+
+    def cast_rows(i0: int, i1: int):
+        """Rows ``i0:i1`` into ``out``; the first distance that does not fit there, or None."""
+        part = dist[i0:i1]
         no_path = part == wide_unreachable
-        reach = part[~no_path]
-        if reach.size and (int(reach.max()) > limit or int(reach.min()) < -limit):
-            longest = int(reach.max()) if int(reach.max()) > limit else int(reach.min())
-            raise DtypeError(
-                f"dtype {dt.name} cannot hold every distance of this graph: one is {longest}, beyond "
-                f"the {dt.name} limit {limit}; choose a wider dtype or leave dtype unset")
-        piece = out[i:i + step]
-        piece[...] = np.where(no_path, 0, part)
-        piece[no_path] = unreachable_value(dt)
+        values = np.where(no_path, 0, part)
+        bad = (values > limit) | (values < -limit)
+        if bad.any():
+            return int(values[bad][0])
+        piece = out[i0:i1]
+        piece[...] = values
+        piece[no_path] = narrow_unreachable
+        return None
+
+    offending = [v for v in over_row_chunks(cast_rows, dist.shape, chunk) if v is not None]
+    if offending:
+        raise DtypeError(
+            f"dtype {dt.name} cannot hold every distance of this graph: one is {offending[0]}, beyond "
+            f"the {dt.name} limit {limit}; choose a wider dtype or leave dtype unset")
     return out
 
 

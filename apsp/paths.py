@@ -220,7 +220,9 @@ def pointers_from_distances(dist: np.ndarray, reachable: np.ndarray, graph, succ
         ptr = pathkernels.successors_from_distances(dist, reachable, *_by_weight(csr, dist.dtype), tol,
                                                     levels, nonneg)
         if levels:
-            pathkernels.zero_edges_by_columns(ptr, dist, reachable, *_zero_edges(in_edges()))
+            zin, zout = _zero_edges(in_edges()), _zero_edges(csr)
+            pathkernels.zero_edges_by_columns(ptr, dist, *zin, *zout,
+                                              *pathkernels.zero_cycles(*zout, *zin))
             return ptr, 0
         return ptr, (_checked(ptr, reachable, dist, False, graph.to_csr) if check else 0)
     ptr = pathkernels.predecessors_from_distances(dist, reachable, *_by_weight(in_edges(), dist.dtype),

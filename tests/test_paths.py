@@ -96,6 +96,54 @@ def test_zero_weight_cycles_everywhere(rng):
     assert out.info["successor_targets_repaired"] > 0 and out.info["predecessor_sources_repaired"] > 0
 
 
+def test_zero_weight_parts_and_the_vertices_hanging_off_them(rng):
+    """`zero_cycles` finds the strongly connected parts of the zero-weight edges with trees inside
+    them; vertices whose zero-weight walks leave their part (chains into a part, single vertices)
+    take the level search; every pointer is valid and nothing needs repair."""
+    from scipy.sparse.csgraph import connected_components
+
+    from apsp.cpu.pathkernels import zero_cycles
+    from apsp.paths import _zero_edges
+
+    for _ in range(5):
+        n = 70
+        e = random_edges(rng, n, 0.04, lo=0, hi=3)
+        # two zero-weight rings and zero-weight chains running into them
+        ring_a, ring_b = np.arange(0, 10), np.arange(10, 25)
+        chain = np.arange(25, 40)
+        src = [ring_a, ring_b, chain[:-1], [chain[-1]], [39, 50]]
+        dst = [np.roll(ring_a, -1), np.roll(ring_b, -1), chain[1:], [3], [12, 60]]
+        src, dst = np.concatenate(src), np.concatenate(dst)
+        edges = EdgeList(n, np.concatenate([e.src, src]), np.concatenate([e.dst, dst]),
+                         np.concatenate([e.weight, np.zeros(len(src), dtype=e.weight.dtype)]))
+        graph = Graph.from_edges(edges)
+        csr = graph.to_csr()
+        rev = csr.T.tocsr()
+        rev.sort_indices()
+        zout, zin = _zero_edges(csr), _zero_edges(rev)
+        to_root, from_root, part_ptr, members, roots = zero_cycles(*zout, *zin)
+        zero = csr.copy()
+        zero.data = (zero.data == 0).astype(np.int8)
+        zero.eliminate_zeros()
+        _, label = connected_components(zero, directed=True, connection="strong")
+        sizes = np.bincount(label)
+        assert sorted(map(len, np.split(members, part_ptr[1:-1]))) == sorted(sizes[sizes > 1].tolist())
+        for k, r in enumerate(roots):
+            part = members[part_ptr[k]:part_ptr[k + 1]]
+            assert (label[part] == label[r]).all() and r in part
+            for x in part:
+                for tree in (to_root, from_root):
+                    y, steps = x, 0
+                    while y != r:
+                        a, b = (y, tree[y]) if tree is to_root else (tree[y], y)
+                        assert label[tree[y]] == label[r] and csr[a, b] == 0 and zero[a, b]
+                        y, steps = tree[y], steps + 1
+                        assert steps <= len(part)
+        out = _solve("blocked", graph, "int32", 8)
+        assert_valid_paths(edges, out.dist, out.successors, out.predecessors)
+        assert out.info["successor_targets_repaired"] == 0
+
+
 def test_check_and_repair_fix_a_loop_and_keep_good_pointers():
     # 0 <-> 1 with weight 0, 1 -> 2 weight 5, 3 -> 0 weight 1; target 2
     edges = EdgeList(4, [0, 1, 1, 3], [1, 0, 2, 0], [0, 0, 5, 1])

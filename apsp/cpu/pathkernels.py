@@ -223,20 +223,120 @@ def predecessors_from_distances(d, reachable, in_indptr, in_nbr, in_w, tol, skip
     return pred
 
 
+@njit(cache=True, nogil=True)
+def zero_cycles(zout_indptr, zout_nbr, zin_indptr, zin_nbr):
+    """The strongly connected parts of the zero-weight edges with two vertices or more.
+
+    Every vertex of such a part P is at the same distance to any target (the
+    others are reachable at cost 0), so inside P one fixed pair of trees can
+    route every walk: ``to_root[u]``, the next vertex from u towards P's root
+    r, and ``from_root[x]``, the vertex before x on a walk from r to x (both
+    along zero-weight edges of P; -1 for roots and vertices outside any P).
+    Returns ``(to_root, from_root, part_ptr, members, roots)``: the members of
+    part k are ``members[part_ptr[k]:part_ptr[k + 1]]``, its root ``roots[k]``.
+    Kosaraju's two passes, O(n + zero-weight edges).
+    """
+    n = zout_indptr.shape[0] - 1
+    seen = np.zeros(n, dtype=np.bool_)
+    finished = np.empty(n, dtype=np.int32)
+    stack = np.empty(n, dtype=np.int32)
+    cursor = np.empty(n, dtype=np.int64)
+    done = 0
+    for s in range(n):  # pass 1: depth-first over out-edges, vertices in order of finishing
+        if seen[s]:
+            continue
+        seen[s] = True
+        top = 0
+        stack[0] = s
+        cursor[0] = zout_indptr[s]
+        while top >= 0:
+            v = stack[top]
+            if cursor[top] < zout_indptr[v + 1]:
+                w = zout_nbr[cursor[top]]
+                cursor[top] += 1
+                if not seen[w]:
+                    seen[w] = True
+                    top += 1
+                    stack[top] = w
+                    cursor[top] = zout_indptr[w]
+            else:
+                finished[done] = v
+                done += 1
+                top -= 1
+    part = np.full(n, -1, dtype=np.int64)
+    to_root = np.full(n, -1, dtype=np.int32)
+    from_root = np.full(n, -1, dtype=np.int32)
+    queue = np.empty(n, dtype=np.int32)
+    starts = np.empty(n + 1, dtype=np.int64)
+    roots = np.empty(n, dtype=np.int32)
+    members = np.empty(n, dtype=np.int32)
+    starts[0] = 0
+    parts = 0
+    kept = 0
+    for k in range(n - 1, -1, -1):  # pass 2: backwards from the last finished, one part each
+        r = finished[k]
+        if part[r] >= 0:
+            continue
+        part[r] = parts
+        queue[0] = r
+        head = 0
+        tail = 1
+        while head < tail:
+            v = queue[head]
+            head += 1
+            for e in range(zin_indptr[v], zin_indptr[v + 1]):
+                u = zin_nbr[e]
+                if part[u] < 0:
+                    part[u] = parts
+                    to_root[u] = v
+                    queue[tail] = u
+                    tail += 1
+        if tail > 1:  # a single vertex is left to the level search
+            for i in range(tail):
+                members[starts[kept] + i] = queue[i]
+            roots[kept] = r
+            starts[kept + 1] = starts[kept] + tail
+            # the walks out of r inside the part
+            queue[0] = r
+            head = 0
+            reached = 1
+            while head < reached:
+                x = queue[head]
+                head += 1
+                for e in range(zout_indptr[x], zout_indptr[x + 1]):
+                    y = zout_nbr[e]
+                    if part[y] == parts and y != r and from_root[y] < 0:
+                        from_root[y] = x
+                        queue[reached] = y
+                        reached += 1
+            kept += 1
+        parts += 1
+    return to_root, from_root, starts[:kept + 1].copy(), members[:starts[kept]].copy(), roots[:kept].copy()
+
+
 @njit(cache=True, parallel=True)
-def zero_edges_by_columns(succ, d, reachable, zin_indptr, zin_nbr):
+def zero_edges_by_columns(succ, d, zin_indptr, zin_nbr, zout_indptr, zout_nbr, to_root, from_root,
+                          part_ptr, members, roots):
     """Fill the ``_UNSET`` successors of each target column j through zero-weight edges.
 
     Such a vertex u has no tight edge of positive weight, so its shortest paths
-    start with zero-weight edges among vertices at its own distance. A search
-    backwards from j and from the vertices already pointed along a positive
-    edge ("anchors"), over tight zero-weight in-edges (``zin_*``), points each
-    one at the vertex it was found from: walks then stay level until an
-    anchor and drop strictly after it, so they cannot loop. Integer distances,
-    non-negative weights.
+    start with zero-weight edges among vertices at its own distance. Integer
+    distances, non-negative weights; ``zin_*``/``zout_*`` are the zero-weight
+    in- and out-edges, the rest comes from `zero_cycles`.
+
+    First, inside each zero-weight strongly connected part with a vertex
+    already pointed along a positive edge (an "anchor") or j itself: the walk
+    from the part's root to that vertex is pointed along, every other vertex
+    of the part at its next vertex towards the root. Walks then reach the
+    walk from the root, or an anchor, and leave the part strictly downwards:
+    no loop, at O(part size) per column. What is left (vertices whose zero
+    edges lead out of their part) is filled by a search backwards over tight
+    zero-weight in-edges from the pointed vertices next to them, each pointed
+    at the vertex it was found from: walks stay level until a pointed vertex,
+    so they cannot loop either.
 
     Each task copies ``GROUP`` adjacent columns of ``succ`` and ``d`` into
-    contiguous rows first (whole cache lines read once), searches there, where
+    contiguous rows first (whole cache lines read once), works there, where
     a column's entries stay in the core's cache, and writes ``succ`` back.
     """
     n = d.shape[0]
@@ -251,15 +351,40 @@ def zero_edges_by_columns(succ, d, reachable, zin_indptr, zin_nbr):
                 col_succ[c, u] = succ[u, c0 + c]
                 col_d[c, u] = d[u, c0 + c]
         queue = np.empty(n, dtype=np.int32)
+        queued = np.zeros(n, dtype=np.bool_)
         for c in range(width):
             j = c0 + c
             cs = col_succ[c]
             cd = col_d[c]
+            for k in range(roots.shape[0]):
+                anchor = -1
+                for i in range(part_ptr[k], part_ptr[k + 1]):
+                    x = members[i]
+                    if cs[x] >= 0 or x == j:
+                        anchor = x
+                        break
+                if anchor < 0:
+                    continue
+                y = anchor
+                while y != roots[k]:
+                    x = from_root[y]
+                    if cs[x] == _UNSET:
+                        cs[x] = y
+                    y = x
+                for i in range(part_ptr[k], part_ptr[k + 1]):
+                    x = members[i]
+                    if cs[x] == _UNSET:
+                        cs[x] = to_root[x]
             tail = 0
             for u in range(n):
                 if cs[u] != _UNSET:
-                    if u == j or cs[u] >= 0:
-                        queue[tail] = u
+                    continue
+                du = cd[u]
+                for e in range(zout_indptr[u], zout_indptr[u + 1]):
+                    v = zout_nbr[e]
+                    if not queued[v] and cd[v] == du and (cs[v] >= 0 or v == j):
+                        queued[v] = True
+                        queue[tail] = v
                         tail += 1
             head = 0
             while head < tail:
@@ -272,6 +397,8 @@ def zero_edges_by_columns(succ, d, reachable, zin_indptr, zin_nbr):
                         cs[u] = v
                         queue[tail] = u
                         tail += 1
+            for i in range(tail):
+                queued[queue[i]] = False
         for u in range(n):
             for c in range(width):
                 succ[u, c0 + c] = col_succ[c, u]

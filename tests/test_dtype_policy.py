@@ -356,3 +356,27 @@ def test_checked_cast_reads_row_chunks(rng):
             dtypes.cast_checked(wide, np.int16, True, chunk=7)
     wide[3, 4] = limit
     assert dtypes.cast_checked(wide, np.int16, True, chunk=7)[3, 4] == limit
+
+
+def test_an_interrupted_narrow_solve_resumes_then_widens(rng, tmp_path):
+    """Ctrl-C in the int16 attempt, then resume: the int16 solve finishes from its checkpoint, is
+    found cut off, and the int32 retry starts afresh (the narrow state is no state to resume)."""
+    g = boundary_graph(rng, INF16 + 1, 40)
+    ckpt = tmp_path / "state.ckpt"
+
+    def stop_at(vertex):
+        def hook(done):
+            if done >= vertex:
+                raise KeyboardInterrupt
+        return hook
+
+    with pytest.raises(KeyboardInterrupt):
+        apsp.shortest_paths(g, method="fw", backend="cpu", checkpoint=str(ckpt), checkpoint_every=1e9,
+                            block_size=8, on_round=stop_at(16))
+    from apsp.checkpoint import read_header
+
+    assert read_header(ckpt)["dtype"] == "int16"
+    r = apsp.shortest_paths(g, method="fw", backend="cpu", checkpoint=str(ckpt), resume=True, block_size=8)
+    assert r.info["dtype_tried"] == ["int16", "int32"]
+    np.testing.assert_array_equal(as_float(r.distances), exact(g))
+    assert not ckpt.exists()

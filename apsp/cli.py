@@ -301,9 +301,10 @@ def _process_age() -> float | None:
         return None
 
 
-def _gpu_start_in_background(backend: str) -> None:
-    """Import torch and start CUDA on a thread while the main thread imports numba and reads the
-    input (both take seconds). The solve's backend choice then finds them done, or waits for the
+def _gpu_start_in_background(backend: str, torch_needed: bool = True) -> None:
+    """Start CUDA, and import torch (``torch_needed``) or only Triton (a distances-only FW solve
+    runs without torch: `apsp.gpu.driverfw`), on a thread while the main thread imports numba
+    and reads the input. The solve's backend choice then finds them done, or waits for the
     rest: its "setup" stage is only that wait. Not on machines without an NVIDIA device under
     "auto" (the import would only take CPU from the reader)."""
     import importlib.util
@@ -321,7 +322,7 @@ def _gpu_start_in_background(backend: str) -> None:
             if gpu_available()[0]:
                 from .gpu import warm_up
 
-                warm_up()
+                warm_up(torch_needed)
         except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
             pass
 
@@ -339,7 +340,10 @@ def _start_solve_command(args) -> dict:
     # first: torch's import and CUDA's start are the longest chain; our imports and the read
     # (whose kernels release the GIL) run beside it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
-        _gpu_start_in_background(args.backend)
+        # torch for what only its engines do (paths, BFS, nested dissection); FW distances without it
+        torch_needed = (getattr(args, "method", "auto") not in ("auto", "fw") or bool(getattr(args, "paths", None))
+                        or getattr(args, "_need_paths", False))
+        _gpu_start_in_background(args.backend, torch_needed)
     from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
     from .jit import notify_compiles
 

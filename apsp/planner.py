@@ -242,6 +242,8 @@ def _interpreted(backend: str) -> bool:
         return False
     from .gpu import interpreting
 
+    if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
+        return False
     try:
         import torch
 

@@ -176,7 +176,7 @@ class SolveOutput:
 REGISTRY: dict[tuple[str, str], str] = {
     ("reference", "cpu"): "apsp.cpu.reference:solve",
     ("fw", "cpu"): "apsp.cpu.blocked:solve",
-    ("fw", "gpu"): "apsp.gpu.fw:solve",
+    ("fw", "gpu"): "apsp.gpu.driverfw:solve",  # torch-free where it can (else apsp.gpu.fw)
     ("bfs", "cpu"): "apsp.cpu.bfs:solve",
     ("bfs", "gpu"): "apsp.gpu.bfs:solve",
     ("dijkstra", "cpu"): "apsp.cpu.sparse:solve_dijkstra",

@@ -24,10 +24,23 @@ def no_gpu_driver() -> bool:
     return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in GPU_DEVICE_NODES)
 
 
+def torch_free() -> bool:
+    """True while torch is not imported and no interpreter runs the kernels: GPU questions are then
+    answered by the CUDA driver (`apsp.gpu.cuda`) instead of importing torch for them."""
+    return "torch" not in sys.modules and not interpreting()
+
+
 def device_status() -> tuple[bool, str]:
     """(usable, why): whether the GPU backend can run, and a reason when it cannot."""
     if no_gpu_driver() and not interpreting():
         return False, "no GPU driver on this machine (none of " + ", ".join(GPU_DEVICE_NODES) + ")"
+    import importlib.util
+
+    if torch_free() and importlib.util.find_spec("torch") and importlib.util.find_spec("triton"):
+        from . import cuda
+
+        if cuda.device_count():  # torch would see the same devices, seconds later
+            return True, cuda.device_name()
     try:
         import torch
         import triton  # noqa: F401
@@ -40,9 +53,16 @@ def device_status() -> tuple[bool, str]:
     return False, "torch sees no CUDA device"
 
 
-def warm_up() -> None:
+def warm_up(torch_needed: bool = True) -> None:
     """Start CUDA (the context, as a solve's first allocation would) and import the FW kernels'
-    module, so a solve that follows finds both done. Does nothing without a CUDA device."""
+    module, so a solve that follows finds both done. Does nothing without a CUDA device.
+    ``torch_needed`` False: the torch-free path (`apsp.gpu.driverfw`) only."""
+    if not torch_needed and torch_free():
+        from . import cuda
+
+        cuda.start()
+        from . import driverfw  # noqa: F401  (triton and the kernels' module)
+        return
     import torch
 
     if torch.cuda.is_available():
@@ -80,6 +100,10 @@ def default_device():
 
 def device_memory(device=None) -> tuple[int, int]:
     """(free, total) bytes of the GPU; under the interpreter, the host's available RAM."""
+    if torch_free() and device in (None, 0, "cuda", "cuda:0"):
+        from . import cuda
+
+        return cuda.memory_info()
     import torch
 
     dev = torch.device(device) if device is not None else default_device()

@@ -21,7 +21,7 @@ from ..planner import gpu_padded, incore_needs
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .minplus import TORCH_DTYPES, inf_for, minplus_update
+from .minplus import inf_for, minplus_update
 from .rounds import close_block, fw_rounds, naive_rounds
 from .transfer import to_host
 
@@ -59,7 +59,7 @@ def padded_size(n: int, device: torch.device) -> int:
 
 def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device) -> torch.Tensor:
     """The FW start matrix built on the device: INF, edges scattered in, diagonal min(0, w_ii)."""
-    tdt = TORCH_DTYPES[np.dtype(dtype)]
+    tdt = getattr(torch, np.dtype(dtype).name)
     _check_fits(n_pad, np.dtype(dtype), device)
     d = torch.empty((n_pad, n_pad), dtype=tdt, device=device)
     if graph.dense is not None:
@@ -117,7 +117,7 @@ class GPUEngine:
                  timer: "_Timer | None" = None):
         self.device = torch.device(device or default_device())
         self.dtype = np.dtype(dtype)
-        self.tdtype = TORCH_DTYPES[self.dtype]
+        self.tdtype = getattr(torch, self.dtype.name)
         self.negative = bool(negative)
         self.n = n
         self.variant = variant

@@ -13,6 +13,10 @@ Two kernels do all the Floyd-Warshall work on the GPU:
   contiguous (vectorised, coalesced); on sm_90 ``min(c, a + b)`` on int32
   compiles to a single VIADDMNMX.
 
+The kernels run on torch tensors (``kernel[grid](...)``) and on `apsp.gpu.devarray.DeviceArray`
+views of memory from the CUDA driver (`run_kernel`), the torch-free path of `apsp.gpu.driverfw`;
+this module does not import torch.
+
 Semantics (see DEVELOPING.md): INF is the dtype's sentinel; with ``clamp`` the
 kernel raises inputs and results below ``-INF`` to ``-INF`` so that graphs with
 negative weights (and negative cycles) never wrap around.
@@ -23,26 +27,51 @@ import functools
 from typing import NamedTuple
 
 import numpy as np
-import torch
 import triton
 import triton.language as tl
 
 from .. import dtypes
-
-TORCH_DTYPES = {
-    np.dtype(np.int16): torch.int16,
-    np.dtype(np.int32): torch.int32,
-    np.dtype(np.int64): torch.int64,
-    np.dtype(np.float32): torch.float32,
-    np.dtype(np.float64): torch.float64,
-}
+from . import cuda
+from .devarray import DeviceArray, launch
 
 
-def inf_for(t: torch.Tensor):
+def dtype_name(dtype) -> str:
+    """``"int32"`` for torch.int32, np.int32 or np.dtype("int32")."""
+    return str(np.dtype(dtype) if not str(dtype).startswith("torch.") else dtype).replace("torch.", "")
+
+
+class ByDtype(dict):
+    """A table keyed by dtype, looked up with torch or numpy dtypes alike."""
+
+    def __init__(self, entries=()):
+        super().__init__({dtype_name(k): v for k, v in dict(entries).items()})
+
+    def __getitem__(self, dtype):
+        return super().__getitem__(dtype_name(dtype))
+
+    def __setitem__(self, dtype, value):
+        super().__setitem__(dtype_name(dtype), value)
+
+    def __contains__(self, dtype):
+        return super().__contains__(dtype_name(dtype))
+
+    def get(self, dtype, default=None):
+        return super().get(dtype_name(dtype), default)
+
+
+def inf_for(t):
     """The INF sentinel for a tensor's dtype (python scalar)."""
-    np_dtype = np.dtype(str(t.dtype).replace("torch.", ""))
+    np_dtype = np.dtype(dtype_name(t.dtype))
     value = dtypes.inf_value(np_dtype)
     return float(value) if np_dtype.kind == "f" else int(value)
+
+
+def run_kernel(kernel, grid, *args, **kwargs) -> None:
+    """``kernel[grid](*args, **kwargs)``, through `apsp.gpu.devarray.launch` for driver arrays."""
+    if isinstance(args[0], DeviceArray):
+        launch(kernel, grid, *args, **kwargs)
+    else:
+        kernel[grid](*args, **kwargs)
 
 
 #: how ``min(x, y + a)`` is emitted (the ASM argument of the kernels):
@@ -256,20 +285,20 @@ class MinplusConfig(NamedTuple):
 
 #: the min-plus product's configuration per dtype (a tuple in MinplusConfig's order also works)
 #: Chosen from whole n = 32768 solves on an H200 (benchmarks/gpu_fw.py --stages tune; BENCHMARKS.md).
-MINPLUS_CONFIG = {
-    torch.int16: (256, 64, 4, 8, True, 3),
-    torch.int32: (256, 64, 4, 8, True, 3),
-    torch.float32: (64, 128, 4, 8, True, 3),
-    torch.int64: (64, 64, 4, 4),
-    torch.float64: (64, 64, 4, 4),
-}
+MINPLUS_CONFIG = ByDtype({
+    "int16": (256, 64, 4, 8, True, 3),
+    "int32": (256, 64, 4, 8, True, 3),
+    "float32": (64, 128, 4, 8, True, 3),
+    "int64": (64, 64, 4, 4),
+    "float64": (64, 64, 4, 4),
+})
 INTERPRETER_CONFIG = (16, 16, 1, 4)
 #: largest tile phase 1 closes in one program; bigger pivot blocks close recursively
 MAX_CLOSE_BLOCK = 128
 
 
 #: inline-PTX mode per dtype on the GPU (measured: BENCHMARKS.md); the interpreter always uses plain ops
-ASM_MODE = {torch.int32: ASM_S32, torch.int16: ASM_S16X2, torch.float32: ASM_F32}
+ASM_MODE = ByDtype({"int32": ASM_S32, "int16": ASM_S16X2, "float32": ASM_F32})
 
 
 #: the packed int16 instructions (add.s16x2, min.s16x2: ASM 2 and 4) need sm_90; older GPUs run int16
@@ -280,38 +309,50 @@ OLDER_GPU_INT16_CONFIG = (128, 64, 4, 8, True, 3)
 
 
 @functools.lru_cache(maxsize=None)
-def _capability(device: torch.device) -> tuple[int, int]:
+def _capability(device) -> tuple[int, int]:
+    if isinstance(device, tuple):  # the driver's device (`DeviceArray.device`, made hashable)
+        return cuda.capability()
+    import torch
+
     return tuple(torch.cuda.get_device_capability(device))
 
 
-def packed_int16(device: torch.device) -> bool:
-    """Whether kernels on ``device`` may use the packed int16 instructions (the interpreter: no)."""
-    return device.type == "cuda" and _capability(device) >= PACKED_INT16_CAPABILITY
+def capability_of(t) -> tuple[int, int] | None:
+    """The compute capability of the GPU holding ``t`` (None: a CPU tensor, the interpreter)."""
+    if isinstance(t, DeviceArray):
+        return _capability((t.device.type, t.device.index))
+    return _capability(t.device) if t.device.type == "cuda" else None
 
 
-def asm_mode(dtype: torch.dtype, capability: tuple[int, int] | None) -> int:
+def packed_int16(t) -> bool:
+    """Whether kernels on ``t``'s device may use the packed int16 instructions (the interpreter: no)."""
+    capability = capability_of(t)
+    return capability is not None and capability >= PACKED_INT16_CAPABILITY
+
+
+def asm_mode(dtype, capability: tuple[int, int] | None) -> int:
     """How ``min(x, y + a)`` is emitted for ``dtype`` on a GPU of ``capability`` (None: the interpreter)."""
-    if capability is None or (dtype == torch.int16 and tuple(capability) < PACKED_INT16_CAPABILITY):
+    if capability is None or (dtype_name(dtype) == "int16" and tuple(capability) < PACKED_INT16_CAPABILITY):
         return ASM_PLAIN
     return ASM_MODE.get(dtype, ASM_PLAIN)
 
 
-def default_config(dtype: torch.dtype, capability: tuple[int, int] | None):
+def default_config(dtype, capability: tuple[int, int] | None):
     """The product kernel's tile for ``dtype`` on a GPU of ``capability`` (None: the interpreter)."""
     if capability is None:
         return INTERPRETER_CONFIG
-    if dtype == torch.int16 and tuple(capability) < PACKED_INT16_CAPABILITY:
+    if dtype_name(dtype) == "int16" and tuple(capability) < PACKED_INT16_CAPABILITY:
         return OLDER_GPU_INT16_CONFIG
     return MINPLUS_CONFIG[dtype]
 
 
-def _minplus_config(t: torch.Tensor, override=None):
+def _minplus_config(t, override=None):
     if override is not None:
         return override
-    return default_config(t.dtype, _capability(t.device) if t.device.type == "cuda" else None)
+    return default_config(t.dtype, capability_of(t))
 
 
-def close_tile(t: torch.Tensor, negative: bool = False) -> None:
+def close_tile(t, negative: bool = False) -> None:
     """Floyd-Warshall on the square tile ``t`` in place by one program (at most `MAX_CLOSE_BLOCK` wide)."""
     size = t.shape[0]
     if t.shape != (size, size) or size > MAX_CLOSE_BLOCK:
@@ -320,11 +361,11 @@ def close_tile(t: torch.Tensor, negative: bool = False) -> None:
         return
     block = max(16, triton.next_power_of_2(size))
     warps = 1 if t.device.type != "cuda" else (4 if block <= 32 else 8)
-    _close_block_kernel[(1,)](t, size, t.stride(0), t.stride(1), inf_for(t),
-                              CLAMP=negative, BLOCK=block, num_warps=warps)
+    run_kernel(_close_block_kernel, (1,), t, size, t.stride(0), t.stride(1), inf_for(t),
+               CLAMP=negative, BLOCK=block, num_warps=warps)
 
 
-def _max_offset(t: torch.Tensor) -> int:
+def _max_offset(t) -> int:
     """Largest element offset a kernel computes from ``t``'s pointer (rows x stride + cols x stride)."""
     return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size)
 
@@ -338,29 +379,58 @@ def _max_offset(t: torch.Tensor) -> int:
 PAIRS = {"enabled": True, "config": (256, 64, 4, 8, True, 3), "min_size": 16384}
 
 
-def _pair_viewable(t: torch.Tensor) -> bool:
+def _pair_viewable(t) -> bool:
     """Can ``t`` (int16, 2-D) be viewed as int32 pairs of adjacent columns?"""
     return (t.dim() == 2 and t.stride(1) == 1 and t.shape[1] % 2 == 0 and t.stride(0) % 2 == 0
             and t.storage_offset() % 2 == 0)
 
 
-def duplicate_pairs(a: torch.Tensor) -> torch.Tensor:
+@triton.jit
+def _duplicate_pairs_kernel(a_ptr, out_ptr, M, K, stride_am, stride_ak, BLOCK: tl.constexpr):
+    # out[k, m] (int32, contiguous) = a[m, k] in both int16 halves
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    ok = (rows < M)[:, None] & (cols < K)[None, :]
+    v = tl.load(a_ptr + rows[:, None] * stride_am + cols[None, :] * stride_ak, mask=ok, other=0)
+    low = v.to(tl.int32) & 0xFFFF
+    tl.store(out_ptr + cols[None, :] * M + rows[:, None], low | (low << 16), mask=ok)
+
+
+def _int32_empty_like(t, shape):
+    if isinstance(t, DeviceArray):
+        return DeviceArray.scratch(shape, np.int32)
+    import torch
+
+    return torch.empty(shape, dtype=torch.int32, device=t.device)
+
+
+def _as_int32(t):
+    if isinstance(t, DeviceArray):
+        return t.view(np.int32)
+    import torch
+
+    return t.view(torch.int32)
+
+
+def duplicate_pairs(a):
     """int32 with both halves equal to ``a``'s int16 value, same logical shape, as a transposed
-    view of a contiguous buffer (the kernel's loads of A run along its first dimension).
-    One copy kernel: each value written twice side by side, read back as one int32."""
-    at = a.t()
-    return torch.stack((at, at), dim=-1).view(torch.int32).squeeze(-1).t()
+    view of a contiguous buffer (the kernel's loads of A run along its first dimension)."""
+    m, k = a.shape
+    out = _int32_empty_like(a, (k, m))
+    block = 32 if a.device.type == "cuda" else 16
+    run_kernel(_duplicate_pairs_kernel, (triton.cdiv(m, block), triton.cdiv(k, block)), a, out, m, k,
+               a.stride(0), a.stride(1), BLOCK=block, num_warps=4 if a.device.type == "cuda" else 1)
+    return out.t()
 
 
 def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
     """``enabled`` None: the PAIRS settings decide (on, and C large enough); True/False: forced."""
     on = PAIRS["enabled"] and max(c.shape) >= PAIRS["min_size"] if enabled is None else enabled
-    return (on and c.dtype == torch.int16 and not negative and out2 is None and _pair_viewable(c)
-            and _pair_viewable(b) and (c.device.type != "cuda" or packed_int16(c.device)))
+    return (on and dtype_name(c.dtype) == "int16" and not negative and out2 is None and _pair_viewable(c)
+            and _pair_viewable(b) and (c.device.type != "cuda" or packed_int16(c)))
 
 
-def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: bool = False,
-                   out2: torch.Tensor | None = None, config=None, pairs: bool | None = None) -> None:
+def minplus_update(c, a, b, negative: bool = False, out2=None, config=None, pairs: bool | None = None) -> None:
     """``c = min(c, a (x) b)`` in place; optionally also write the result to ``out2``.
 
     ``a`` is r x k, ``b`` is k x s, ``c`` is r x s; any strides (a transposed
@@ -375,12 +445,12 @@ def minplus_update(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, negative: 
     if m == 0 or n == 0 or k == 0:
         return
     if _uses_pairs(c, b, negative, out2, pairs):
-        c32, b32, a32 = c.view(torch.int32), b.view(torch.int32), duplicate_pairs(a)
+        c32, b32, a32 = _as_int32(c), _as_int32(b), duplicate_pairs(a)
         cfg = config if config is not None else (PAIRS["config"] if c.device.type == "cuda" else None)
         _launch_minplus(c32, a32, b32, None, False, cfg,
                         ASM_PAIRS if c.device.type == "cuda" else ASM_PAIRS_PLAIN, inf=_pair_value(inf_for(c)))
         return
-    asm = asm_mode(c.dtype, _capability(c.device) if c.device.type == "cuda" else None)
+    asm = asm_mode(c.dtype, capability_of(c))
     _launch_minplus(c, a, b, out2, negative, config, asm, inf=inf_for(c))
 
 
@@ -397,9 +467,9 @@ def _launch_minplus(c, a, b, out2, negative, config, asm, inf) -> None:
     even = m % block_m == 0 and n % block_n == 0
     c2 = out2 if out2 is not None else c
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
-    _minplus_kernel[grid](c, a, b, c2, m, n, k,
-                          c.stride(0), c.stride(1), a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                          c2.stride(0), c2.stride(1), inf,
-                          CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
-                          BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
-                          CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
+    run_kernel(_minplus_kernel, grid, c, a, b, c2, m, n, k,
+               c.stride(0), c.stride(1), a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+               c2.stride(0), c2.stride(1), inf,
+               CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
+               BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
+               CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)

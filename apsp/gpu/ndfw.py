@@ -31,7 +31,7 @@ from ..errors import NegativeCycleError
 from ..ndfw import DEFAULTS, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .minplus import TORCH_DTYPES, inf_for, minplus_update
+from .minplus import inf_for, minplus_update
 from .rounds import close_block, fw_inplace
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
@@ -126,7 +126,7 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
     from ..ndfw import layout_edges
 
     size = -(-max(nd.size, 1) // align) * align
-    d = torch.empty((size, size), dtype=TORCH_DTYPES[np.dtype(dtype)], device=device)
+    d = torch.empty((size, size), dtype=getattr(torch, np.dtype(dtype).name), device=device)
     d.fill_(inf_for(d))
     rows, cols, w = layout_edges(graph, nd)
     r = torch.from_numpy(rows).to(device)

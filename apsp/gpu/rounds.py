@@ -5,16 +5,93 @@
 * `fw_rounds` / `fw_inplace`: the blocked solve, with the look-ahead that runs
   phases 1-2 of the next round on a second stream while phase 3 finishes;
 * `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung).
+
+The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
+differs between the two, allocating scratch and ordering two streams, is `_queues`.
 """
 from __future__ import annotations
 
-import torch
+import contextlib
+
 import triton
 
-from .minplus import MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, inf_for, minplus_update
+from .devarray import DeviceArray
+from .minplus import MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, inf_for, minplus_update, run_kernel
 
 
-def close_block(t: torch.Tensor, negative: bool = False) -> None:
+def empty_like(d, shape):
+    """An uninitialised array of ``shape`` with ``d``'s dtype, where ``d`` lives."""
+    if isinstance(d, DeviceArray):
+        return DeviceArray.empty(shape, d.dtype)
+    import torch
+
+    return torch.empty(shape, dtype=d.dtype, device=d.device)
+
+
+class _TorchQueues:
+    """Scratch and streams for torch tensors (CPU tensors under the interpreter: no streams)."""
+
+    def __init__(self, d):
+        import torch
+
+        self.torch, self.device = torch, d.device
+        self.cuda = d.device.type == "cuda"
+        self.main = torch.cuda.current_stream(d.device) if self.cuda else None
+        self.side = torch.cuda.Stream(d.device, priority=-1) if self.cuda else None  # phases 1-2 jump the queue
+
+    def record(self, stream):
+        event = self.torch.cuda.Event()
+        event.record(stream)
+        return event
+
+    @staticmethod
+    def wait(stream, event) -> None:
+        stream.wait_event(event)
+
+    def on(self, stream):
+        return self.torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
+
+    def release(self, tensors) -> None:
+        """The tensors live until both streams are done with them (torch's caching allocator)."""
+        if self.cuda:
+            for t in tensors:
+                t.record_stream(self.main)
+                t.record_stream(self.side)
+
+
+class _DriverQueues:
+    """Scratch and streams through the CUDA driver (`apsp.gpu.cuda`)."""
+
+    cuda = True
+
+    def __init__(self, d):
+        from . import cuda
+
+        self.driver = cuda
+        self.main = cuda.current()
+        self.side = cuda.Stream(priority=-1)
+
+    @staticmethod
+    def record(stream):
+        return stream.record()
+
+    @staticmethod
+    def wait(stream, event) -> None:
+        stream.wait(event)
+
+    def on(self, stream):
+        return self.driver.on_stream(stream)
+
+    @staticmethod
+    def release(tensors) -> None:
+        """Nothing to do: freeing device memory waits for the work using it."""
+
+
+def _queues(d):
+    return _DriverQueues(d) if isinstance(d, DeviceArray) else _TorchQueues(d)
+
+
+def close_block(t, negative: bool = False) -> None:
     """Floyd-Warshall on the square tile ``t`` in place (phase 1)."""
     size = t.shape[0]
     if t.shape != (size, size):
@@ -26,8 +103,8 @@ def close_block(t: torch.Tensor, negative: bool = False) -> None:
     close_tile(t, negative)
 
 
-def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=None,
-               config=None, col_buffer: torch.Tensor | None = None, n_pivots: int | None = None,
+def fw_inplace(d, block: int, negative: bool = False, progress=None,
+               config=None, col_buffer=None, n_pivots: int | None = None,
                start_round: int = 0, lookahead: bool = True) -> None:
     """Blocked Floyd-Warshall on the square tensor ``d`` in place.
 
@@ -57,8 +134,8 @@ def fw_inplace(d: torch.Tensor, block: int, negative: bool = False, progress=Non
             progress(done)
 
 
-def fw_rounds(d: torch.Tensor, block: int, negative: bool = False, config=None,
-              col_buffer: torch.Tensor | None = None, n_pivots: int | None = None, start_round: int = 0,
+def fw_rounds(d, block: int, negative: bool = False, config=None,
+              col_buffer=None, n_pivots: int | None = None, start_round: int = 0,
               lookahead: bool = True):
     """`fw_inplace` as a generator: yields the rounds done after each round's launches are queued."""
     n = d.shape[0]
@@ -68,7 +145,7 @@ def fw_rounds(d: torch.Tensor, block: int, negative: bool = False, config=None,
     block = min(block, n_real) if n_real else block
     rounds = triton.cdiv(n_real, block)
     if col_buffer is None or col_buffer.shape[0] < block or col_buffer.shape[1] < n:
-        col_buffer = torch.empty((block, n), dtype=d.dtype, device=d.device)
+        col_buffer = empty_like(d, (block, n))
     if not lookahead or rounds - start_round < 2:
         for r in range(start_round, rounds):
             k0 = r * block
@@ -88,13 +165,12 @@ def fw_rounds(d: torch.Tensor, block: int, negative: bool = False, config=None,
 
 def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round):
     n = d.shape[0]
-    cuda = d.device.type == "cuda"
-    main = torch.cuda.current_stream(d.device) if cuda else None
-    side = torch.cuda.Stream(d.device, priority=-1) if cuda else None  # phases 1-2 jump the queue
+    queues = _queues(d)
+    cuda, main, side = queues.cuda, queues.main, queues.side
     # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
-    rows = [torch.empty((block, n), dtype=d.dtype, device=d.device) for _ in range(2)]
-    cols_t = [col_buffer[:block, :n], torch.empty((block, n), dtype=d.dtype, device=d.device)]
-    col_scratch = torch.empty((n, block), dtype=d.dtype, device=d.device)
+    rows = [empty_like(d, (block, n)) for _ in range(2)]
+    cols_t = [col_buffer[:block, :n], empty_like(d, (block, n))]
+    col_scratch = empty_like(d, (n, block))
 
     def bounds(r):
         k0 = r * block
@@ -113,9 +189,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         return row, col_t
 
     def on_side(fn, *args):
-        if not cuda:
-            return fn(*args)
-        with torch.cuda.stream(side):
+        with queues.on(side):
             return fn(*args)
 
     panels = build_panels(start_round)
@@ -123,7 +197,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
     try:
         for r in range(start_round, rounds):
             if ready is not None:
-                main.wait_event(ready)
+                queues.wait(main, ready)
             row, col_t = panels
             if r + 1 < rounds:
                 # the next round's bands first, so that its phases 1-2 can start early
@@ -131,30 +205,24 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
                 minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
                 minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
                 if cuda:
-                    bands_done = torch.cuda.Event()
-                    bands_done.record(main)
-                    side.wait_event(bands_done)
+                    queues.wait(side, queues.record(main))
                 panels = on_side(build_panels, r + 1)
                 if cuda:
-                    ready = torch.cuda.Event()
-                    ready.record(side)
+                    ready = queues.record(side)
             # phase 3 over the whole matrix (the next bands again: idempotent, same values)
             minplus_update(d, col_t.t(), row, negative, config=config)
             yield r + 1
     finally:  # also when the caller stops early: the panels live until both streams are done
-        if cuda:
-            for t in rows + cols_t + [col_scratch]:
-                t.record_stream(main)
-                t.record_stream(side)
+        queues.release(rows + cols_t + [col_scratch])
 
 
-def naive_rounds(d: torch.Tensor, negative: bool = False, start: int = 0):
+def naive_rounds(d, negative: bool = False, start: int = 0):
     """The naive GPU Floyd-Warshall, one launch over the whole matrix per k; yields k + 1 after each."""
     n = d.shape[0]
     block = 32 if d.device.type == "cuda" else 16
     grid = (triton.cdiv(n, block), triton.cdiv(n, block))
     inf = inf_for(d)
     for k in range(start, n):
-        _naive_step_kernel[grid](d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
-                                 num_warps=4 if d.device.type == "cuda" else 1)
+        run_kernel(_naive_step_kernel, grid, d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
+                   num_warps=4 if d.device.type == "cuda" else 1)
         yield k + 1

@@ -8,7 +8,8 @@ a few pinned staging buffers per device (allocated once per process) and
 pipelines the result through them in row bands: the DMA of band ``i + 1`` runs
 on a side stream while threads copy band ``i`` out of its staging buffer into
 the numpy result (numpy releases the GIL for the copy, so the threads touch the
-destination's pages in parallel).
+destination's pages in parallel). The same pipeline serves torch tensors and the driver's
+`apsp.gpu.devarray.DeviceArray` (its staging buffers from `apsp.gpu.cuda`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import torch
+
+from .devarray import DeviceArray
 
 #: results above this size go through the staging pipeline; smaller ones in one copy
 PARALLEL_BYTES = 64 << 20
@@ -31,27 +33,33 @@ _pinned_lock = threading.Lock()
 _pool: dict = {}
 
 
-def to_host(t: torch.Tensor, out: np.ndarray | None = None) -> np.ndarray:
-    """A C-contiguous numpy copy of ``t`` (any strides), in ``out`` when given.
+def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
+    """A C-contiguous numpy copy of ``t`` (a tensor of any strides, or a `DeviceArray` with
+    contiguous rows), in ``out`` when given.
 
     ``out`` must be C-contiguous with ``t``'s shape and dtype; every entry is overwritten.
     """
+    driver = isinstance(t, DeviceArray)
     dtype = np.dtype(str(t.dtype).replace("torch.", ""))
     if out is None:
         out = np.empty(tuple(t.shape), dtype=dtype)
     elif out.shape != tuple(t.shape) or out.dtype != dtype or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous {dtype} array of shape {tuple(t.shape)}, "
                          f"got {out.dtype} {out.shape}")
-    if t.device.type != "cuda" or out.nbytes < PARALLEL_BYTES or t.dim() == 0 or t.shape[0] < 2:
-        torch.from_numpy(out).copy_(t)
+    small = out.nbytes < PARALLEL_BYTES or t.dim() == 0 or t.shape[0] < 2
+    if small or t.device.type != "cuda" or out.nbytes // t.shape[0] > STAGE_BYTES:
+        # one copy (rows wider than a staging buffer: the driver's own staging)
+        if driver:
+            t.to_numpy(out)
+        else:
+            import torch
+
+            torch.from_numpy(out).copy_(t)
         return out
-    row_bytes = out.nbytes // t.shape[0]
-    if row_bytes > STAGE_BYTES:  # rows wider than a staging buffer: the driver's own staging
-        torch.from_numpy(out).copy_(t)
-        return out
-    tensors, arrays, lock = _staging(t.device)
+    buffers, arrays, lock = _staging("driver" if driver else t.device)
     with lock:  # one pipeline at a time per device: the staging buffers are shared
-        staged_copy(t, out, _CudaStager(t.device, tensors), arrays, _threads())
+        stager = _DriverStager() if driver else _CudaStager(t.device, buffers)
+        staged_copy(t, out, stager, arrays, _threads())
     return out
 
 
@@ -99,12 +107,16 @@ class _CudaStager:
     """Band copies on one side stream, each followed by an event the draining thread waits on."""
 
     def __init__(self, device, tensors):
+        import torch
+
         self.tensors = tensors
         self.stream = torch.cuda.Stream(device)
         # the result's producers run on the current stream: copy only what they finished
         self.stream.wait_stream(torch.cuda.current_stream(device))
 
-    def start(self, rows: torch.Tensor, slot: int, staged: np.ndarray):
+    def start(self, rows, slot: int, staged: np.ndarray):
+        import torch
+
         pinned = self.tensors[slot][:staged.nbytes].view(rows.dtype).view(rows.shape)
         with torch.cuda.stream(self.stream):
             pinned.copy_(rows, non_blocking=True)
@@ -117,13 +129,41 @@ class _CudaStager:
         done.synchronize()
 
 
+class _DriverStager:
+    """`_CudaStager` for `DeviceArray` rows, on a stream of the CUDA driver."""
+
+    def __init__(self):
+        from . import cuda
+
+        self.cuda = cuda
+        self.stream = cuda.Stream()
+        self.stream.wait(cuda.current().record())  # copy only what the producers finished
+
+    def start(self, rows: DeviceArray, slot: int, staged: np.ndarray):
+        src, pitch, width, count = rows._rows()
+        self.cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
+        return self.stream.record()
+
+    @staticmethod
+    def wait(done) -> None:
+        done.synchronize()
+
+
 def _staging(device):
-    """This device's pinned staging buffers, as tensors and as numpy arrays, and the lock of
-    the pipeline using them (allocated on first use, kept for the process)."""
+    """This device's pinned staging buffers (tensors, or the driver's buffers for ``"driver"``),
+    as numpy arrays too, and the lock of the pipeline using them (made on first use, kept for
+    the process)."""
     key = str(device)
     with _pinned_lock:
         if key not in _pinned:
-            bufs = [torch.empty(STAGE_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(STAGES)]
+            if key == "driver":
+                from .cuda import PinnedBuffer
+
+                bufs = [PinnedBuffer(STAGE_BYTES) for _ in range(STAGES)]
+            else:
+                import torch
+
+                bufs = [torch.empty(STAGE_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(STAGES)]
             _pinned[key] = (bufs, [b.numpy() for b in bufs], threading.Lock())
         return _pinned[key]
 

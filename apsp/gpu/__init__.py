@@ -61,7 +61,9 @@ def warm_up(torch_needed: bool = True) -> None:
         from . import cuda
 
         cuda.start()
-        from . import driverfw  # noqa: F401  (triton and the kernels' module)
+        from . import driverfw
+
+        driverfw.prepare()
         return
     import torch
 

@@ -12,8 +12,12 @@ Triton's own launcher cannot be used: on Triton 3.6 it imports torch.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
+import os
 import re
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -167,13 +171,65 @@ def compile_kernel(fn, signature: dict, constants: dict, aligned: tuple, num_war
     attrs = {(i,): [["tt.divisibility", 16]] for i in aligned}
     compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constants, attrs=attrs),
                               target=GPUTarget("cuda", arch, 32),
-                              options={"num_warps": num_warps, "num_stages": num_stages})
+                              options={"num_warps": num_warps, "num_stages": num_stages,
+                                       "enable_fp_fusion": False})  # add and min only: nothing to fuse
     md = compiled.metadata
     if getattr(md, "global_scratch_size", 0) or getattr(md, "profile_scratch_size", 0):
         raise NotImplementedError(f"{md.name} needs scratch memory, which apsp's launcher does not give")
     entry = re.search(r"\.entry\s+\w+\s*\((.*?)\)", compiled.asm["ptx"], re.S)
     params = len(re.findall(r"\.param\b", entry.group(1))) if entry else 0
     return compiled.asm["cubin"], md.name, md.shared, 32 * md.num_warps, params
+
+
+#: bump when what is stored for a compiled kernel changes
+_STORE_FORMAT = 1
+
+
+def _store_dir() -> Path:
+    """Where compiled kernels are kept between processes: beside Triton's own cache."""
+    root = os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
+    return Path(root) / "apsp-driver"
+
+
+def _store_key(fn, signature: dict, constants: dict, aligned: tuple, num_warps: int, num_stages: int,
+               arch: int) -> str:
+    """A name for one compiled specialisation: the kernel's source and what it calls (Triton's own
+    `cache_key`), the arguments' specialisation, the target, and the Triton build that compiled it."""
+    import triton
+    from triton._C import libtriton
+
+    build = os.stat(libtriton.__file__)
+    parts = (_STORE_FORMAT, triton.__version__, libtriton.__file__, build.st_size, build.st_mtime_ns,
+             fn.cache_key, fn.__module__, fn.__name__, sorted(signature.items()),
+             sorted((k, repr(v)) for k, v in constants.items()), aligned, num_warps, num_stages, arch)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _compile_or_load(fn, signature: dict, constants: dict, aligned: tuple, num_warps: int, num_stages: int,
+                     arch: int) -> tuple:
+    """`compile_kernel`'s answer, from the kernel store when this exact kernel was compiled before:
+    Triton's first compile in a process costs 0.3-0.9 s (it hashes its own sources and library)
+    even when its cache holds the result, which is most of a small solve's GPU time."""
+    store = _store_dir()
+    key = _store_key(fn, signature, constants, aligned, num_warps, num_stages, arch)
+    meta_path, binary_path = store / f"{key}.json", store / f"{key}.cubin"
+    try:
+        meta = json.loads(meta_path.read_text())
+        return binary_path.read_bytes(), meta["name"], meta["shared"], meta["threads"], meta["params"]
+    except (OSError, ValueError, KeyError):
+        pass
+    compiled = compile_kernel(fn, signature, constants, aligned, num_warps, num_stages, arch)
+    binary, name, shared, threads, params = compiled
+    try:  # the binary first, the description last: a description names a whole binary
+        store.mkdir(parents=True, exist_ok=True)
+        for path, data in ((binary_path, binary), (meta_path, json.dumps(
+                {"name": name, "shared": shared, "threads": threads, "params": params}).encode())):
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+    except OSError:  # a read-only home: compile again next time
+        pass
+    return compiled
 
 
 def _kernel(fn, signature: dict, constants: dict, aligned: tuple, num_warps: int, num_stages: int):
@@ -184,8 +240,8 @@ def _kernel(fn, signature: dict, constants: dict, aligned: tuple, num_warps: int
     with _compile_lock:
         if key not in _compiled:
             major, minor = cuda.capability()
-            _compiled[key] = cuda.Kernel(*compile_kernel(fn, signature, constants, aligned, num_warps, num_stages,
-                                                         major * 10 + minor))
+            _compiled[key] = cuda.Kernel(*_compile_or_load(fn, signature, constants, aligned, num_warps, num_stages,
+                                                           major * 10 + minor))
         return _compiled[key]
 
 

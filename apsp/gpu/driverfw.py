@@ -75,6 +75,15 @@ def _finalize_kernel(d_ptr, n, stride, limit, unreachable, lo, hi, flag_ptr,
         tl.store(ptrs, tl.where(far, unreachable, v).to(v.dtype), mask=far)
 
 
+def prepare() -> None:
+    """Pay Triton's once-per-process compiler start (hashing its own sources, loading the backend:
+    0.3-0.7 s before the first kernel, even from a warm cache) by loading the fill kernel of the
+    usual dtypes; meant for the background start, beside the input's read."""
+    for dtype in (np.int16, np.int32):
+        d = DeviceArray.empty((16, 16), dtype)
+        run_kernel(_fill_kernel, (1,), d, 256, inf_for(d), BLOCK=4096, num_warps=4)
+
+
 def usable(opts: SolveOptions) -> bool:
     """Whether this solve takes the torch-free path (module docstring)."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")

@@ -301,12 +301,13 @@ def _process_age() -> float | None:
         return None
 
 
-def _gpu_start_in_background(backend: str, torch_needed: bool = True) -> None:
+def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_input: bool = False) -> None:
     """Start CUDA, and import torch (``torch_needed``) or only Triton (a distances-only FW solve
     runs without torch: `apsp.gpu.driverfw`), on a thread while the main thread imports numba
     and reads the input. The solve's backend choice then finds them done, or waits for the
-    rest: its "setup" stage is only that wait. Not on machines without an NVIDIA device under
-    "auto" (the import would only take CPU from the reader)."""
+    rest: its "setup" stage is only that wait. ``large_input``: also pin the result's staging
+    buffers meanwhile (later, the driver's lock would make the solve wait for it). Not on
+    machines without an NVIDIA device under "auto" (the import would only take CPU from the reader)."""
     import importlib.util
     import threading
 
@@ -322,7 +323,7 @@ def _gpu_start_in_background(backend: str, torch_needed: bool = True) -> None:
             if gpu_available()[0]:
                 from .gpu import warm_up
 
-                warm_up(torch_needed)
+                warm_up(torch_needed, pin_staging=large_input)
         except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
             pass
 
@@ -331,6 +332,17 @@ def _gpu_start_in_background(backend: str, torch_needed: bool = True) -> None:
 
         threading.Thread(target=start_cuda_driver, name="apsp-cuda-init", daemon=True).start()
     threading.Thread(target=start, name="apsp-gpu-start", daemon=True).start()
+
+
+#: an input file this large will likely have a result large enough for the staged copy
+LARGE_INPUT_BYTES = 16 << 20
+
+
+def _input_bytes(args) -> int:
+    try:
+        return os.stat(args.input).st_size
+    except (AttributeError, OSError, TypeError):  # no file (yet): the read reports it
+        return 0
 
 
 def _start_solve_command(args) -> dict:
@@ -343,7 +355,7 @@ def _start_solve_command(args) -> dict:
         # torch for what only its engines do (paths, BFS, nested dissection); FW distances without it
         torch_needed = (getattr(args, "method", "auto") not in ("auto", "fw") or bool(getattr(args, "paths", None))
                         or getattr(args, "_need_paths", False))
-        _gpu_start_in_background(args.backend, torch_needed)
+        _gpu_start_in_background(args.backend, torch_needed, _input_bytes(args) >= LARGE_INPUT_BYTES)
     from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
     from .jit import notify_compiles
 

@@ -168,6 +168,13 @@ def _staging(device):
         return _pinned[key]
 
 
+def stage_ahead() -> None:
+    """Pin the driver's staging buffers on a thread now (about 0.15 s for 256 MB, during which
+    the driver makes other CUDA calls of the process wait)."""
+    if "driver" not in _pinned:
+        threading.Thread(target=_staging, args=("driver",), name="apsp-pin", daemon=True).start()
+
+
 def _threads() -> ThreadPoolExecutor:
     with _pinned_lock:
         if "pool" not in _pool:

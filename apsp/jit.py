@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-_clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0}
-_notice = {"stream": None, "printed": False, "label": "CPU kernels"}
+_clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0, "outside": 0.0}
+_notice = {"stream": None, "printed": set(), "label": "CPU kernels"}
 
 
 def _install() -> None:
@@ -46,10 +47,12 @@ def _install() -> None:
 
 
 def _announce() -> None:
+    """The notice, once per process and label (CPU and GPU kernels compile in one first run)."""
     stream = _notice["stream"]
-    if stream is None or _notice["printed"]:
+    kind = _notice["label"].split(" ", 1)[0]
+    if stream is None or kind in _notice["printed"]:
         return
-    _notice["printed"] = True
+    _notice["printed"].add(kind)
     try:
         print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...",
               file=stream, flush=True)
@@ -57,10 +60,30 @@ def _announce() -> None:
         pass
 
 
+@contextmanager
+def compile_outside_numba(label: str):
+    """A compile by another compiler (Triton's, for the GPU kernels) that the caller waits for:
+    announced and counted like Numba's. Compiles on other threads (a warm-up beside the read)
+    keep the user waiting for nothing and count for nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = _notice["label"]
+    _notice["label"] = label
+    _announce()
+    _notice["label"] = before
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        _clock["outside"] += time.perf_counter() - start
+
+
 def compile_seconds() -> float:
-    """Seconds this process has spent compiling with Numba so far (listening starts at the first call)."""
+    """Seconds this process has spent compiling with Numba (listening starts at the first call), and
+    waiting for other compilers (`compile_outside_numba`), so far."""
     _install()
-    total = _clock["total"]
+    total = _clock["total"] + _clock["outside"]
     if _clock["depth"]:  # a compile under way in another thread: count it so far
         total += time.perf_counter() - _clock["start"]
     return total

@@ -157,6 +157,39 @@ def test_compiled_kernels_are_kept_between_processes(tmp_path):
     assert len(list((tmp_path / "apsp-driver").glob("*.cubin"))) == 2
 
 
+NOTICE_PROBE = """
+import json, sys, threading
+from apsp import jit
+from apsp.gpu import devarray, driverfw
+
+jit.notify_compiles(sys.stdout)
+sig = {"d_ptr": "*i32", "total": "i32", "value": "i32"}
+elsewhere = threading.Thread(target=devarray._compile_or_load,
+                             args=(driverfw._fill_kernel, sig, {"BLOCK": 1024}, (0,), 4, 3, 90))
+elsewhere.start(); elsewhere.join()
+after_thread = jit.compile_seconds()
+devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+after_compile = jit.compile_seconds()
+devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+print(json.dumps([after_thread, after_compile, jit.compile_seconds()]))
+"""
+
+
+def test_a_gpu_compile_the_user_waits_for_is_announced_and_booked(tmp_path):
+    """A Triton compile on the main thread prints the compile notice once and counts as compile
+    time; one on a warm-up thread does neither; a kernel from the store costs no compile time."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(tmp_path)
+    run = subprocess.run([sys.executable, "-c", NOTICE_PROBE], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    import json
+
+    lines = run.stdout.strip().splitlines()
+    assert lines.count("apsp: compiling GPU kernels (first run only; cached for later runs)...") == 1, lines
+    after_thread, after_compile, after_load = json.loads(lines[-1])
+    assert after_thread == 0.0 and after_compile > 0.0 and after_load == after_compile
+
+
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
 def test_every_launched_kernel_compiles_offline(probe, dtype):
     """The kernels the driver engine launches, in the specialisations a solve uses, compile for

@@ -218,7 +218,10 @@ def _compile_or_load(fn, signature: dict, constants: dict, aligned: tuple, num_w
         return binary_path.read_bytes(), meta["name"], meta["shared"], meta["threads"], meta["params"]
     except (OSError, ValueError, KeyError):
         pass
-    compiled = compile_kernel(fn, signature, constants, aligned, num_warps, num_stages, arch)
+    from ..jit import compile_outside_numba
+
+    with compile_outside_numba("GPU kernels"):
+        compiled = compile_kernel(fn, signature, constants, aligned, num_warps, num_stages, arch)
     binary, name, shared, threads, params = compiled
     try:  # the binary first, the description last: a description names a whole binary
         store.mkdir(parents=True, exist_ok=True)

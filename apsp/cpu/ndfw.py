@@ -17,7 +17,6 @@ import numpy as np
 from numba import njit, prange
 
 from .. import dtypes
-from ..errors import NegativeCycleError
 from ..ndfw import DEFAULTS, layout_edges, plan, run_schedule
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax
@@ -177,6 +176,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     diag = np.diagonal(d)
     if (diag < 0).any():
         bad = nd.order[np.flatnonzero(diag < 0)]
+        from ..errors import NegativeCycleError
+
         raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
     # no padding on the CPU (nodes unpadded), so the layout is a permutation of the vertices
     assert size == graph.n

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import NegativeCycleError
 from ..paths import NO_VERTEX
 from ..solvers import SolveOptions, SolveOutput
 from .oracle import WORK_INF, floyd_warshall_reference, narrowed, relax_through, widened
@@ -20,6 +19,8 @@ from .oracle import WORK_INF, floyd_warshall_reference, narrowed, relax_through,
 
 def _raise_if_negative_cycle(diag: np.ndarray) -> None:
     if (diag < 0).any():
+        from ..errors import NegativeCycleError
+
         raise NegativeCycleError("Negative cycle detected", vertices=np.flatnonzero(diag < 0))
 
 

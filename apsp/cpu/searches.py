@@ -40,7 +40,6 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from .. import dtypes
-from ..errors import NegativeCycleError
 
 #: scipy's "no vertex" marker in predecessor (and apsp's in successor) rows
 NO_VERTEX = -9999
@@ -626,8 +625,10 @@ def unreachable_of(dtype):
     return dtypes.unreachable_value(dtype)
 
 
-def negative_cycle_error(cycle) -> NegativeCycleError:
+def negative_cycle_error(cycle) -> "NegativeCycleError":
     """A `NegativeCycleError` naming the cycle's vertices (0-based)."""
+    from ..errors import NegativeCycleError  # here: the class imports scipy.sparse.csgraph (0.04-0.4 s)
+
     verts = [int(v) for v in cycle]
     route = " -> ".join(map(str, verts + verts[:1]))
     return NegativeCycleError(f"Negative cycle detected: {route}", vertices=verts)

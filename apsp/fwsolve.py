@@ -29,15 +29,13 @@ An engine owns where the matrix lives and how a round runs:
   multiple of the block size).
 
 A schedule that is not a sequence of rounds plugs in as an engine whose
-``rounds`` runs its own products over the tile kernels (DEVELOPING.md, "Solve
-skeleton and engines").
+``rounds`` runs its own products over the tile kernels: nested-dissection FW
+(`apsp.ndfw.ScheduleEngine`; DEVELOPING.md, "Solve skeleton and engines").
 """
 from __future__ import annotations
 
 import time
 from typing import Protocol
-
-import numpy as np
 
 from .progress import progress_bar
 
@@ -75,7 +73,6 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
     from .checkpoint import open_session
 
     t0 = time.perf_counter()
-    n = graph.n
     requested = block or opts.block_size
     block = requested or default_block
     session = open_session(graph, opts, solver=solver, block=block)
@@ -109,7 +106,8 @@ def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=Non
     n = engine.n
     rounds_total = -(-n // block) if n else 0
     done_before = -(-start_vertex // block)
-    with progress_bar(rounds_total, progress, desc=f"apsp fw {engine.kind} n={n}", unit="round") as bar:
+    label = getattr(engine, "label", "fw")
+    with progress_bar(rounds_total, progress, desc=f"apsp {label} {engine.kind} n={n}", unit="round") as bar:
         bar.set_to(done_before)
         sync_every = max(1, rounds_total // 100)
         rounds = engine.rounds(block, start_vertex)

@@ -1,28 +1,28 @@
-"""Nested-dissection Floyd-Warshall: the schedule and the driver shared by the CPU and GPU engines.
+"""Nested-dissection Floyd-Warshall: the schedule, as an engine of the FW skeleton (`apsp.fwsolve`).
 
 The ordering and layout (`apsp.dissection`) decide, for each pivot round, the
 few contiguous layout ranges where the pivot rows and columns can be finite;
 the round is Floyd-Warshall's three phases restricted to them (close the pivot
 tile, update the row and column panels over the ranges, then the min-plus
 products of every pair of ranges). All rounds of one tree node share their
-ranges, so an *engine* is handed a node's rounds at once, on its own matrix:
+ranges, so an engine is handed a node's rounds at once, on its own matrix:
+``pivots(a, b, ranges)`` runs the rounds of pivot layout positions ``a:b``
+(whole tiles, in order), ``ranges`` a list of ``(start, end)`` layout ranges
+(sorted, disjoint, one contains ``a:b``); after it, every entry in
+``ranges x ranges`` has been relaxed through those pivots.
 
-* ``pivots(a, b, ranges)``: the rounds of pivot layout positions ``a:b`` (whole
-  tiles, in order), ``ranges`` a list of ``(start, end)`` layout ranges
-  (sorted, disjoint, one contains ``a:b``); after it, every entry in
-  ``ranges x ranges`` has been relaxed through those pivots;
-* ``negative_diagonal()``: whether some diagonal entry is negative (a negative cycle).
-
-`run_schedule` drives the rounds (progress bar, Ctrl-C between rounds, early
-stop on a negative cycle); the engines (`apsp.cpu.ndfw`, `apsp.gpu.ndfw`) build
-the layout matrix, run the schedule and give the distances back in vertex order.
+`ScheduleEngine` is what the skeleton sees of such an engine: ``rounds`` walks
+the tree nodes and yields the layout positions done (so the skeleton's bar,
+``on_round``, Ctrl-C and negative-cycle checks are dense FW's), and the
+negative-cycle check names vertices, not layout positions. The engines
+(`apsp.cpu.ndfw`, `apsp.gpu.ndfw`) add the layout matrix, ``pivots`` and the
+result in vertex order.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .dissection import DEFAULT_LEAF, Dissection, dissect
-from .progress import progress_bar
 
 #: the method's name in the solver registry
 METHOD = "nd-fw"
@@ -57,24 +57,32 @@ def layout_edges(graph, nd: Dissection):
     return nd.position[rows], nd.position[csr.indices.astype(np.int64)], csr.data
 
 
-def run_schedule(nd: Dissection, engine, negative: bool, progress=None, desc: str = "nd-fw") -> int:
-    """All pivot rounds of ``nd`` on ``engine``; returns the number of rounds run.
+class ScheduleEngine:
+    """The skeleton's side of a nested-dissection engine over the dissection ``nd``: subclasses
+    give ``pivots(a, b, ranges)``, ``layout_diagonal()`` (host numpy, layout order), ``load``,
+    ``sync`` and ``finalize``. No checkpoints (the public layer refuses them for nd-fw), so no
+    ``read_rows``/``write_rows``."""
 
-    With ``negative`` the diagonal is checked after every round and the solve
-    stops at the first negative entry (the caller raises `NegativeCycleError`).
-    Ctrl-C lands between tree nodes.
-    """
-    total = sum(1 for _ in nd.rounds())
-    done = 0
-    with progress_bar(total, progress, desc=f"{desc} n={nd.n}", unit="round") as bar:
-        for a, b, ranges in nd.steps():
-            engine.pivots(a, b, ranges)
-            rounds = -(-(b - a) // nd.tile)
-            done += rounds
-            bar.update(rounds)
-            if negative and engine.negative_diagonal():
-                break
-    return done
+    label = "nd-fw"
+    resumes_anywhere = False  # rounds end where tree nodes do
+    early_cycle_check = True  # a negative cycle found in one node makes the rest meaningless
+
+    def __init__(self, nd: Dissection, negative: bool):
+        self.nd = nd
+        self.n = nd.size  # the skeleton counts layout positions
+        self.negative = bool(negative)
+
+    def rounds(self, block: int, start_vertex: int = 0):
+        for a, b, ranges in self.nd.steps():
+            if b > start_vertex:
+                self.pivots(a, b, ranges)
+                yield b
+        self.sync()  # the compute stage ends when the work does
+
+    def negative_diagonal(self) -> np.ndarray:
+        """The vertices (input numbering, sorted) whose diagonal entry is negative."""
+        bad = self.nd.order[np.flatnonzero(self.layout_diagonal()[:self.nd.size] < 0)]
+        return np.sort(bad[bad >= 0])
 
 
 def dense_updates(n: int) -> int:

@@ -26,7 +26,6 @@ negative diagonal entry. Paths come afterwards from the distances
 from __future__ import annotations
 
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -616,18 +615,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     d, block, info = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK, timings=timings)
     out = SolveOutput(dist=d, block_size=block, timings=timings, info=info)
     if want_paths:
-        from .. import paths
+        from ..paths import recover_pointers
 
-        t3 = time.perf_counter()
-        reachable = d != dtypes.unreachable_value(dt)
-        check = paths.loops_possible(graph, dt)
-        info["paths_checked"] = check
-        # recovered from the final distances: tracking intermediates in the kernels cost ~8x
-        if opts.successors:
-            out.successors, repaired = paths.pointers_from_distances(d, reachable, graph, True, check)
-            info["successor_targets_repaired"] = repaired
-        if opts.predecessors:
-            out.predecessors, repaired = paths.pointers_from_distances(d, reachable, graph, False, check)
-            info["predecessor_sources_repaired"] = repaired
-        timings["paths"] = time.perf_counter() - t3
+        recover_pointers(out, graph, dt, opts)
     return out

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import dtypes
-from ..ndfw import DEFAULTS, layout_edges, plan, run_schedule
+from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, plan
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax
 
@@ -55,15 +55,27 @@ def _pieces(ranges, k0, k1, width) -> np.ndarray:
     return np.array(out, dtype=np.int64).reshape(-1, 2)
 
 
-class Engine:
-    """The CPU round engine on the layout matrix ``d``."""
+class Engine(ScheduleEngine):
+    """The CPU engine: the layout matrix in host memory (nodes unpadded, so the layout is a
+    permutation of the vertices), each round one parallel Numba call."""
 
-    def __init__(self, d: np.ndarray, tile: int, negative: bool):
-        self.d = d
+    kind = "cpu"
+    sync_for_progress = False
+
+    def __init__(self, nd, dtype, tile: int, negative: bool):
+        super().__init__(nd, negative)
+        self.dtype = np.dtype(dtype)
         self.tile = tile
-        self.args = _kernel_args(d.dtype, negative)
-        self.panel_cols = max(PANEL_BYTES // d.itemsize, 1)
-        self.strip_cols = max(STRIP_BYTES // d.itemsize, 1)
+        self.args = _kernel_args(self.dtype, negative)
+        self.panel_cols = max(PANEL_BYTES // self.dtype.itemsize, 1)
+        self.strip_cols = max(STRIP_BYTES // self.dtype.itemsize, 1)
+        self.d = None
+
+    def load(self, graph) -> None:
+        size = self.nd.size
+        self.d = np.empty((size, size), dtype=self.dtype)
+        rows, cols, w = layout_edges(graph, self.nd)
+        _start_matrix(self.d, rows, cols, w.astype(self.dtype), dtypes.inf_value(self.dtype))
 
     def pivots(self, a, b, ranges):
         for k0 in range(a, b, self.tile):
@@ -77,8 +89,19 @@ class Engine:
         cols = _pieces(ranges, k0, k1, self.strip_cols)
         _round(self.d, k0, k1, panels, rows, cols, *self.args)
 
-    def negative_diagonal(self) -> bool:
-        return bool((np.diagonal(self.d) < 0).any())
+    def layout_diagonal(self) -> np.ndarray:
+        return np.diagonal(self.d)
+
+    def sync(self) -> None:
+        pass
+
+    def finalize(self) -> np.ndarray:
+        """The distances in vertex order (in place), unreachable pairs marked."""
+        if self.dtype.kind == "f":
+            return unpermute_inplace(self.d, self.nd.position)
+        inf = dtypes.inf_value(self.dtype)
+        return unpermute_inplace(self.d, self.nd.position, limit=inf // 2 if self.negative else inf - 1,
+                                 unreachable=dtypes.unreachable_value(self.dtype))
 
 
 @njit(cache=True, parallel=True)
@@ -159,51 +182,23 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), progress=False)).dist.tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
+    from ..fwsolve import run
+
     dt = dtypes.as_dtype(opts.dtype)
     tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
-    negative = graph.has_negative_weights
-    want_paths = bool(opts.successors or opts.predecessors)
     t0 = time.perf_counter()
     nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF, pad=1)
+    assert nd.size == graph.n  # no padding on the CPU: the layout is a permutation of the vertices
     t1 = time.perf_counter()
-    size = nd.size
-    d = np.empty((size, size), dtype=dt)
-    rows, cols, w = layout_edges(graph, nd)
-    _start_matrix(d, rows, cols, w.astype(dt), dtypes.inf_value(dt))
-    t2 = time.perf_counter()
-    run_schedule(nd, Engine(d, tile, negative), negative, opts.progress)
-    t3 = time.perf_counter()
-    diag = np.diagonal(d)
-    if (diag < 0).any():
-        bad = nd.order[np.flatnonzero(diag < 0)]
-        from ..errors import NegativeCycleError
-
-        raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
-    # no padding on the CPU (nodes unpadded), so the layout is a permutation of the vertices
-    assert size == graph.n
-    if dt.kind == "f":
-        out = unpermute_inplace(d, nd.position)
-    else:
-        inf = dtypes.inf_value(dt)
-        out = unpermute_inplace(d, nd.position, limit=inf // 2 if negative else inf - 1,
-                                unreachable=dtypes.unreachable_value(dt))
-    t4 = time.perf_counter()
-    timings = {"order": t1 - t0, "prepare": t2 - t1, "compute": t3 - t2, "unpermute": t4 - t3}
-    info = {"layout": size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile}
+    steps = {}
+    out, _, info = run(graph, opts, Engine(nd, dt, tile, graph.has_negative_weights), solver="nd-fw-cpu",
+                       block=tile, timings=steps)
+    timings = {"order": t1 - t0, "prepare": steps["prepare"], "compute": steps["compute"],
+               "unpermute": steps["finalize"]}
+    info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
     result = SolveOutput(dist=out, block_size=tile, timings=timings, info=info)
-    if want_paths:
-        from .. import paths
+    if opts.successors or opts.predecessors:
+        from ..paths import recover_pointers
 
-        # from the final distances, in vertex order, as the dense CPU solver does
-        t5 = time.perf_counter()
-        reachable = out != dtypes.unreachable_value(dt)
-        check = paths.loops_possible(graph, dt)
-        info["paths_checked"] = check
-        if opts.successors:
-            result.successors, repaired = paths.pointers_from_distances(out, reachable, graph, True, check)
-            info["successor_targets_repaired"] = repaired
-        if opts.predecessors:
-            result.predecessors, repaired = paths.pointers_from_distances(out, reachable, graph, False, check)
-            info["predecessor_sources_repaired"] = repaired
-        timings["paths"] = time.perf_counter() - t5
+        recover_pointers(result, graph, dt, opts)
     return result

@@ -35,11 +35,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 
 from .. import dtypes
+
+if TYPE_CHECKING:
+    from ..errors import NegativeCycleError
 
 #: scipy's "no vertex" marker in predecessor (and apsp's in successor) rows
 NO_VERTEX = -9999
@@ -625,7 +629,7 @@ def unreachable_of(dtype):
     return dtypes.unreachable_value(dtype)
 
 
-def negative_cycle_error(cycle) -> "NegativeCycleError":
+def negative_cycle_error(cycle) -> NegativeCycleError:
     """A `NegativeCycleError` naming the cycle's vertices (0-based)."""
     from ..errors import NegativeCycleError  # here: the class imports scipy.sparse.csgraph (0.04-0.4 s)
 

@@ -27,8 +27,7 @@ import numpy as np
 import torch
 
 from .. import dtypes
-from ..errors import NegativeCycleError
-from ..ndfw import DEFAULTS, plan, run_schedule
+from ..ndfw import DEFAULTS, ScheduleEngine, plan
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import inf_for, minplus_update
@@ -45,18 +44,40 @@ ALIGN = 256
 GATHER_SHARE = 0.8
 
 
-class Engine:
-    """The GPU engine on the layout matrix ``d`` (square tensor, size a multiple of ``tile``)."""
+class Engine(ScheduleEngine):
+    """The GPU engine: the layout matrix on the device, rounded up to ``align`` with isolated
+    vertices (``load``); a node's rounds run in place or on a gathered buffer (``pivots``)."""
 
-    def __init__(self, d: torch.Tensor, size: int, tile: int, negative: bool, gather_bytes: int, align: int):
-        self.d = d
-        self.size = size  #: layout size (d may be larger: isolated vertices)
-        self.align = align
+    kind = "gpu"
+    sync_for_progress = True
+
+    def __init__(self, nd, dtype, tile: int, negative: bool, device):
+        super().__init__(nd, negative)
+        self.dtype = np.dtype(dtype)
         self.tile = tile
-        self.negative = negative
-        self.gather_bytes = gather_bytes
-        self.col_t = torch.empty((tile, d.shape[0]), dtype=d.dtype, device=d.device)
+        self.device = device
+        self.cuda = device.type == "cuda"  # the interpreter: small alignment, still exercised
+        self.align = ALIGN if self.cuda else 16
+        self.size = nd.size  #: layout size (d may be larger: isolated vertices)
+        self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)
+        self.cutoff_band = self.cutoff_suspected = None
+        self.paths_for = None  # SolveOptions asking for successors or predecessors
+
+    def load(self, graph) -> None:
+        self.sync()
+        self.d = d = layout_matrix(graph, self.nd, self.dtype, self.device, self.align)
+        self.col_t = torch.empty((self.tile, d.shape[0]), dtype=d.dtype, device=d.device)
+        free = torch.cuda.mem_get_info(self.device)[0] if self.cuda else 1 << 62
+        self.gather_bytes = int(GATHER_SHARE * free)
+        self.sync()
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    def layout_diagonal(self) -> np.ndarray:
+        return torch.diagonal(self.d).cpu().numpy()
 
     def pivots(self, a, b, ranges):
         width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
@@ -117,8 +138,35 @@ class Engine:
                 self.d[lo_i:hi_i, lo_j:hi_j].copy_(buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j])
         self.gathered += 1
 
-    def negative_diagonal(self) -> bool:
-        return bool((torch.diagonal(self.d) < 0).any())
+    def finalize(self):
+        """(distances, successors, predecessors) on the host, in vertex order: the cut-off check
+        on the device first (no path recovery when a retry will redo it)."""
+        d, dt, graph_opts = self.d, self.dtype, self.paths_for
+        if dt.kind == "f":
+            limit = None
+            path_limit = float(np.finfo(dt).max)
+        else:
+            inf = inf_for(d)
+            limit = path_limit = inf // 2 if self.negative else inf - 1
+        # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
+        # of the vertices plus isolated padding, whose entries are 0 and INF
+        if self.cutoff_band is not None:
+            self.cutoff_suspected = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=d.shape[0] * d.shape[0] // 4 + 1)
+        if graph_opts is not None and not self.cutoff_suspected:  # a retry recovers them
+            from .paths import successors_and_predecessors
+            from .transfer import to_host
+
+            graph, opts = graph_opts
+            pos = torch.from_numpy(self.nd.position).to(self.device)
+            work = d.index_select(0, pos).index_select(1, pos)  # vertex order (paths need it whole)
+            self.d = d = None
+            successors, predecessors = successors_and_predecessors(graph, work, path_limit, opts)
+            if limit is not None:
+                work.masked_fill_(work > limit, int(dtypes.unreachable_value(dt)))
+            return (to_host(work), None if successors is None else to_host(successors),
+                    None if predecessors is None else to_host(predecessors))
+        unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
+        return unpermuted_to_host(d, self.nd.position, limit, unreachable), None, None
 
 
 def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.Tensor:
@@ -169,63 +217,24 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
     dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
     """
+    from ..fwsolve import run
+
     device = torch.device(opts.device or default_device())
-    dt = np.dtype(opts.dtype)
     tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
-    negative = graph.has_negative_weights
-    cuda = device.type == "cuda"  # the interpreter: small alignment, still exercised
     t0 = time.perf_counter()
     nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
-    align = ALIGN if cuda else 16
     t1 = time.perf_counter()
-    if cuda:
-        torch.cuda.synchronize(device)
-    d = layout_matrix(graph, nd, dt, device, align)
-    free = torch.cuda.mem_get_info(device)[0] if cuda else 1 << 62
-    engine = Engine(d, nd.size, tile, negative, int(GATHER_SHARE * free), align)
-    if cuda:
-        torch.cuda.synchronize(device)
-    t2 = time.perf_counter()
-    run_schedule(nd, engine, negative, opts.progress, desc="nd-fw gpu")
-    if cuda:
-        torch.cuda.synchronize(device)
-    t3 = time.perf_counter()
-    diag = torch.diagonal(d)
-    if bool((diag < 0).any()):
-        bad = nd.order[torch.nonzero(diag < 0).flatten().cpu().numpy()]
-        raise NegativeCycleError("Negative cycle detected", vertices=np.sort(bad[bad >= 0]))
-    if dt.kind == "f":
-        limit = None
-        path_limit = float(np.finfo(dt).max)
-    else:
-        inf = inf_for(d)
-        limit = path_limit = inf // 2 if negative else inf - 1
-    successors = predecessors = None
-    # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
-    # of the vertices plus isolated padding, whose entries are 0 and INF
-    suspect = (None if opts.cutoff_band is None
-               else dtypes.cutoff_suspected(d, opts.cutoff_band, chunk=d.shape[0] * d.shape[0] // 4 + 1))
-    if (opts.successors or opts.predecessors) and not suspect:  # a retry recovers them
-        from .paths import successors_and_predecessors
-        from .transfer import to_host
-
-        pos = torch.from_numpy(nd.position).to(device)
-        work = d.index_select(0, pos).index_select(1, pos)  # vertex order (paths need it whole)
-        del d
-        successors, predecessors = successors_and_predecessors(graph, work, path_limit, opts)
-        if limit is not None:
-            work.masked_fill_(work > limit, int(dtypes.unreachable_value(dt)))
-        dist = to_host(work)
-        successors = None if successors is None else to_host(successors)
-        predecessors = None if predecessors is None else to_host(predecessors)
-    else:
-        dist = unpermuted_to_host(d, nd.position, limit, int(dtypes.unreachable_value(dt)) if limit is not None else None)
-    t4 = time.perf_counter()
-    timings = {"order": t1 - t0, "h2d": t2 - t1, "compute": t3 - t2, "d2h": t4 - t3}
-    info = {"device": torch.cuda.get_device_name(device) if cuda else "triton-interpreter",
-            "layout": nd.size, "tree_nodes": nd.nodes, "updates": nd.updates(), "tile": tile,
-            "gathered_nodes": engine.gathered}
-    if suspect is not None:
-        info["cutoff_suspected"] = suspect
+    engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
+    engine.cutoff_band = opts.cutoff_band
+    if opts.successors or opts.predecessors:
+        engine.paths_for = (graph, opts)
+    steps = {}
+    (dist, successors, predecessors), _, info = run(graph, opts, engine, solver="nd-fw-gpu", block=tile,
+                                                    timings=steps)
+    timings = {"order": t1 - t0, "h2d": steps["prepare"], "compute": steps["compute"], "d2h": steps["finalize"]}
+    info.update(device=torch.cuda.get_device_name(device) if engine.cuda else "triton-interpreter",
+                layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile, gathered_nodes=engine.gathered)
+    if engine.cutoff_suspected is not None:
+        info["cutoff_suspected"] = engine.cutoff_suspected
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=tile,
                        timings=timings, info=info)

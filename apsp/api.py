@@ -571,7 +571,13 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
             target = HostMatrix(g.n, cast_to, on_disk=True, scratch_dir=plan.scratch_dir).array
         out.dist = dtypes.cast_checked(out.dist, cast_to, g.has_negative_weights, out=target)
         t_checked = time.perf_counter()
+    if dt is not None:
+        out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
+                        dtype_check="cast" if cast_to is not None else "verified" if attempt.checked else "bound")
+    out.info.setdefault("why", explain_choice(g, chosen, method, backend, where, dtype, src,
+                                              rows_by_search, out.info))
     compiled = compile_seconds() - compiled
+    t_end = time.perf_counter()
     # stages add up to the whole call: "setup" is choosing and starting the backend (on a GPU
     # mostly torch's import and CUDA's start) and planning; "retry" the narrower solves that
     # were cut off, whole; "check" verifying the result; "other" what the solver's stages miss
@@ -587,13 +593,10 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         timings["other"] = max(0.0, elapsed - sum(out.timings.values()))
     else:
         timings["solve"] = elapsed
+    # the explanation and the bookkeeping after the check (a first call imports for them)
+    timings["other"] = timings.get("other", 0.0) + (t_end - t_checked)
     # a first run compiles its kernels inside the solve: book those seconds as "compile"
     book_compile(timings, compiled, [*out.timings, "other", "solve", "retry"])
-    if dt is not None:
-        out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
-                        dtype_check="cast" if cast_to is not None else "verified" if attempt.checked else "bound")
-    out.info.setdefault("why", explain_choice(g, chosen, method, backend, where, dtype, src,
-                                              rows_by_search, out.info))
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
                   timings=timings, info=out.info, sources=src)

@@ -321,14 +321,14 @@ def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_inpu
             from .solvers import gpu_available
 
             if gpu_available()[0]:
-                from .gpu import warm_up
+                from .gpu.warmup import warm_up
 
                 warm_up(torch_needed, pin_staging=large_input)
         except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
             pass
 
     if os.path.exists("/dev/nvidiactl"):
-        from .gpu import start_cuda_driver
+        from .gpu.warmup import start_cuda_driver
 
         threading.Thread(target=start_cuda_driver, name="apsp-cuda-init", daemon=True).start()
     threading.Thread(target=start, name="apsp-gpu-start", daemon=True).start()

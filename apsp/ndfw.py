@@ -20,6 +20,8 @@ result in vertex order.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .dissection import DEFAULT_LEAF, Dissection, dissect
@@ -83,6 +85,24 @@ class ScheduleEngine:
         """The vertices (input numbering, sorted) whose diagonal entry is negative."""
         bad = self.nd.order[np.flatnonzero(self.layout_diagonal()[:self.nd.size] < 0)]
         return np.sort(bad[bad >= 0])
+
+
+def solve_with(graph, opts, backend: str, make_engine, stage_names=("prepare", "compute", "finalize")):
+    """Both solvers' common part: the dissection (tile ``opts.block_size``, leaf ``leaf_size=``, else
+    ``DEFAULTS[backend]``) and ``make_engine(nd, tile)`` run by the skeleton. Returns ``(result, engine,
+    timings, info)``; ``timings`` has ``order`` and the skeleton's three stages under ``stage_names``."""
+    from .fwsolve import run
+
+    tile, leaf = DEFAULTS[backend]
+    tile = tile if opts.block_size is None else int(opts.block_size)
+    t0 = time.perf_counter()
+    nd = plan(graph, tile, opts.leaf_size or leaf)
+    timings = {"order": time.perf_counter() - t0}
+    engine, steps = make_engine(nd, tile), {}
+    out, _, info = run(graph, opts, engine, solver=f"nd-fw-{backend}", block=tile, timings=steps)
+    timings.update((name, steps[stage]) for stage, name in zip(("prepare", "compute", "finalize"), stage_names))
+    info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
+    return out, engine, timings, info
 
 
 def dense_updates(n: int) -> int:

@@ -11,13 +11,11 @@ clamping conventions are those of dense blocked FW.
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from numba import njit, prange
 
 from .. import dtypes
-from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, plan
+from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax
 
@@ -64,6 +62,7 @@ class Engine(ScheduleEngine):
 
     def __init__(self, nd, dtype, tile: int, negative: bool):
         super().__init__(nd, negative)
+        assert nd.size == nd.n  # nodes unpadded on the CPU: the layout is a permutation of the vertices
         self.dtype = np.dtype(dtype)
         self.tile = tile
         self.args = _kernel_args(self.dtype, negative)
@@ -182,21 +181,10 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), progress=False)).dist.tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
-    from ..fwsolve import run
-
     dt = dtypes.as_dtype(opts.dtype)
-    tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
-    t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF, pad=1)
-    assert nd.size == graph.n  # no padding on the CPU: the layout is a permutation of the vertices
-    t1 = time.perf_counter()
-    steps = {}
-    out, _, info = run(graph, opts, Engine(nd, dt, tile, graph.has_negative_weights), solver="nd-fw-cpu",
-                       block=tile, timings=steps)
-    timings = {"order": t1 - t0, "prepare": steps["prepare"], "compute": steps["compute"],
-               "unpermute": steps["finalize"]}
-    info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
-    result = SolveOutput(dist=out, block_size=tile, timings=timings, info=info)
+    negative = graph.has_negative_weights
+    out, _, timings, info = solve_with(graph, opts, "cpu", lambda nd, tile: Engine(nd, dt, tile, negative))
+    result = SolveOutput(dist=out, block_size=info["tile"], timings=timings, info=info)
     if opts.successors or opts.predecessors:
         from ..paths import recover_pointers
 

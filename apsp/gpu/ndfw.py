@@ -21,13 +21,11 @@ device, copied by several threads), so the device never holds a second n x n mat
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import torch
 
 from .. import dtypes
-from ..ndfw import DEFAULTS, ScheduleEngine, plan
+from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import inf_for, minplus_update
@@ -77,7 +75,10 @@ class Engine(ScheduleEngine):
             torch.cuda.synchronize(self.device)
 
     def layout_diagonal(self) -> np.ndarray:
-        return torch.diagonal(self.d).cpu().numpy()
+        diag = torch.diagonal(self.d)
+        if not bool((diag < 0).any()):  # the check after every node: one flag, not the diagonal, to the host
+            return np.zeros(0, dtype=self.dtype)
+        return diag.cpu().numpy()
 
     def pivots(self, a, b, ranges):
         width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
@@ -217,24 +218,19 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
     dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
     """
-    from ..fwsolve import run
-
     device = torch.device(opts.device or default_device())
-    tile = DEFAULT_TILE if opts.block_size is None else int(opts.block_size)
-    t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.leaf_size or DEFAULT_LEAF)
-    t1 = time.perf_counter()
-    engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
-    engine.cutoff_band = opts.cutoff_band
-    if opts.successors or opts.predecessors:
-        engine.paths_for = (graph, opts)
-    steps = {}
-    (dist, successors, predecessors), _, info = run(graph, opts, engine, solver="nd-fw-gpu", block=tile,
-                                                    timings=steps)
-    timings = {"order": t1 - t0, "h2d": steps["prepare"], "compute": steps["compute"], "d2h": steps["finalize"]}
+
+    def make_engine(nd, tile):
+        engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
+        engine.cutoff_band = opts.cutoff_band
+        engine.paths_for = (graph, opts) if opts.successors or opts.predecessors else None
+        return engine
+
+    (dist, successors, predecessors), engine, timings, info = solve_with(graph, opts, "gpu", make_engine,
+                                                                         ("h2d", "compute", "d2h"))
     info.update(device=torch.cuda.get_device_name(device) if engine.cuda else "triton-interpreter",
-                layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile, gathered_nodes=engine.gathered)
+                gathered_nodes=engine.gathered)
     if engine.cutoff_suspected is not None:
         info["cutoff_suspected"] = engine.cutoff_suspected
-    return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=tile,
+    return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=info["tile"],
                        timings=timings, info=info)

@@ -113,6 +113,31 @@ class Dissection:
             for k0 in range(a, b, self.tile):
                 yield k0, min(k0 + self.tile, b), ranges
 
+    def depths(self) -> np.ndarray:
+        """Each node's number of ancestors (the root: 0)."""
+        depth = np.zeros(self.nodes, dtype=np.int64)
+        for t in range(self.nodes - 2, -1, -1):  # parents come after their children
+            depth[t] = depth[self.parent[t]] + 1 if self.parent[t] >= 0 else 0
+        return depth
+
+    def levels(self) -> list[list[int]]:
+        """The nodes that have pivots, grouped by height (leaves first, the root's level last).
+
+        Nodes of one level may run their rounds together, each from the matrix as the
+        levels below left it, with the results merged by an entry-wise minimum where their
+        ranges meet (their common ancestors' separators): a shortest path whose intermediate
+        vertices all lie in the levels below and in the own vertices of two nodes X and Y of
+        one level cannot use both X and Y, because leaving X's subtree means passing a
+        separator of one of X's ancestors, whose height is above the level (not yet a pivot).
+        """
+        height = np.zeros(self.nodes, dtype=np.int64)
+        for t in range(self.nodes):  # children come before their parents
+            if self.parent[t] >= 0:
+                height[self.parent[t]] = max(height[self.parent[t]], height[t] + 1)
+        busy = [t for t in range(self.nodes) if self.end[t] > self.own_start[t]]
+        return [[t for t in busy if height[t] == h] for h in range(int(height.max(initial=0)) + 1)
+                if any(height[t] == h for t in busy)]
+
     def updates(self) -> int:
         """Min-plus updates (additions) of the whole schedule: per round ``|reach|^2 x tile``."""
         total = 0

@@ -41,15 +41,28 @@ def _expected_rows(csr, sources, dt):
     return out
 
 
-def schedule_run(g, dt, device, tile, leaf, nd=None):
-    """One schedule on the device; returns (nd, d, engine, seconds)."""
+def schedule_run(g, dt, device, tile, leaf, nd=None, batch=True):
+    """One schedule on the device (``batch`` False: every tree node on its own); returns
+    (nd, d, engine, seconds)."""
     nd = nd or plan(g, tile, leaf)
     engine = gnd.Engine(nd, dt, tile, g.has_negative_weights, device)
     engine.load(g)  # synchronised: the layout matrix is on the device
-    t0 = time.perf_counter()
-    for _ in engine.rounds(tile):  # the skeleton's loop, without its bar (the last step synchronises)
-        pass
-    return nd, engine.d, engine, time.perf_counter() - t0
+    launch_seconds = gnd.LAUNCH_SECONDS
+    gnd.LAUNCH_SECONDS = launch_seconds if batch else 0.0
+    try:
+        t0 = time.perf_counter()
+        for _ in engine.rounds(tile):  # the skeleton's loop, without its bar (the last step synchronises)
+            pass
+        return nd, engine.d, engine, time.perf_counter() - t0
+    finally:
+        gnd.LAUNCH_SECONDS = launch_seconds
+
+
+def fingerprint(d, band: int = 4096):
+    """Per-row int64 sums of the device matrix times fixed random column weights (wrapping): equal
+    matrices give equal fingerprints; a single differing entry changes its row's."""
+    w = torch.from_numpy(np.random.default_rng(11).integers(1, 1 << 20, d.shape[1])).to(d.device)
+    return torch.cat([(d[i:i + band].long() * w).sum(1) for i in range(0, d.shape[0], band)])
 
 
 def check_rows(nd, d, csr, dt, sources) -> int:
@@ -78,17 +91,28 @@ def bench_graph(name, csr, args, device, summary):
         nd, d, engine, secs = schedule_run(g, dt, device, args.tile, args.leaf, nd)
         label = "compile+run" if rep == 0 else "run"
         print(f"  {label}: compute {secs:.3f} s ({updates / secs / 1e12:.2f} T updates/s), "
-              f"gathered nodes {engine.gathered}", flush=True)
+              f"batched nodes {engine.batched}, gathered nodes {engine.gathered}", flush=True)
         if rep == 0:
             bad = check_rows(nd, d, csr, dt, sources)
             print(f"  check: {len(sources)} rows vs Dijkstra: {'OK' if bad == 0 else f'{bad} MISMATCHES'}",
                   flush=True)
+            batched_print = fingerprint(d)
         else:
             times.append(secs)
         del d, engine
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    entry = {"graph": name, "n": n, "dtype": dt.name, "layout": nd.size, "tree_nodes": nd.nodes,
+    if args.compare_unbatched:  # every node on its own: the time it takes, and the same matrix?
+        _, d, engine, secs = schedule_run(g, dt, device, args.tile, args.leaf, nd, batch=False)
+        same = bool(torch.equal(fingerprint(d), batched_print))
+        print(f"  unbatched: compute {secs:.3f} s, gathered nodes {engine.gathered}; whole matrix "
+              f"{'equal to the batched run' if same else 'DIFFERS from the batched run'}", flush=True)
+        unbatched = {"compute_s": secs, "equal": same}
+        del d, engine
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    del batched_print
+    entry = {"graph": name, "n": n, "dtype": dt.name, "unbatched": unbatched if args.compare_unbatched else None, "layout": nd.size, "tree_nodes": nd.nodes,
              "updates": updates, "dense_updates": n ** 3, "share_of_dense": updates / n ** 3,
              "ordering_s": t_order, "compute_s": times, "best_compute_s": min(times) if times else None,
              "rows_checked": len(sources), "mismatches": bad}
@@ -132,6 +156,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--check-rows", type=int, default=64)
     ap.add_argument("--wall", action="store_true", help="also one whole solve with the copy to the host")
+    ap.add_argument("--compare-unbatched", action="store_true",
+                    help="also one run with every tree node on its own (time; whole matrix compared)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     device = torch.device(default_device())

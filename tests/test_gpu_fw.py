@@ -67,6 +67,27 @@ KERNEL_CONFIGS = [(16, 16, 1, 4, True), (16, 16, 1, 4, False), (16, 32, 1, 8, Tr
                   (32, 32, 1, 8, True, 2), (32, 32, 2, 4, False, 3)]
 
 
+@pytest.mark.parametrize("dtype,negative,batch,n,pivots,block", [
+    ("int32", False, 3, 37, 37, 16), ("int32", True, 2, 64, 40, 16), ("int16", False, 4, 50, 23, 8),
+    ("float32", False, 1, 20, 20, 32)])
+def test_batched_rounds_equal_one_matrix_at_a_time(rng, dtype, negative, batch, n, pivots, block):
+    """`fw_batched` (one launch per phase for the batch) equals `fw_inplace` on each matrix,
+    with only the first ``pivots`` vertices as intermediates; n and pivots not multiples of the block."""
+    import torch
+
+    from apsp.gpu.fw import device_start_matrix
+    from apsp.gpu.rounds import fw_batched, fw_inplace
+
+    dev = _device()
+    graphs = [random_graph(rng, n, 0.15, hi=20, negative=negative, floats=dtype == "float32") for _ in range(batch)]
+    stack = torch.stack([device_start_matrix(g, np.dtype(dtype), n, dev) for g in graphs])
+    want = stack.clone()
+    for i in range(batch):
+        fw_inplace(want[i], block, negative, n_pivots=pivots, lookahead=False)
+    fw_batched(stack, block, negative, n_pivots=pivots)
+    assert_same(stack.cpu().numpy(), want.cpu().numpy(), dtype)
+
+
 @pytest.mark.parametrize("config", KERNEL_CONFIGS + (["default"] if HAS_CUDA else []))
 @pytest.mark.parametrize("negative", [False, True])
 @pytest.mark.parametrize("dtype", ["int32", "int16", "float32"])

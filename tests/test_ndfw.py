@@ -86,6 +86,18 @@ def test_dissection_layout_and_separator_property(rng, leaf, tile):
         for u, v in zip(node[rows], node[csr.indices]):
             lo, hi = min(u, v), max(u, v)
             assert hi == lo or hi in set(nd.ancestors(lo)), (name, u, v)
+        # levels: every node with pivots once, after all its descendants, none an ancestor of
+        # another of its level; depths count ancestors
+        levels, depth = nd.levels(), nd.depths()
+        busy = [t for t in range(nd.nodes) if nd.end[t] > nd.own_start[t]]
+        assert sorted(t for level in levels for t in level) == busy
+        done = set()
+        for level in levels:
+            for t in level:
+                assert not set(nd.ancestors(t)) & set(level)
+                assert all(c in done for c in busy if t in set(nd.ancestors(c)))
+                assert depth[t] == len(list(nd.ancestors(t)))
+            done.update(level)
 
 
 def test_dissection_counts_are_below_dense(rng):
@@ -147,56 +159,65 @@ def test_registered_and_default_sizes(rng):
 gpu = pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")
 
 
-def _solve_gpu(g, dt, gather=True, **kw):
+#: the engine's batching rule forced: a launch costs so much that every batch pays, or nothing
+BATCHING = {"auto": None, "always": 1.0, "never": 0.0}
+
+
+def _solve_gpu(g, dt, gather=True, batch="auto", **kw):
     from apsp.gpu import ndfw
 
     opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
                         leaf_size=kw.pop("leaf", 6), **kw)
-    if not gather:
-        old = ndfw.GATHER_SHARE
-        ndfw.GATHER_SHARE = 0.0
-        try:
-            return ndfw.solve(g, opts)
-        finally:
-            ndfw.GATHER_SHARE = old
-    return ndfw.solve(g, opts)
+    old = ndfw.GATHER_SHARE, ndfw.LAUNCH_SECONDS
+    ndfw.GATHER_SHARE = old[0] if gather else 0.0
+    ndfw.LAUNCH_SECONDS = old[1] if BATCHING[batch] is None else BATCHING[batch]
+    try:
+        return ndfw.solve(g, opts)
+    finally:
+        ndfw.GATHER_SHARE, ndfw.LAUNCH_SECONDS = old
 
 
 @gpu
 @pytest.mark.gpu
-@pytest.mark.parametrize("gather", [True, False])
-def test_gpu_equals_oracle(rng, gather):
+@pytest.mark.parametrize("gather,batch", [(True, "never"), (False, "never"), (True, "always")])
+def test_gpu_equals_oracle(rng, gather, batch):
     graphs = _graphs(rng)
+    batched = 0
     for name in ("grid", "pieces", "negative", "one", "self loop"):
         g = graphs[name]
-        out = _solve_gpu(g, "int32", gather=gather)
+        out = _solve_gpu(g, "int32", gather=gather, batch=batch)
         np.testing.assert_array_equal(out.dist, _oracle(g, "int32"), err_msg=name)
+        batched += out.info["batched_nodes"]
     assert out.info["tree_nodes"] >= 1
+    assert (batched > 0) == (batch == "always") and (batch == "never" or batched >= 4)
 
 
 @gpu
 @pytest.mark.gpu
-def test_gpu_several_levels_int16_float_and_paths(rng):
+@pytest.mark.parametrize("batch", ["never", "always"])
+def test_gpu_several_levels_int16_float_and_paths(rng, batch):
     g = _grid(6, rng)
-    out = _solve_gpu(g, "int16", leaf=4, successors=True)
-    assert out.info["tree_nodes"] >= 7 and out.info["gathered_nodes"] >= 1
+    out = _solve_gpu(g, "int16", leaf=4, successors=True, batch=batch)
+    assert out.info["tree_nodes"] >= 7
+    assert out.info["gathered_nodes" if batch == "never" else "batched_nodes"] >= 2
     np.testing.assert_array_equal(out.dist, _oracle(g, "int16"))
     weight = np.where(g.fw_matrix(np.float64) >= dtypes.inf_value(np.float64), np.inf, g.fw_matrix(np.float64))
     np.fill_diagonal(weight, np.inf)
     check_successors(out.successors, as_float(out.dist), weight)
-    out = _solve_gpu(g, "float32", leaf=4)
+    out = _solve_gpu(g, "float32", leaf=4, batch=batch)
     np.testing.assert_allclose(out.dist, _oracle(g, "float32"))
 
 
 @gpu
 @pytest.mark.gpu
-def test_gpu_negative_cycle_raises(rng):
+@pytest.mark.parametrize("batch", ["never", "always"])
+def test_gpu_negative_cycle_raises(rng, batch):
     g = _grid(5, rng)
     csr = g.to_csr().tolil()
     csr[7, 8] = -50
     csr[8, 7] = 1
     with pytest.raises(NegativeCycleError):
-        _solve_gpu(Graph.from_sparse(csr.tocsr()), "int32")
+        _solve_gpu(Graph.from_sparse(csr.tocsr()), "int32", batch=batch)
 
 
 @gpu

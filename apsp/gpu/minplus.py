@@ -113,7 +113,8 @@ def minplus_pair(x, y, a, ASM: tl.constexpr):
 
 # --------------------------------------------------------------------------- phase 1
 @triton.jit
-def _close_block_kernel(t_ptr, size, stride_m, stride_n, INF, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
+def _close_tile(t_ptr, size, stride_m, stride_n, INF, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
+    """Plain Floyd-Warshall on the leading ``size x size`` square of the tile at ``t_ptr``."""
     r = tl.arange(0, BLOCK)
     inside = r < size
     tile_mask = inside[:, None] & inside[None, :]
@@ -131,6 +132,21 @@ def _close_block_kernel(t_ptr, size, stride_m, stride_n, INF, CLAMP: tl.constexp
         tl.store(tile_ptrs, c, mask=publish)
         tl.debug_barrier()
     tl.store(tile_ptrs, c, mask=tile_mask)
+
+
+@triton.jit
+def _close_block_kernel(t_ptr, size, stride_m, stride_n, INF, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
+    _close_tile(t_ptr, size, stride_m, stride_n, INF, CLAMP, BLOCK)
+
+
+@triton.jit
+def _close_batched_kernel(t_ptr, size, stride_b, stride_m, stride_n, INF, CLAMP: tl.constexpr,
+                          BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    # one program per tile of a batch of same-sized tiles, tile b stride_b elements after b-1
+    batch = tl.program_id(0)
+    if WIDE:
+        batch = batch.to(tl.int64)
+    _close_tile(t_ptr + batch * stride_b, size, stride_m, stride_n, INF, CLAMP, BLOCK)
 
 
 # --------------------------------------------------------------------------- phases 2 and 3
@@ -188,15 +204,9 @@ def _minplus_columns(acc, a_cols, b_ptrs, k, stride_bk, col_ok, INF, CLAMP: tl.c
 
 
 @triton.jit
-def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
-                    stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn,
-                    stride_c2m, stride_c2n, INF,
-                    CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
-                    ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr = False,
-                    CHUNK_A: tl.constexpr = True, STAGES: tl.constexpr = 1):
-    # grouped launch order: programs running together share rows of A and columns of B in L2
-    pid = tl.program_id(0)
+def _grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of program ``pid`` in the grouped launch order: programs running together
+    share rows of A and columns of B in L2."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     group_size = GROUP_M * num_pid_n
@@ -204,7 +214,17 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
     rows_in_group = tl.minimum(num_pid_m - first_m, GROUP_M)
     pid_m = first_m + (pid % group_size) % rows_in_group
     pid_n = (pid % group_size) // rows_in_group
+    return pid_m, pid_n
 
+
+@triton.jit
+def _minplus_tile(c_ptr, a_ptr, b_ptr, c2_ptr, pid_m, pid_n, M, N, K,
+                  stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_c2m, stride_c2n, INF,
+                  CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ASM: tl.constexpr, UNROLL: tl.constexpr,
+                  WIDE: tl.constexpr, CHUNK_A: tl.constexpr, STAGES: tl.constexpr):
+    """The BLOCK_M x BLOCK_N tile (pid_m, pid_n) of C = min(C, A (x) B)."""
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     row_ok = rows < M
@@ -250,6 +270,39 @@ def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
     if HAS_C2:
         c2_ptrs = c2_ptr + rows[:, None] * stride_c2m + cols[None, :] * stride_c2n
         tl.store(c2_ptrs, acc, mask=tile_ok)
+
+
+@triton.jit
+def _minplus_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
+                    stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn,
+                    stride_c2m, stride_c2n, INF,
+                    CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+                    ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr = False,
+                    CHUNK_A: tl.constexpr = True, STAGES: tl.constexpr = 1):
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    _minplus_tile(c_ptr, a_ptr, b_ptr, c2_ptr, pid_m, pid_n, M, N, K,
+                  stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn, stride_c2m, stride_c2n, INF,
+                  CLAMP, HAS_C2, EVEN, BLOCK_M, BLOCK_N, ASM, UNROLL, WIDE, CHUNK_A, STAGES)
+
+
+@triton.jit
+def _minplus_batched_kernel(c_ptr, a_ptr, b_ptr, c2_ptr, M, N, K,
+                            stride_cb, stride_cm, stride_cn, stride_ab, stride_am, stride_ak,
+                            stride_bb, stride_bk, stride_bn, stride_c2b, stride_c2m, stride_c2n, INF,
+                            CLAMP: tl.constexpr, HAS_C2: tl.constexpr, EVEN: tl.constexpr,
+                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+                            ASM: tl.constexpr, UNROLL: tl.constexpr, WIDE: tl.constexpr,
+                            CHUNK_A: tl.constexpr, STAGES: tl.constexpr):
+    # product b of a batch of same-shaped products: its operands stride_*b elements after b-1's
+    batch = tl.program_id(1)
+    if WIDE:
+        batch = batch.to(tl.int64)
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    _minplus_tile(c_ptr + batch * stride_cb, a_ptr + batch * stride_ab, b_ptr + batch * stride_bb,
+                  c2_ptr + batch * stride_c2b, pid_m, pid_n, M, N, K,
+                  stride_cm, stride_cn, stride_am, stride_ak, stride_bk, stride_bn, stride_c2m, stride_c2n, INF,
+                  CLAMP, HAS_C2, EVEN, BLOCK_M, BLOCK_N, ASM, UNROLL, WIDE, CHUNK_A, STAGES)
 
 
 # --------------------------------------------------------------------------- the naive baseline
@@ -365,6 +418,19 @@ def close_tile(t, negative: bool = False) -> None:
                CLAMP=negative, BLOCK=block, num_warps=warps)
 
 
+def close_tiles(t, negative: bool = False) -> None:
+    """`close_tile` on every tile ``t[b]`` of a batch x s x s view, one program per tile, one launch."""
+    batch, size = t.shape[0], t.shape[1]
+    if t.dim() != 3 or t.shape[2] != size or size > MAX_CLOSE_BLOCK:
+        raise ValueError(f"close_tiles needs batch x s x s tiles, s <= {MAX_CLOSE_BLOCK}, got {tuple(t.shape)}")
+    if batch == 0 or size == 0:
+        return
+    block = max(16, triton.next_power_of_2(size))
+    warps = 1 if t.device.type != "cuda" else (4 if block <= 32 else 8)
+    run_kernel(_close_batched_kernel, (batch,), t, size, t.stride(0), t.stride(1), t.stride(2), inf_for(t),
+               CLAMP=negative, BLOCK=block, WIDE=_max_offset(t) >= 2 ** 31, num_warps=warps)
+
+
 def _max_offset(t) -> int:
     """Largest element offset a kernel computes from ``t``'s pointer (rows x stride + cols x stride)."""
     return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size)
@@ -472,4 +538,27 @@ def _launch_minplus(c, a, b, out2, negative, config, asm, inf) -> None:
                c2.stride(0), c2.stride(1), inf,
                CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
                BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
+               CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
+
+
+def minplus_update_batched(c, a, b, negative: bool = False, out2=None, config=None) -> None:
+    """`minplus_update` on a batch of same-shaped products in one launch: ``c[i] = min(c[i],
+    a[i] (x) b[i])`` for every ``i`` (``c``, ``a``, ``b`` and ``out2``: batch x rows x columns
+    views, any strides; overlaps as `minplus_update`). int16 runs packed (no pairs)."""
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if c.shape != (batch, m, n) or b.shape[:2] != (batch, k) or (out2 is not None and out2.shape != c.shape):
+        raise ValueError(f"batched shapes do not chain: c{tuple(c.shape)} a{tuple(a.shape)} b{tuple(b.shape)}")
+    if batch == 0 or m == 0 or n == 0 or k == 0:
+        return
+    block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*_minplus_config(c, config))
+    views = (c, a, b) + ((out2,) if out2 is not None else ())
+    c2 = out2 if out2 is not None else c
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
+    run_kernel(_minplus_batched_kernel, grid, c, a, b, c2, m, n, k,
+               c.stride(0), c.stride(1), c.stride(2), a.stride(0), a.stride(1), a.stride(2),
+               b.stride(0), b.stride(1), b.stride(2), c2.stride(0), c2.stride(1), c2.stride(2), inf_for(c),
+               CLAMP=negative, HAS_C2=out2 is not None, EVEN=m % block_m == 0 and n % block_n == 0,
+               BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm_mode(c.dtype, capability_of(c)),
+               UNROLL=unroll, WIDE=max(_max_offset(t) for t in views) >= 2 ** 31,
                CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)

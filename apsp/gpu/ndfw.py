@@ -16,6 +16,18 @@ isolated vertices that belong to no tree node. A tree node's rounds
   passes over the buffer against one product pass per round;
 * when that buffer does not fit the memory budget, in place range pair by range pair.
 
+Nodes of one level of the tree (`Dissection.levels`) are independent; where a level
+has many small nodes (the leaves: 64 of them take 15 rounds each on a 350 x 350
+grid), they run as one batch instead: every node's entries gathered into one
+slice of a batch x w x w buffer by one launch, `apsp.gpu.rounds.fw_batched` (one
+launch per phase per round for the whole batch), and one launch scattering the
+slices back with an entry-wise minimum where the nodes' ranges meet. Each slice
+puts the node's pivots first, then the rest of its subtree, then one slot per
+ancestor depth, the same slots in every slice, so an ancestor's vertex has one
+position in all of them and the scatter's programs never write the same entry
+(each loops over the batch for its own positions). Batching trades launches for
+the work of the common shape; `batches` weighs the two.
+
 Distances come back in vertex order, row band by row band (gathered on the
 device, copied by several threads), so the device never holds a second n x n matrix.
 """
@@ -23,13 +35,15 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import triton
+import triton.language as tl
 
 from .. import dtypes
 from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import inf_for, minplus_update
-from .rounds import close_block, fw_inplace
+from .rounds import close_block, fw_batched, fw_inplace
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -40,6 +54,11 @@ DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["gpu"]
 ALIGN = 256
 #: gathered node buffers may take at most this share of the free device memory
 GATHER_SHARE = 0.8
+#: what a batch trades: a kernel launch from Python costs about LAUNCH_SECONDS; the batch's extra
+#: updates (the common shape's padding) run at about BATCH_RATE (int32 products on an H100/H200;
+#: int16 runs faster, which only favours batching more)
+LAUNCH_SECONDS = 2e-5
+BATCH_RATE = 1.2e13
 
 
 class Engine(ScheduleEngine):
@@ -59,6 +78,7 @@ class Engine(ScheduleEngine):
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
         self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)
+        self.batched = 0  #: nodes run in batches (reported)
         self.cutoff_band = self.cutoff_suspected = None
         self.paths_for = None  # SolveOptions asking for successors or predecessors
 
@@ -88,6 +108,71 @@ class Engine(ScheduleEngine):
             self._gathered(a, b, ranges, width)
         else:
             self._in_place(self.d, a, b, ranges)
+
+    def rounds(self, block: int, start_vertex: int = 0):
+        """Level by level (`Dissection.levels`), each level in the batches `batches` chooses."""
+        if start_vertex:
+            raise ValueError("nested-dissection rounds do not resume part-way")
+        nd, done = self.nd, 0
+        depth = nd.depths()
+        for level in nd.levels():
+            for nodes in self.batches(level, depth):
+                if len(nodes) == 1:
+                    t = nodes[0]
+                    self.pivots(int(nd.own_start[t]), int(nd.end[t]), nd.reach(t))
+                else:
+                    self._batched(nodes, depth)
+                done += int(sum(nd.end[t] - nd.own_start[t] for t in nodes))
+                yield done
+        self.sync()
+
+    def batches(self, level, depth) -> list[list[int]]:
+        """``level``'s nodes split into batches (lists of nodes; one node: run on its own): as many
+        as the memory budget allows per batch, and a batch only where the launches it saves
+        (`LAUNCH_SECONDS` each) outweigh the extra updates of its common shape (at `BATCH_RATE`)."""
+        nd, item = self.nd, self.dtype.itemsize
+        if len(level) < 2 or any(nd.reach(t) == [(0, self.size)] for t in level):
+            return [[t] for t in level]
+        width = batch_layout(nd, level, depth, self.align)[1]
+        per_node = width * width * item + self.tile * width * item
+        size = max(1, min(len(level), self.gather_bytes // per_node))
+        out = []
+        for i in range(0, len(level), size):
+            nodes = level[i:i + size]
+            if len(nodes) > 1 and self._batch_pays(nodes, depth):
+                out.append(nodes)
+            else:
+                out += [[t] for t in nodes]
+        return out
+
+    def _batch_pays(self, nodes, depth) -> bool:
+        nd, tile = self.nd, self.tile
+        pivots, width, _ = batch_layout(nd, nodes, depth, self.align)
+        alone_updates = alone_launches = 0
+        for t in nodes:
+            ranges, own = nd.reach(t), int(nd.end[t] - nd.own_start[t])
+            reach = sum(hi - lo for lo, hi in ranges)
+            alone_updates += reach * reach * own
+            # ~6 launches a round (look-ahead), plus the gather's and scatter's copies
+            alone_launches += 6 * -(-own // tile) + 2 * (len(ranges) + 2) ** 2
+        batch_updates = len(nodes) * width * width * pivots
+        batch_launches = 4 * -(-pivots // tile) + 2
+        return (batch_updates - alone_updates) / BATCH_RATE < (alone_launches - batch_launches) * LAUNCH_SECONDS
+
+    def _batched(self, nodes, depth) -> None:
+        """The rounds of ``nodes`` (one level) as one batch: gather, `fw_batched`, scatter."""
+        pivots, width, index = batch_layout(self.nd, nodes, depth, self.align)
+        index = torch.from_numpy(index).to(self.device)
+        buf = torch.empty((len(nodes), width, width), dtype=self.d.dtype, device=self.device)
+        block = 64 if self.cuda else 16
+        grid = (triton.cdiv(width, block) ** 2, len(nodes))
+        warps = 4 if self.cuda else 1
+        _gather_kernel[grid](buf, self.d, index, width, self.d.stride(0), buf.stride(0), buf.stride(1),
+                             inf_for(buf), BLOCK=block, num_warps=warps)
+        fw_batched(buf, self.tile, self.negative, n_pivots=pivots)
+        _scatter_min_kernel[(grid[0],)](self.d, buf, index, len(nodes), width, self.d.stride(0), buf.stride(0),
+                                        buf.stride(1), BLOCK=block, num_warps=warps)
+        self.batched += len(nodes)
 
     def _in_place(self, d, a, b, ranges):
         """Rounds on ``d`` itself: products between every pair of ranges."""
@@ -170,6 +255,70 @@ class Engine(ScheduleEngine):
         return unpermuted_to_host(d, self.nd.position, limit, unreachable), None, None
 
 
+def batch_layout(nd, nodes, depth, align: int):
+    """Where each of ``nodes`` (one level) puts its entries in a batch: ``(pivots, width, index)``,
+    ``index[i, p]`` the layout position at slice ``i``'s position ``p`` (-1: an isolated padding
+    vertex). Positions ``0:pivots`` hold each node's own vertices, then the rest of its subtree,
+    then one slot per ancestor depth (as wide as the level's widest separator at that depth),
+    the width rounded up to ``align``."""
+    own = [int(nd.end[t] - nd.own_start[t]) for t in nodes]
+    below = [int(nd.own_start[t] - nd.start[t]) for t in nodes]
+    chains = [list(nd.ancestors(t))[::-1] for t in nodes]  # root first: chain[k] has depth k
+    slots = np.zeros(int(max(depth[t] for t in nodes)), dtype=np.int64)
+    for chain in chains:
+        for k, a in enumerate(chain):
+            slots[k] = max(slots[k], nd.end[a] - nd.own_start[a])
+    pivots, subtree = max(own), max(below)
+    slot_start = pivots + subtree + np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
+    width = -(-max(pivots + subtree + int(slots.sum()), 1) // align) * align
+    index = np.full((len(nodes), width), -1, dtype=np.int32)
+    for i, t in enumerate(nodes):
+        index[i, :own[i]] = np.arange(nd.own_start[t], nd.end[t])
+        index[i, pivots:pivots + below[i]] = np.arange(nd.start[t], nd.own_start[t])
+        for k, a in enumerate(chains[i]):
+            index[i, slot_start[k]:slot_start[k] + nd.end[a] - nd.own_start[a]] = np.arange(nd.own_start[a], nd.end[a])
+    return pivots, width, index
+
+
+@triton.jit
+def _gather_kernel(buf_ptr, d_ptr, index_ptr, width, stride_d, stride_bb, stride_bm, INF, BLOCK: tl.constexpr):
+    # buf[b, p, q] = d[index[b, p], index[b, q]]; padding positions isolated (0 on the diagonal)
+    batch = tl.program_id(1).to(tl.int64)
+    tiles = tl.cdiv(width, BLOCK)
+    rows = (tl.program_id(0) // tiles) * BLOCK + tl.arange(0, BLOCK)
+    cols = (tl.program_id(0) % tiles) * BLOCK + tl.arange(0, BLOCK)
+    row_in, col_in = rows < width, cols < width
+    ri = tl.load(index_ptr + batch * width + rows, mask=row_in, other=-1).to(tl.int64)
+    ci = tl.load(index_ptr + batch * width + cols, mask=col_in, other=-1).to(tl.int64)
+    real = (ri >= 0)[:, None] & (ci >= 0)[None, :]
+    v = tl.load(d_ptr + ri[:, None] * stride_d + ci[None, :], mask=real, other=INF)
+    v = tl.where((rows[:, None] == cols[None, :]) & ~real, tl.zeros_like(v), v)
+    tl.store(buf_ptr + batch * stride_bb + rows[:, None].to(tl.int64) * stride_bm + cols[None, :], v,
+             mask=row_in[:, None] & col_in[None, :])
+
+
+@triton.jit
+def _scatter_min_kernel(d_ptr, buf_ptr, index_ptr, batches, width, stride_d, stride_bb, stride_bm,
+                        BLOCK: tl.constexpr):
+    # d[index[b, p], index[b, q]] = min(itself, buf[b, p, q]) for every b in turn: a position maps to
+    # the same entry in every slice or to entries no other slice has, so only this program writes it
+    tiles = tl.cdiv(width, BLOCK)
+    rows = (tl.program_id(0) // tiles) * BLOCK + tl.arange(0, BLOCK)
+    cols = (tl.program_id(0) % tiles) * BLOCK + tl.arange(0, BLOCK)
+    row_in, col_in = rows < width, cols < width
+    slice_ptrs = buf_ptr + rows[:, None].to(tl.int64) * stride_bm + cols[None, :]
+    for _ in range(batches):  # pointers step slice by slice (64-bit, whatever the batch's size)
+        ri = tl.load(index_ptr + rows, mask=row_in, other=-1).to(tl.int64)
+        ci = tl.load(index_ptr + cols, mask=col_in, other=-1).to(tl.int64)
+        real = (ri >= 0)[:, None] & (ci >= 0)[None, :]
+        v = tl.load(slice_ptrs, mask=real)
+        d_ptrs = d_ptr + ri[:, None] * stride_d + ci[None, :]
+        tl.store(d_ptrs, tl.minimum(tl.load(d_ptrs, mask=real), v), mask=real)
+        tl.debug_barrier()  # the next slice's loads see this one's stores
+        index_ptr += width
+        slice_ptrs += stride_bb
+
+
 def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.Tensor:
     """The start matrix in layout order on the device, rounded up to ``align`` (padding isolated)."""
     from ..ndfw import layout_edges
@@ -229,7 +378,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     (dist, successors, predecessors), engine, timings, info = solve_with(graph, opts, "gpu", make_engine,
                                                                          ("h2d", "compute", "d2h"))
     info.update(device=torch.cuda.get_device_name(device) if engine.cuda else "triton-interpreter",
-                gathered_nodes=engine.gathered)
+                gathered_nodes=engine.gathered, batched_nodes=engine.batched)
     if engine.cutoff_suspected is not None:
         info["cutoff_suspected"] = engine.cutoff_suspected
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=info["tile"],

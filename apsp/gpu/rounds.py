@@ -4,6 +4,8 @@
   ``MAX_CLOSE_BLOCK``, a blocked solve of its own above);
 * `fw_rounds` / `fw_inplace`: the blocked solve, with the look-ahead that runs
   phases 1-2 of the next round on a second stream while phase 3 finishes;
+* `fw_batched`: the same rounds on a batch of same-sized matrices, one launch per phase
+  for the whole batch (many small independent solves would otherwise be bound by launching);
 * `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung).
 
 The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
@@ -16,7 +18,8 @@ import contextlib
 import triton
 
 from .devarray import DeviceArray
-from .minplus import MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, inf_for, minplus_update, run_kernel
+from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
+                      minplus_update_batched, run_kernel)
 
 
 def empty_like(d, shape):
@@ -214,6 +217,33 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
             yield r + 1
     finally:  # also when the caller stops early: the panels live until both streams are done
         queues.release(rows + cols_t + [col_scratch])
+
+
+def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = None, config=None):
+    """Blocked Floyd-Warshall on every matrix ``d[i]`` of a batch x n x n array in place, each
+    phase of a round one launch for the whole batch; only vertices ``0..n_pivots-1`` serve as
+    intermediates (the rest: padding or vertices whose rounds come later). Plain rounds, no
+    look-ahead: a batch is wide enough to fill the GPU in every phase but the first."""
+    batch, n = d.shape[0], d.shape[1]
+    n_real = n if n_pivots is None else n_pivots
+    if batch == 0 or n_real == 0:
+        return
+    block = min(block, n_real)
+    col_buffer = empty_like(d, (batch, block, n))
+    for k0 in range(0, n_real, block):
+        kb = min(block, n_real - k0)
+        pivot = d[:, k0:k0 + kb, k0:k0 + kb]
+        row_panel = d[:, k0:k0 + kb, :]
+        col_panel = d[:, :, k0:k0 + kb]
+        col_t = col_buffer[:, :kb, :].transpose(1, 2)
+        if kb <= MAX_CLOSE_BLOCK:
+            close_tiles(pivot, negative)
+        else:
+            for i in range(batch):
+                close_block(pivot[i], negative)
+        minplus_update_batched(row_panel, pivot, row_panel, negative, config=config)
+        minplus_update_batched(col_panel, col_panel, pivot, negative, out2=col_t, config=config)
+        minplus_update_batched(d, col_t, row_panel, negative, config=config)
 
 
 def naive_rounds(d, negative: bool = False, start: int = 0):

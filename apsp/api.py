@@ -265,10 +265,11 @@ ND_MAX_EDGES_PER_VERTEX = 16
 #: FW's int32 rate on an H200 (section 1); nd-fw measured on an H200 at n = 122,500 (section 12):
 #: 7.9-8.0 T updates/s on a grid, 4.9-5.8 on a k-NN graph (its products are smaller than dense FW's)
 WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
-              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 6.5e12}
+              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 9e12}
 #: fixed cost of one nd-fw pivot round (parallel regions, launches): its rounds are many and can
-#: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed
-ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 1e-4}
+#: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed; GPU:
+#: little, the small nodes' rounds run in batches (H200, n = 122,500: 9-10 T updates/s overall)
+ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 2e-5}
 
 
 def estimated_seconds(g: Graph, method: str, backend: str) -> float:

@@ -64,6 +64,7 @@ def main(argv=None):
     ap.add_argument("--leaves", type=int, nargs="*", default=[500])
     ap.add_argument("--no-dense", action="store_true")
     ap.add_argument("--no-networkit", action="store_true")
+    ap.add_argument("--dtype", default=None, help="apsp's dtype (default: its narrow-dtype policy's choice)")
     args = ap.parse_args(argv)
     a = grid(args.side)
     n = a.shape[0]
@@ -80,7 +81,7 @@ def main(argv=None):
     for tile in args.tiles:
         for leaf in args.leaves:
             t, r = _best(lambda: apsp.shortest_paths(a, method="nd-fw", backend="cpu", block_size=tile,
-                                                     leaf_size=leaf, progress=False), args.repeat)
+                                                     leaf_size=leaf, dtype=args.dtype, progress=False), args.repeat)
             same = "" if ref is None else f", equal to networkit: {np.array_equal(r.to_float(), ref)}"
             stages = ", ".join(f"{k} {v:.2f}" for k, v in r.timings.items())
             print(f"nd-fw tile {tile} leaf {leaf}: {t:.2f} s ({r.dtype}; {r.info['updates']:.3g} updates = "
@@ -89,7 +90,8 @@ def main(argv=None):
             if ref is None:
                 ref = r.to_float()
     if not args.no_dense:
-        t, r = _best(lambda: apsp.shortest_paths(a, method="fw", backend="cpu", progress=False), 1)
+        t, r = _best(lambda: apsp.shortest_paths(a, method="fw", backend="cpu", dtype=args.dtype,
+                                                      progress=False), 1)
         times["dense fw"] = t
         print(f"dense fw: {t:.2f} s ({r.dtype}), equal: {np.array_equal(r.to_float(), ref)}", flush=True)
     best_nd = min(v for k, v in times.items() if k.startswith("nd-fw"))

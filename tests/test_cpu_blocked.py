@@ -1,6 +1,11 @@
 """Blocked Floyd-Warshall on the CPU (apsp.cpu.blocked) against the oracle and numpy."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -312,6 +317,39 @@ def test_generated_kernels_are_up_to_date():
 
     assert _kernels_gen.TARGET.read_text() == _kernels_gen.generate(), \
         "run python -m apsp.cpu._kernels_gen"
+
+
+def test_every_caller_shares_one_compiled_kernel_per_dtype_and_variant(tmp_path):
+    # a constant argument (a literal 0) types as Literal[int] and makes Numba compile the unrolled
+    # kernels once more for that caller: seconds of the first run, for no gain. Counted on an empty
+    # cache in a fresh process (a kernel loaded from the cache compiles none of its callees).
+    code = """if True:
+        from collections import Counter
+        import numpy as np
+        from numba.core import event
+        compiled = Counter()
+
+        class Count(event.Listener):
+            def on_start(self, ev):
+                compiled[ev.data["dispatcher"].py_func.__name__] += 1
+
+            def on_end(self, ev):
+                pass
+
+        event.register("numba:compile", Count())
+        from apsp.cpu.blocked import close_block, fw_inplace, minplus_update
+        rng = np.random.default_rng(5)
+        d = rng.integers(0, 50, (70, 70)).astype(np.int32)
+        np.fill_diagonal(d, 0)
+        fw_inplace(d, block=64, progress=False)  # phases 1-3, and a pivot closed in sub-blocks
+        close_block(d[:40, :40].copy())
+        minplus_update(np.zeros((3, 4), np.int32), np.ones((3, 5), np.int32), np.ones((5, 4), np.int32))
+        print(dict(compiled))
+        assert compiled["_relax"] == compiled["_relax4"] == compiled["_relax1"] == 1, compiled
+    """
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(Path(apsp.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("dt", ALL_DTYPES)

@@ -66,9 +66,14 @@ def clamp_floor(dtype):
 # only its own loops: ``floor`` is None when weights are non-negative. Tests on
 # the argument itself (``if floor is None``) are pruned by Numba at compile time.
 # The unrolled row kernels live in the generated module `_kernels`.
+# Every Numba function that calls a kernel links in its code and optimises it all
+# over again (about a second each on the first run), so the helpers between the
+# entry points (`_close`, `_tasks`) and the kernels are inlined (inline="always"),
+# and offsets are passed as int64, never as literal constants (a Literal[int]
+# argument compiles the kernels once more).
 # ---------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _relax(c, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, floor, inf):
     """``c[ci+i, cj+j] = min(c[ci+i, cj+j], a[ai+i, ak+k] + b[bk+k, bj+j])``
     for ``i < r, k < kk, j < s``, in place."""
@@ -159,24 +164,7 @@ def _close(t, floor, inf):
             _relax(t, ci, cj, a, ai, ak, b, bk, bj, r, w, s, floor, inf)
 
 
-@njit(cache=True, nogil=True)
-def _close_pivot(d, k0, k1, floor, inf):
-    """Phase 1: close the pivot tile ``d[k0:k1, k0:k1]`` in place; return ``(P, P.T)`` as copies."""
-    m = k1 - k0
-    pivot = np.empty((m, m), dtype=d.dtype)
-    for i in range(m):
-        for j in range(m):
-            pivot[i, j] = d[k0 + i, k0 + j]
-    _close(pivot, floor, inf)
-    pivot_t = np.empty((m, m), dtype=d.dtype)
-    for i in range(m):
-        for j in range(m):
-            d[k0 + i, k0 + j] = pivot[i, j]
-            pivot_t[j, i] = pivot[i, j]
-    return pivot, pivot_t
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _pieces(n, k0, k1, width, t):
     """Piece ``t`` of ``[0, n)`` cut every ``width``, minus ``[k0, k1)``: up to two ranges."""
     j0 = t * width
@@ -184,7 +172,7 @@ def _pieces(n, k0, k1, width, t):
     return j0, min(j1, k0), max(j0, k1), j1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
     """Phase 2 on one piece: pivot rows, columns ``lo:hi`` (``R = min(R, P (x) R)``), or with
     ``column_panel`` pivot columns, rows ``lo:hi``, done transposed (``C.T = min(C.T, P.T (x) C.T)``)
@@ -204,7 +192,8 @@ def _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
     for k in range(m):
         for j in range(w):
             b[k, j] = c[ci + k, cj + j]
-    _relax(c, ci, cj, a, 0, 0, b, 0, 0, m, m, w, floor, inf)
+    zero = np.int64(0)  # not a literal 0: see the note above the kernels
+    _relax(c, ci, cj, a, zero, zero, b, zero, zero, m, m, w, floor, inf)
     if column_panel:
         for i in range(w):
             for k in range(m):
@@ -312,7 +301,12 @@ def _wait_all(jobs) -> None:
 def _round(d, k0, k1, floor, inf):
     """One round of blocked FW with pivot rows/columns ``k0:k1`` (all three phases)."""
     n = d.shape[0]
-    pivot, pivot_t = _close_pivot(d, k0, k1, floor, inf)
+    # phase 1 on a copy of the pivot tile; numpy copies it, so that no further Numba function
+    # links in the kernels (see the note above the kernels)
+    pivot = np.array(d[k0:k1, k0:k1])
+    _close(pivot, floor, inf)
+    d[k0:k1, k0:k1] = pivot
+    pivot_t = np.ascontiguousarray(pivot.T)
     panel_cols = max(PANEL_BYTES // d.itemsize, 1)
     strip_cols = max(STRIP_BYTES // d.itemsize, 1)
     _run_tasks(d, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols, floor, inf)

@@ -17,7 +17,7 @@ from numba import njit, prange
 from .. import dtypes
 from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, solve_with
 from ..solvers import SolveOptions, SolveOutput
-from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close_pivot, _kernel_args, _panel_piece, _relax
+from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close, _kernel_args, _panel_piece, _relax
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
 #: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
@@ -30,7 +30,10 @@ DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["cpu"]
 def _round(d, k0, k1, panels, rows, cols, floor, inf):
     """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
     ``rows x cols`` pieces ((lo, hi) each)."""
-    pivot, pivot_t = _close_pivot(d, k0, k1, floor, inf)
+    pivot = d[k0:k1, k0:k1].copy()  # phase 1 on a copy of the pivot tile, as dense blocked FW
+    _close(pivot, floor, inf)
+    d[k0:k1, k0:k1] = pivot
+    pivot_t = pivot.T.copy()
     for t in prange(panels.shape[0]):
         _panel_piece(d, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
     m = k1 - k0

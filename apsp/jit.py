@@ -43,7 +43,36 @@ def _install() -> None:
                 _clock["total"] += time.perf_counter() - _clock["start"]
 
     event.register("numba:compile", _CompileListener())
+    _answer_numbas_blas_probe()
     _clock["installed"] = True
+
+
+def _answer_numbas_blas_probe() -> None:
+    """Spare the first kernel load Numba's BLAS probe, which imports ``scipy.linalg`` (70 ms).
+
+    Numba's first compile or cache load imports ``numba.np.arraymath``, whose import probes for a
+    BLAS by importing ``scipy.linalg.cython_blas``; apsp's kernels call no BLAS, and scipy, a
+    dependency, would answer yes. So the probe alone is answered yes without the import; every
+    later call (a ``np.dot`` in somebody's kernel) runs Numba's own check, which imports scipy's
+    BLAS then. Nothing changes when arraymath is already loaded or Numba names these otherwise.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    try:
+        from numba.np import linalg
+    except ImportError:
+        return
+    numbas_check = getattr(linalg, "ensure_blas", None)
+    if numbas_check is None or getattr(numbas_check, "answers_probe", False):
+        return
+
+    def ensure_blas():
+        if sys._getframe(1).f_code.co_name == "_check_blas":  # arraymath's import-time probe
+            return None
+        return numbas_check()
+
+    ensure_blas.answers_probe = True
+    linalg.ensure_blas = ensure_blas
 
 
 def _announce() -> None:

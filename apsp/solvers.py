@@ -156,7 +156,7 @@ def unknown_option(name: str, valid) -> TypeError:
     TypeError("unexpected keyword argument 'chekpoint'; did you mean 'checkpoint'?")
     """
     close = difflib.get_close_matches(name, list(valid), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; valid options: {', '.join(sorted(valid))}"
+    hint = f"; did you mean {close[0]!r}?" if close else f"; valid options: {', '.join(sorted(set(valid)))}"
     return TypeError(f"unexpected keyword argument {name!r}{hint}")
 
 

@@ -15,6 +15,10 @@ def test_unknown_keyword_names_the_nearest_valid_one():
         apsp.shortest_paths([(0, 1, 2)], backend="cpu", gpu_memroy="1GB")
     with pytest.raises(TypeError, match="did you mean 'return_predecessors'"):
         apsp.shortest_paths([(0, 1, 2)], backend="cpu", return_predecesors=True)
+    with pytest.raises(TypeError, match="valid options: ") as nothing_close:
+        apsp.shortest_paths([(0, 1, 2)], backend="cpu", paths=True)
+    listed = str(nothing_close.value).split("valid options: ")[1].split(", ")
+    assert len(listed) == len(set(listed)) and "progress" in listed and "return_successors" in listed
 
 
 def test_options_are_frozen_and_checked_once():

@@ -461,7 +461,7 @@ def parse_slow_floats(buf: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray,
 _PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode(), dtype=np.uint8).copy()
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _ndigits(u):
     n = 1
     while u >= np.uint64(10000):
@@ -475,7 +475,7 @@ def _ndigits(u):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_int(out, p, v):
     """Write int64 ``v`` in decimal at ``out[p]``; return the position after it."""
     if v < 0:
@@ -502,7 +502,7 @@ def _put_int(out, p, v):
     return p + n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_inf(out, p):
     out[p] = 73
     out[p + 1] = 78
@@ -515,12 +515,12 @@ def _put_inf(out, p):
 _WHOLE_LIMIT = 2.0 ** 49
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _prints_as_int(v):
     return v == np.floor(v) and abs(v) < _WHOLE_LIMIT
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_float(out, p, v, strs, lens, k):
     """Whole floats as integers, the rest from numpy's repr strings; returns (p, k)."""
     if v == np.inf:

@@ -8,8 +8,8 @@ one sweep over the edges advances 64 breadth-first searches by one level:
 Levels with a small frontier go top-down (push each frontier vertex's bits to
 its out-neighbours); the others bottom-up (pull over the transposed CSR,
 stopping at a vertex once every source of the batch has reached it). Batches
-run in parallel (Numba ``prange``). Cost: at most O(n/64 * levels * m) word
-operations, plus one write per pair.
+run in parallel, one range of batches per thread (`apsp.cpu.threads`). Cost: at
+most O(n/64 * levels * m) word operations, plus one write per pair.
 
 Distances come in the smallest unsigned type that holds the graph's diameter
 (``uint8`` up to 254 hops, then ``uint16``, then ``int32``); unreachable pairs
@@ -25,11 +25,12 @@ array([0, 1, 2, 3], dtype=uint8)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .. import dtypes
 from ..errors import DtypeError
 from ..solvers import SolveOptions, SolveOutput
+from .threads import run_split
 
 #: sources per batch (bits in a word)
 WORD = 64
@@ -174,19 +175,21 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
     return level - 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _bfs_batches(out_ptr, out_idx, in_ptr, in_idx, batches, dist, max_level, pred, succ,
-                 want_pred, want_succ, table, push_factor, levels):
+                 want_pred, want_succ, table, push_factor, levels, lo, hi):
+    """Batches ``lo..hi-1`` one after another (one thread's share: `apsp.cpu.threads`), on one
+    set of work arrays; ``levels[i]``: batch i's deepest level, -1 if it outgrew ``max_level``."""
     n = in_ptr.shape[0] - 1
     rows = n if (want_pred or want_succ) else 1
-    for i in prange(batches.shape[0]):
+    ws_bits = np.empty((3, n), dtype=np.uint64)
+    ws_lists = np.empty((2, n), dtype=np.int64)
+    found = np.empty((n, WORD), dtype=dist.dtype)
+    parent = np.empty((rows, WORD), dtype=np.int32)
+    hop = np.empty((rows, WORD), dtype=np.int32)
+    for i in range(lo, hi):
         s0 = batches[i] * WORD
         ns = min(WORD, n - s0)
-        ws_bits = np.empty((3, n), dtype=np.uint64)
-        ws_lists = np.empty((2, n), dtype=np.int64)
-        found = np.empty((n, WORD), dtype=dist.dtype)
-        parent = np.empty((rows, WORD), dtype=np.int32)
-        hop = np.empty((rows, WORD), dtype=np.int32)
         levels[i] = _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred,
                                succ, want_pred, want_succ, table, push_factor, ws_bits, ws_lists,
                                found, parent, hop)
@@ -261,8 +264,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     diameter = 0
     while len(batches):
         levels = np.empty(len(batches), dtype=np.int64)
-        _bfs_batches(*arrays, batches, dist, max_level(dt), pred, succ, want_pred, want_succ,
-                     _LOW_BIT_INDEX, push_factor, levels)
+        run_split(_bfs_batches, len(batches), *arrays, batches, dist, max_level(dt), pred, succ,
+                  want_pred, want_succ, _LOW_BIT_INDEX, push_factor, levels)
         diameter = max(diameter, int(levels.max(initial=0)))
         batches = batches[levels < 0]
         if len(batches):

@@ -35,6 +35,7 @@ from .. import dtypes
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from ._kernels import _relax1, _relax4
+from .threads import run_split, wait_all
 
 #: default tile edge (measured: `apsp.solvers.DEFAULT_BLOCK`)
 DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
@@ -201,7 +202,7 @@ def _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf):
 
 
 @njit(cache=True, nogil=True)
-def _tasks(d, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, floor, inf):
+def _tasks(d, pivot, pivot_t, k0, k1, phase, panel_cols, strip_cols, floor, inf, t0, t1):
     """Tasks ``t0..t1-1`` of phase 2 or 3 of the round with pivot rows/columns ``k0:k1``.
 
     Phase 2: tasks ``0..2*npieces`` update a piece (``panel_cols`` wide) of the
@@ -242,60 +243,9 @@ def _tasks(d, pivot, pivot_t, k0, k1, phase, t0, t1, panel_cols, strip_cols, flo
             _relax(d, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, floor, inf)
 
 
-# Phases 2 and 3 run on Python threads over nogil kernels rather than Numba's
-# parallel=True: the same static split of tasks, but compiling a parallel
-# function (its gufunc and a second optimisation of every kernel it calls)
-# took longer than all the kernels together.
-_POOL = {"pool": None, "threads": 0}
-
-
-def _threads() -> int:
-    import numba
-
-    return max(1, numba.get_num_threads())
-
-
-def _pool(threads: int):
-    from concurrent.futures import ThreadPoolExecutor
-
-    if _POOL["pool"] is None or _POOL["threads"] < threads:
-        _POOL["pool"] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="apsp-fw")
-        _POOL["threads"] = threads
-    return _POOL["pool"]
-
-
 def _run_tasks(d, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, floor, inf):
-    """All tasks of one phase, split into one contiguous range per thread (as prange's static schedule)."""
-    threads = min(_threads(), ntasks)
-    if threads <= 1:
-        _tasks(d, pivot, pivot_t, k0, k1, phase, 0, ntasks, panel_cols, strip_cols, floor, inf)
-        return
-    bounds = [ntasks * q // threads for q in range(threads + 1)]
-    pool = _pool(threads - 1)
-    jobs = [pool.submit(_tasks, d, pivot, pivot_t, k0, k1, phase, bounds[q], bounds[q + 1], panel_cols,
-                        strip_cols, floor, inf) for q in range(1, threads)]
-    try:
-        _tasks(d, pivot, pivot_t, k0, k1, phase, bounds[0], bounds[1], panel_cols, strip_cols, floor, inf)
-    finally:
-        _wait_all(jobs)
-
-
-def _wait_all(jobs) -> None:
-    """Wait for every job, even through Ctrl-C: no thread may still write the matrix when the
-    caller looks at it (a checkpoint saves it on the way out). Then raise a job's error."""
-    from concurrent.futures import wait
-
-    interrupted = None
-    while True:
-        try:
-            wait(jobs)
-            break
-        except KeyboardInterrupt as exc:
-            interrupted = exc
-    for job in jobs:
-        job.result()
-    if interrupted is not None:
-        raise interrupted
+    """All tasks of one phase, one contiguous range per thread (`apsp.cpu.threads`)."""
+    run_split(_tasks, ntasks, d, pivot, pivot_t, k0, k1, phase, panel_cols, strip_cols, floor, inf)
 
 
 def _round(d, k0, k1, floor, inf):
@@ -508,8 +458,7 @@ class CPUEngine:
         cuts = np.linspace(0, rows, parts + 1).astype(int)
         jobs = [self._pool.submit(minplus_update, c[r0:r1], a[r0:r1], b, self.negative)
                 for r0, r1 in zip(cuts[:-1], cuts[1:]) if r1 > r0]
-        for job in jobs:
-            job.result()
+        wait_all(jobs)
 
     def sync(self) -> None:
         pass

@@ -1,0 +1,60 @@
+"""Work split over Python threads, each running a ``nogil`` Numba kernel on its own range.
+
+This stands in for Numba's ``parallel=True``: the same static split (one contiguous range
+per thread, as ``prange`` schedules it) at the same speed, but nothing more to compile. A
+parallel function compiles a gufunc and optimises every kernel it calls once more, which
+took longer than the kernels themselves (seconds of a first run).
+"""
+from __future__ import annotations
+
+_POOL = {"pool": None, "workers": 0}
+
+
+def thread_count() -> int:
+    """Threads a split uses: Numba's setting (``NUMBA_NUM_THREADS``, `numba.set_num_threads`)."""
+    import numba
+
+    return max(1, numba.get_num_threads())
+
+
+def _pool(workers: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    if _POOL["pool"] is None or _POOL["workers"] < workers:
+        _POOL["pool"] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="apsp-cpu")
+        _POOL["workers"] = workers
+    return _POOL["pool"]
+
+
+def run_split(kernel, ntasks: int, *args) -> None:
+    """``kernel(*args, lo, hi)`` over tasks ``0..ntasks-1``, one contiguous range per thread;
+    this thread runs the first range. Returns when every range is done (`wait_all`)."""
+    threads = min(thread_count(), ntasks)
+    if threads <= 1:
+        kernel(*args, 0, ntasks)
+        return
+    bounds = [ntasks * q // threads for q in range(threads + 1)]
+    pool = _pool(threads - 1)
+    jobs = [pool.submit(kernel, *args, bounds[q], bounds[q + 1]) for q in range(1, threads)]
+    try:
+        kernel(*args, bounds[0], bounds[1])
+    finally:
+        wait_all(jobs)
+
+
+def wait_all(jobs) -> None:
+    """Wait for every job, even through Ctrl-C: no thread may still write an array when the
+    caller looks at it (a checkpoint saves the matrix on the way out). Then raise a job's error."""
+    from concurrent.futures import wait
+
+    interrupted = None
+    while True:
+        try:
+            wait(jobs)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    for job in jobs:
+        job.result()
+    if interrupted is not None:
+        raise interrupted

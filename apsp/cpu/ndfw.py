@@ -32,7 +32,9 @@ def _round(d, k0, k1, panels, rows, cols, floor, inf):
     ``rows x cols`` pieces ((lo, hi) each)."""
     pivot = d[k0:k1, k0:k1].copy()  # phase 1 on a copy of the pivot tile, as dense blocked FW
     _close(pivot, floor, inf)
-    d[k0:k1, k0:k1] = pivot
+    for i in range(k1 - k0):  # element by element, as in _permute_rows
+        for j in range(k1 - k0):
+            d[k0 + i, k0 + j] = pivot[i, j]
     pivot_t = pivot.T.copy()
     for t in prange(panels.shape[0]):
         _panel_piece(d, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
@@ -141,7 +143,10 @@ def _permute_columns(d, position, values, limit, unreachable, finalize):
 @njit(cache=True)
 def _permute_rows(d, position):
     """Rows in place: ``new row i = old row position[i]``, cycle by cycle with one row of scratch."""
+    # rows copied element by element: a whole-row assignment makes Numba compile its
+    # shape-mismatch error message (about 2 s of the first run)
     n = d.shape[0]
+    width = d.shape[1]
     done = np.zeros(n, dtype=np.bool_)
     for start in range(n):
         if done[start] or position[start] == start:
@@ -152,9 +157,11 @@ def _permute_rows(d, position):
             done[i] = True
             j = position[i]
             if j == start:
-                d[i] = buf
+                for c in range(width):
+                    d[i, c] = buf[c]
                 break
-            d[i] = d[j]
+            for c in range(width):
+                d[i, c] = d[j, c]
             i = j
 
 

@@ -20,7 +20,7 @@ however large. The caller picks a dtype that holds every distance (see
 settled distances are at most the bound and the sum is taken in 64 bits.
 
 `search_rows` runs one search per source, the sources spread over threads
-(Numba ``prange``), each writing its row of a k x n block (plus predecessor
+(`apsp.cpu.threads`), each writing its row of a k x n block (plus predecessor
 and first-hop rows on request). It calls the kernel for a chunk of sources at
 a time, sized to take a fraction of a second, so Ctrl-C (and SIGTERM, which
 the CLI turns into Ctrl-C) stops it between chunks.
@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit
 
 from .. import dtypes
+from .threads import run_split, thread_count
 
 if TYPE_CHECKING:
     from ..errors import NegativeCycleError
@@ -525,23 +526,24 @@ def _reduced_weights(indptr, indices, weights, h, out):
             out[e] = r if r > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _search_chunk(indptr, indices, weights, sources, lo, hi, kind, dist, pred, hop, want_pred,
                   want_hop, unreachable, h, shift, groups, packed, to_float, fdist, nbuckets,
-                  small_weights):
-    """Searches from ``sources[lo:hi]`` into rows ``lo..hi-1`` of the blocks.
+                  small_weights, g0, g1):
+    """Groups ``g0..g1-1`` (one thread's share, `apsp.cpu.threads`) of the searches from
+    ``sources[lo:hi]`` into rows ``lo..hi-1`` of the blocks.
 
     ``kind`` 0: BFS, 1: Dijkstra (``packed``: `dijkstra_row_packed`), 2: Dijkstra
     with ``nbuckets`` buckets (`bucket_row` on the int32 ``small_weights``; a
     worker whose search gives up uses the heap from then on). With
     ``shift`` (Johnson), distances found on reduced weights are shifted back by
-    ``h[t] - h[s]``. Sources are dealt to ``groups`` parallel workers in turn,
-    each with its own scratch arrays. With ``to_float``, ``dist`` holds one
+    ``h[t] - h[s]``. Sources are dealt to ``groups`` workers in turn, each with its
+    own scratch arrays. With ``to_float``, ``dist`` holds one
     scratch row per worker and each finished row is written to ``fdist`` as
     float64 (inf where unreachable), so no integer k x n block is kept.
     """
     n = indptr.shape[0] - 1
-    for g in prange(groups):
+    for g in range(g0, g1):
         heap_keys = np.empty(indices.shape[0] + 1, dtype=dist.dtype)
         heap_verts = np.empty(max(n, indices.shape[0] + 1), dtype=np.int32)
         heap_packed = np.empty(indices.shape[0] + 1 if packed else 1, dtype=np.int64)
@@ -705,7 +707,7 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
     if nbuckets:
         code = 2
         small_weights = g.weights.astype(np.int32, copy=False)
-    threads = get_num_threads()
+    threads = thread_count()
     # distances below 2^31 and vertex numbers below 2^32 fit one int64 heap entry
     packed = code >= 1 and g.dtype in (np.dtype(np.int16), np.dtype(np.int32)) and n < 2**31
     dist = np.empty((4 * threads if as_float else k, n), dtype=g.dtype)
@@ -719,9 +721,9 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
             hi = min(k, done + chunk)
             groups = min(hi - done, 4 * threads)
             t0 = time.perf_counter()
-            _search_chunk(g.indptr, g.indices, g.weights, sources, done, hi, code, dist, pred, hop,
-                          want_pred, want_hop, unreachable, h, shift, groups, packed, as_float,
-                          fdist, nbuckets, small_weights)
+            run_split(_search_chunk, groups, g.indptr, g.indices, g.weights, sources, done, hi, code, dist,
+                      pred, hop, want_pred, want_hop, unreachable, h, shift, groups, packed, as_float,
+                      fdist, nbuckets, small_weights)
             spent = time.perf_counter() - t0
             bar.update(hi - done)
             per_source = spent / (hi - done)

@@ -58,6 +58,47 @@ MAX_BUCKETS = 1 << 16
 # kernels
 # ---------------------------------------------------------------------------
 
+@njit(cache=True, nogil=True, inline="always")
+def _heap_pop(keys, verts, size):
+    """Remove the root of the binary heap ``keys``/``verts`` of ``size`` entries; return the new size."""
+    size -= 1
+    last_key = keys[size]
+    last_vert = verts[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        kc = keys[c]
+        if c + 1 < size and keys[c + 1] < kc:
+            c += 1
+            kc = keys[c]
+        if kc >= last_key:
+            break
+        keys[i] = kc
+        verts[i] = verts[c]
+        i = c
+    keys[i] = last_key
+    verts[i] = last_vert
+    return size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _heap_push(keys, verts, size, key, v):
+    """Add (key, v) to the binary heap of ``size`` entries; return the new size."""
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if keys[p] <= key:
+            break
+        keys[i] = keys[p]
+        verts[i] = verts[p]
+        i = p
+    keys[i] = key
+    verts[i] = v
+    return size + 1
+
+
 @njit(cache=True, nogil=True)
 def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
                  unreachable, heap_keys, heap_verts):
@@ -86,26 +127,7 @@ def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred
     while size > 0:
         du = heap_keys[0]
         u = heap_verts[0]
-        size -= 1
-        # move the last entry down from the root
-        last_key = heap_keys[size]
-        last_vert = heap_verts[size]
-        i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= size:
-                break
-            kc = heap_keys[c]
-            if c + 1 < size and heap_keys[c + 1] < kc:
-                c += 1
-                kc = heap_keys[c]
-            if kc >= last_key:
-                break
-            heap_keys[i] = kc
-            heap_verts[i] = heap_verts[c]
-            i = c
-        heap_keys[i] = last_key
-        heap_verts[i] = last_vert
+        size = _heap_pop(heap_keys, heap_verts, size)
         if du > dist[u]:
             continue  # stale: u was pushed again with a smaller distance
         settled += 1
@@ -120,18 +142,7 @@ def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred
                     pred[v] = u
                 if want_hop:
                     hop[v] = v if u == s else hop[u]
-                i = size
-                size += 1
-                while i > 0:
-                    p = (i - 1) >> 1
-                    kp = heap_keys[p]
-                    if kp <= nd:
-                        break
-                    heap_keys[i] = kp
-                    heap_verts[i] = heap_verts[p]
-                    i = p
-                heap_keys[i] = nd
-                heap_verts[i] = v
+                size = _heap_push(heap_keys, heap_verts, size, nd, v)
     return settled
 
 
@@ -205,47 +216,6 @@ def dijkstra_row_packed(indptr, indices, weights, s, target, dist, pred, hop, wa
                     i = p
                 heap[i] = key
     return settled
-
-
-@njit(cache=True, nogil=True)
-def _heap_pop(keys, verts, size):
-    """Remove the root of the binary heap ``keys``/``verts`` of ``size`` entries; return the new size."""
-    size -= 1
-    last_key = keys[size]
-    last_vert = verts[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        kc = keys[c]
-        if c + 1 < size and keys[c + 1] < kc:
-            c += 1
-            kc = keys[c]
-        if kc >= last_key:
-            break
-        keys[i] = kc
-        verts[i] = verts[c]
-        i = c
-    keys[i] = last_key
-    verts[i] = last_vert
-    return size
-
-
-@njit(cache=True, nogil=True)
-def _heap_push(keys, verts, size, key, v):
-    """Add (key, v) to the binary heap of ``size`` entries; return the new size."""
-    i = size
-    while i > 0:
-        p = (i - 1) >> 1
-        if keys[p] <= key:
-            break
-        keys[i] = keys[p]
-        verts[i] = verts[p]
-        i = p
-    keys[i] = key
-    verts[i] = v
-    return size + 1
 
 
 @njit(cache=True, nogil=True)

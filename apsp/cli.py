@@ -606,9 +606,8 @@ def _cmd_path(args) -> int:
         return _path_from_solve(args, first)
     from . import errors
     from .api import as_graph
-    from .query import shortest_path_between
-
     from .jit import book_compile, compile_seconds
+    from .query import shortest_path_between
 
     _listen_for_compiles(args)
     startup = _process_age()  # interpreter and imports: so that the stages add up to the wall time

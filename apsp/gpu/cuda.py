@@ -63,10 +63,6 @@ _SIGNATURES = {
     "cuMemPoolSetAttribute": [_P, _INT, ctypes.POINTER(_U64)],
     "cuMemHostAlloc": [ctypes.POINTER(_P), _SIZE, _UINT],
     "cuMemFreeHost": [_P],
-    "cuMemsetD16Async": [_U64, ctypes.c_ushort, _SIZE, _P],
-    "cuMemsetD32Async": [_U64, _UINT, _SIZE, _P],
-    "cuMemcpyHtoDAsync_v2": [_U64, _P, _SIZE, _P],
-    "cuMemcpyDtoHAsync_v2": [_P, _U64, _SIZE, _P],
     "cuMemcpy2DAsync_v2": [ctypes.POINTER(_Memcpy2D), _P],
     "cuStreamCreateWithPriority": [ctypes.POINTER(_P), _UINT, _INT],
     "cuStreamSynchronize": [_P],
@@ -120,14 +116,14 @@ def call(name: str, *args) -> None:
     _check(getattr(_library(), name)(*args), name)
 
 
-def start(ordinal: int = 0):
-    """Initialise the driver and retain device ``ordinal``'s primary context (once per process)."""
+def start():
+    """Initialise the driver and retain device 0's primary context (once per process)."""
     with _lock:
         if "context" not in _state:
             lib = _library()
             _check(lib.cuInit(0), "cuInit")
             device, context = _INT(), _P()
-            _check(lib.cuDeviceGet(ctypes.byref(device), ordinal), "cuDeviceGet")
+            _check(lib.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
             _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
             _state.update(device=device.value, context=context)
         return _state["context"]
@@ -230,40 +226,15 @@ class PinnedBuffer:
             self.ptr = 0
 
 
-def fill(ptr: int, value: int, count: int, itemsize: int, stream=None) -> None:
-    """Set ``count`` elements of ``itemsize`` (2 or 4) bytes from ``ptr`` to ``value`` (its bits)."""
-    if itemsize == 4:
-        call("cuMemsetD32Async", ptr, value & 0xFFFFFFFF, count, stream or current_stream())
-    elif itemsize == 2:
-        call("cuMemsetD16Async", ptr, value & 0xFFFF, count, stream or current_stream())
-    else:
-        raise ValueError(f"fill needs 2- or 4-byte elements, got {itemsize}")
-
-
 def copy_2d(dst, dst_pitch: int, src, src_pitch: int, width: int, height: int, *,
             dst_host: bool = False, src_host: bool = False, stream=None) -> None:
     """Copy ``height`` rows of ``width`` bytes between device or host addresses (pitches in bytes)."""
     p = _Memcpy2D()
-    p.srcMemoryType = MEMORY_HOST if src_host else MEMORY_DEVICE
-    p.dstMemoryType = MEMORY_HOST if dst_host else MEMORY_DEVICE
-    if src_host:
-        p.srcHost = src
-    else:
-        p.srcDevice = src
-    if dst_host:
-        p.dstHost = dst
-    else:
-        p.dstDevice = dst
+    for end, address, host in (("src", src, src_host), ("dst", dst, dst_host)):
+        setattr(p, end + "MemoryType", MEMORY_HOST if host else MEMORY_DEVICE)
+        setattr(p, end + ("Host" if host else "Device"), address)
     p.srcPitch, p.dstPitch, p.WidthInBytes, p.Height = src_pitch, dst_pitch, width, height
     call("cuMemcpy2DAsync_v2", ctypes.byref(p), stream or current_stream())
-
-
-def copy_to_device(dst: int, host_ptr: int, nbytes: int, stream=None) -> None:
-    call("cuMemcpyHtoDAsync_v2", dst, host_ptr, nbytes, stream or current_stream())
-
-
-def copy_to_host(host_ptr: int, src: int, nbytes: int, stream=None) -> None:
-    call("cuMemcpyDtoHAsync_v2", host_ptr, src, nbytes, stream or current_stream())
 
 
 # ----------------------------------------------------------------------------- streams and events

@@ -114,32 +114,47 @@ class _Timer:
         return {name: end.seconds_since(start) for (_, start), (name, end) in zip(self.marks, self.marks[1:])}
 
 
-class DriverEngine:
-    """The torch-free GPU engine of the FW skeleton (`apsp.fwsolve`); see `apsp.gpu.fw.GPUEngine`,
-    whose duties it shares: a padded in-core matrix, the look-ahead rounds, the cut-off check
-    and the unreachable mark on the device, the result copied out through pinned staging."""
+def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
+    """Last guard before the big allocation, given the device's ``free`` and ``total`` bytes (the memory
+    planner decided earlier, on the same formula; free memory may have shrunk since)."""
+    _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
+    if need > free:
+        raise MemoryPlanError(
+            f"the {n_pad}x{n_pad} {dtype.name} distance matrix needs {need / 2**30:.1f} GiB on the GPU, "
+            f"but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller dtype, "
+            "the CPU backend, or the distributed solver")
+
+
+class InCoreEngine:
+    """What the two in-core GPU engines of the FW skeleton (`apsp.fwsolve`) share, `DriverEngine`
+    below and `apsp.gpu.fw.GPUEngine` (torch): the flags, the tile kernels, the look-ahead rounds
+    over the padded matrix ``d`` and the stage marks of ``timer``."""
 
     kind = "gpu"
     early_cycle_check = False
     resumes_anywhere = False
     sync_for_progress = True
+    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
     transposed_col_panels = True
+    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
     pads_tiles = True
+    variant = "blocked"
+    cuda = True
 
-    def __init__(self, dtype, negative: bool, n: int, timer: _Timer | None = None):
+    def __init__(self, dtype, negative: bool, n: int = 0, timer=None):
         self.dtype = np.dtype(dtype)
         self.negative = bool(negative)
         self.n = n
-        self.n_pad = gpu_padded(n, interpreted=False)
         self.timer = timer
-        self.cutoff_band = None
+        self.cutoff_band = None  # (lo, hi) when finalize checks for cut-off distances (apsp.dtypes)
         self.cutoff_suspected = None
         self.d = None
 
-    # -- tile kernels ----------------------------------------------------------------
-    def empty(self, shape):
-        return DeviceArray.empty(shape, self.dtype)
+    def mark(self, stage: str) -> None:
+        if self.timer is not None:
+            self.timer.mark(stage)
 
+    # -- tile kernels ----------------------------------------------------------------
     @staticmethod
     def transpose(x):
         return x.t()
@@ -154,19 +169,33 @@ class DriverEngine:
     def minplus(self, c, a, b, parallel: bool = True) -> None:
         minplus_update(c, a, b, self.negative)
 
+    def rounds(self, block: int, start_vertex: int = 0, config=None):
+        self.mark("h2d")
+        # the padded matrix keeps every tile full; padding vertices are never pivots
+        return (min(self.n, done * block)
+                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
+                                      start_round=start_vertex // block))
+
+
+class DriverEngine(InCoreEngine):
+    """The torch-free GPU engine of the FW skeleton (`apsp.fwsolve`); see `apsp.gpu.fw.GPUEngine`,
+    whose duties it shares: a padded in-core matrix, the look-ahead rounds, the cut-off check
+    and the unreachable mark on the device, the result copied out through pinned staging."""
+
+    def __init__(self, dtype, negative: bool, n: int, timer: _Timer | None = None):
+        super().__init__(dtype, negative, n, timer)
+        self.n_pad = gpu_padded(n, interpreted=False)
+
+    def empty(self, shape):
+        return DeviceArray.empty(shape, self.dtype)
+
     @staticmethod
     def sync() -> None:
         cuda.synchronize()
 
     # -- the in-core matrix --------------------------------------------------------------
     def _allocate(self) -> DeviceArray:
-        _, need = incore_needs(self.n_pad, self.dtype, "fw", "gpu", block=DEFAULT_BLOCK)
-        free, total = cuda.memory_info()
-        if need > free:  # the planner decided earlier on the same formula; free memory may have shrunk
-            raise MemoryPlanError(
-                f"the {self.n_pad}x{self.n_pad} {self.dtype.name} distance matrix needs {need / 2**30:.1f} GiB "
-                f"on the GPU, but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller "
-                "dtype, the CPU backend, or the distributed solver")
+        check_fits(self.n_pad, self.dtype, *cuda.memory_info())
         d = DeviceArray.empty((self.n_pad, self.n_pad), self.dtype)
         total = self.n_pad * self.n_pad
         block = 4096
@@ -196,13 +225,6 @@ class DriverEngine:
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
         return self.d[i0:i1, :self.n].to_numpy()
 
-    def rounds(self, block: int, start_vertex: int = 0):
-        if self.timer is not None:
-            self.timer.mark("h2d")
-        return (min(self.n, done * block)
-                for done in fw_rounds(self.d, block, self.negative, n_pivots=self.n,
-                                      start_round=start_vertex // block))
-
     def negative_diagonal(self) -> np.ndarray:
         item = self.dtype.itemsize
         diag = np.empty(self.n, self.dtype)
@@ -217,8 +239,7 @@ class DriverEngine:
         """(distances, None, None) on the host."""
         from .transfer import to_host
 
-        if self.timer is not None:
-            self.timer.mark("compute")
+        self.mark("compute")
         work = self.d[:self.n, :self.n]
         check = self.cutoff_band is not None
         mark = self.dtype.kind != "f"
@@ -232,11 +253,9 @@ class DriverEngine:
                        CHECK=check, MARK=mark, BLOCK=TILE, num_warps=4)
             if check:
                 self.cutoff_suspected = bool(flag.to_numpy()[0, 0])
-        if self.timer is not None:
-            self.timer.mark("paths")
+        self.mark("paths")
         dist = to_host(work)
-        if self.timer is not None:
-            self.timer.mark("d2h")
+        self.mark("d2h")
         return dist, None, None
 
 

@@ -16,17 +16,13 @@ import numpy as np
 import torch
 
 from .. import dtypes
-from ..errors import MemoryPlanError
-from ..planner import gpu_padded, incore_needs
-from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
+from ..planner import gpu_padded
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .minplus import inf_for, minplus_update
-from .rounds import close_block, fw_rounds, naive_rounds
+from .driverfw import DEFAULT_BLOCK, InCoreEngine, check_fits
+from .minplus import inf_for
+from .rounds import naive_rounds
 from .transfer import to_host
-
-#: default blocking factor (measured: `apsp.solvers.DEFAULT_BLOCK`)
-DEFAULT_BLOCK = SOLVER_BLOCKS["gpu"]
 
 
 class _Timer:
@@ -60,13 +56,13 @@ def padded_size(n: int, device: torch.device) -> int:
 def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device) -> torch.Tensor:
     """The FW start matrix built on the device: INF, edges scattered in, diagonal min(0, w_ii)."""
     tdt = getattr(torch, np.dtype(dtype).name)
-    _check_fits(n_pad, np.dtype(dtype), device)
+    if device.type == "cuda":
+        check_fits(n_pad, np.dtype(dtype), *torch.cuda.mem_get_info(device))
     d = torch.empty((n_pad, n_pad), dtype=tdt, device=device)
+    d.fill_(inf_for(d))
     if graph.dense is not None:
-        d.fill_(inf_for(d))
         d[: graph.n, : graph.n].copy_(torch.from_numpy(graph.fw_matrix(dtype)))
     else:
-        d.fill_(inf_for(d))
         csr = graph.to_csr()
         # the CSR arrays go over as they are and are expanded on the device: a row index per edge
         # built on the host would be 8 bytes per edge to make and to copy
@@ -82,21 +78,7 @@ def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device
     return d
 
 
-def _check_fits(n_pad: int, dtype: np.dtype, device: torch.device) -> None:
-    """Last guard before the big allocation (the memory planner decided earlier, on the same formula;
-    free memory may have shrunk since)."""
-    if device.type != "cuda":
-        return
-    _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
-    free, total = torch.cuda.mem_get_info(device)
-    if need > free:
-        raise MemoryPlanError(
-            f"the {n_pad}x{n_pad} {dtype.name} distance matrix needs {need / 2**30:.1f} GiB on the GPU, "
-            f"but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller dtype, "
-            "the CPU backend, or the distributed solver")
-
-
-class GPUEngine:
+class GPUEngine(InCoreEngine):
     """The GPU engine of the FW skeleton (`apsp.fwsolve`): torch tensors on one device, Triton kernels.
 
     The in-core matrix is padded to whole kernel tiles (`padded_size`; padding vertices are
@@ -105,47 +87,17 @@ class GPUEngine:
     the device, marks unreachable pairs there and copies the result to the host.
     """
 
-    kind = "gpu"
-    early_cycle_check = False
-    resumes_anywhere = False
-    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
-    transposed_col_panels = True
-    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
-    pads_tiles = True
-
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
                  timer: "_Timer | None" = None):
+        super().__init__(dtype, negative, n, timer)
         self.device = torch.device(device or default_device())
-        self.dtype = np.dtype(dtype)
         self.tdtype = getattr(torch, self.dtype.name)
-        self.negative = bool(negative)
-        self.n = n
         self.variant = variant
-        self.cuda = self.device.type == "cuda"
-        self.sync_for_progress = self.cuda
-        self.timer = timer
+        self.cuda = self.sync_for_progress = self.device.type == "cuda"
         self.paths_for = None  # (graph, opts) when finalize also recovers paths
-        self.cutoff_band = None  # (lo, hi) when finalize checks for cut-off distances (apsp.dtypes)
-        self.cutoff_suspected = None
-        self.d = None
 
-    # -- tile kernels ----------------------------------------------------------------
     def empty(self, shape):
         return torch.empty(shape, dtype=self.tdtype, device=self.device)
-
-    @staticmethod
-    def transpose(x):
-        return x.t()
-
-    @staticmethod
-    def copy(dst, src) -> None:
-        dst.copy_(src)
-
-    def close_block(self, t) -> None:
-        close_block(t, self.negative)
-
-    def minplus(self, c, a, b, parallel: bool = True) -> None:
-        minplus_update(c, a, b, self.negative)
 
     def sync(self) -> None:
         if self.cuda:
@@ -159,7 +111,8 @@ class GPUEngine:
         """Rows of a saved state; the padding around it is isolated vertices."""
         if self.d is None:
             n_pad = padded_size(self.n, self.device)
-            _check_fits(n_pad, self.dtype, self.device)
+            if self.cuda:
+                check_fits(n_pad, self.dtype, *torch.cuda.mem_get_info(self.device))
             self.d = torch.empty((n_pad, n_pad), dtype=self.tdtype, device=self.device)
             self.d.fill_(inf_for(self.d))
             torch.diagonal(self.d).fill_(0)
@@ -169,15 +122,11 @@ class GPUEngine:
         return self.d[i0:i1, :self.n].cpu().numpy()
 
     def rounds(self, block: int, start_vertex: int = 0):
-        if self.timer is not None:
-            self.timer.mark("h2d")
-        if self.variant == "naive":
-            return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
-        config = (32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None
-        # the padded matrix keeps every tile full; padding vertices are never pivots
-        return (min(self.n, done * block)
-                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
-                                      start_round=start_vertex // block))
+        if self.variant != "naive":
+            return super().rounds(block, start_vertex,
+                                  config=(32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None)
+        self.mark("h2d")
+        return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
 
     def negative_diagonal(self) -> np.ndarray:
         diag = torch.diagonal(self.d[:self.n, :self.n])
@@ -185,8 +134,7 @@ class GPUEngine:
 
     def finalize(self):
         """(distances, successors, predecessors) on the host; paths when `paths_for` is set."""
-        if self.timer is not None:
-            self.timer.mark("compute")
+        self.mark("compute")
         work = self.d[:self.n, :self.n]
         limit = dtypes.reachable_limit(self.dtype, self.negative)
         successors = predecessors = None
@@ -201,13 +149,11 @@ class GPUEngine:
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
         if self.dtype.kind != "f":
             work.masked_fill_(work > limit, int(dtypes.unreachable_value(self.dtype)))
-        if self.timer is not None:
-            self.timer.mark("paths")
+        self.mark("paths")
         dist = to_host(work)
         successors = None if successors is None else to_host(successors)
         predecessors = None if predecessors is None else to_host(predecessors)
-        if self.timer is not None:
-            self.timer.mark("d2h")
+        self.mark("d2h")
         return dist, successors, predecessors
 
 

@@ -377,12 +377,6 @@ def capability_of(t) -> tuple[int, int] | None:
     return _capability(t.device) if t.device.type == "cuda" else None
 
 
-def packed_int16(t) -> bool:
-    """Whether kernels on ``t``'s device may use the packed int16 instructions (the interpreter: no)."""
-    capability = capability_of(t)
-    return capability is not None and capability >= PACKED_INT16_CAPABILITY
-
-
 def asm_mode(dtype, capability: tuple[int, int] | None) -> int:
     """How ``min(x, y + a)`` is emitted for ``dtype`` on a GPU of ``capability`` (None: the interpreter)."""
     if capability is None or (dtype_name(dtype) == "int16" and tuple(capability) < PACKED_INT16_CAPABILITY):
@@ -397,12 +391,6 @@ def default_config(dtype, capability: tuple[int, int] | None):
     if dtype_name(dtype) == "int16" and tuple(capability) < PACKED_INT16_CAPABILITY:
         return OLDER_GPU_INT16_CONFIG
     return MINPLUS_CONFIG[dtype]
-
-
-def _minplus_config(t, override=None):
-    if override is not None:
-        return override
-    return default_config(t.dtype, capability_of(t))
 
 
 def close_tile(t, negative: bool = False) -> None:
@@ -493,7 +481,7 @@ def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
     """``enabled`` None: the PAIRS settings decide (on, and C large enough); True/False: forced."""
     on = PAIRS["enabled"] and max(c.shape) >= PAIRS["min_size"] if enabled is None else enabled
     return (on and dtype_name(c.dtype) == "int16" and not negative and out2 is None and _pair_viewable(c)
-            and _pair_viewable(b) and (c.device.type != "cuda" or packed_int16(c)))
+            and _pair_viewable(b) and (c.device.type != "cuda" or capability_of(c) >= PACKED_INT16_CAPABILITY))
 
 
 def minplus_update(c, a, b, negative: bool = False, out2=None, config=None, pairs: bool | None = None) -> None:
@@ -526,22 +514,25 @@ def _pair_value(v: int) -> int:
 
 
 def _launch_minplus(c, a, b, out2, negative, config, asm, inf) -> None:
-    m, k = a.shape
-    n = b.shape[1]
-    block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*_minplus_config(c, config))
-    wide = max(_max_offset(t) for t in (c, a, b) + ((out2,) if out2 is not None else ())) >= 2 ** 31
-    even = m % block_m == 0 and n % block_n == 0
+    """One launch of the product kernel on r x k, k x s and r x s views, or of its batched form on
+    batch x r x k, batch x k x s and batch x r x s views (``config`` None: `default_config`)."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if config is None:
+        config = default_config(c.dtype, capability_of(c))
+    block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*config)
     c2 = out2 if out2 is not None else c
-    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
-    run_kernel(_minplus_kernel, grid, c, a, b, c2, m, n, k,
-               c.stride(0), c.stride(1), a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-               c2.stride(0), c2.stride(1), inf,
-               CLAMP=negative, HAS_C2=out2 is not None, EVEN=even,
-               BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll, WIDE=wide,
-               CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
+    views = (c, a, b, c2)
+    batched = c.dim() == 3
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),) + ((c.shape[0],) if batched else ())
+    run_kernel(_minplus_batched_kernel if batched else _minplus_kernel, grid, c, a, b, c2, m, n, k,
+               *[t.stride(i) for t in views for i in range(c.dim())], inf,
+               CLAMP=negative, HAS_C2=out2 is not None, EVEN=m % block_m == 0 and n % block_n == 0,
+               BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm, UNROLL=unroll,
+               WIDE=max(_max_offset(t) for t in views) >= 2 ** 31, CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
 
 
-def minplus_update_batched(c, a, b, negative: bool = False, out2=None, config=None) -> None:
+def minplus_update_batched(c, a, b, negative: bool = False, out2=None) -> None:
     """`minplus_update` on a batch of same-shaped products in one launch: ``c[i] = min(c[i],
     a[i] (x) b[i])`` for every ``i`` (``c``, ``a``, ``b`` and ``out2``: batch x rows x columns
     views, any strides; overlaps as `minplus_update`). int16 runs packed (no pairs)."""
@@ -551,14 +542,4 @@ def minplus_update_batched(c, a, b, negative: bool = False, out2=None, config=No
         raise ValueError(f"batched shapes do not chain: c{tuple(c.shape)} a{tuple(a.shape)} b{tuple(b.shape)}")
     if batch == 0 or m == 0 or n == 0 or k == 0:
         return
-    block_m, block_n, warps, unroll, chunk_a, stages = MinplusConfig(*_minplus_config(c, config))
-    views = (c, a, b) + ((out2,) if out2 is not None else ())
-    c2 = out2 if out2 is not None else c
-    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
-    run_kernel(_minplus_batched_kernel, grid, c, a, b, c2, m, n, k,
-               c.stride(0), c.stride(1), c.stride(2), a.stride(0), a.stride(1), a.stride(2),
-               b.stride(0), b.stride(1), b.stride(2), c2.stride(0), c2.stride(1), c2.stride(2), inf_for(c),
-               CLAMP=negative, HAS_C2=out2 is not None, EVEN=m % block_m == 0 and n % block_n == 0,
-               BLOCK_M=block_m, BLOCK_N=block_n, GROUP_M=8, ASM=asm_mode(c.dtype, capability_of(c)),
-               UNROLL=unroll, WIDE=max(_max_offset(t) for t in views) >= 2 ** 31,
-               CHUNK_A=chunk_a, STAGES=stages, num_warps=warps)
+    _launch_minplus(c, a, b, out2, negative, None, asm_mode(c.dtype, capability_of(c)), inf_for(c))

@@ -228,12 +228,8 @@ class Engine(ScheduleEngine):
         """(distances, successors, predecessors) on the host, in vertex order: the cut-off check
         on the device first (no path recovery when a retry will redo it)."""
         d, dt, graph_opts = self.d, self.dtype, self.paths_for
-        if dt.kind == "f":
-            limit = None
-            path_limit = float(np.finfo(dt).max)
-        else:
-            inf = inf_for(d)
-            limit = path_limit = inf // 2 if self.negative else inf - 1
+        path_limit = dtypes.reachable_limit(dt, self.negative)
+        limit = None if dt.kind == "f" else path_limit
         # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
         if self.cutoff_band is not None:

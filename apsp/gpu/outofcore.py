@@ -134,17 +134,13 @@ class GPUStreamEngine(GPUEngine):
                 bounce = self._bounce_in[b][:i1 - i0]
                 self._host_copy(bounce.numpy(), self.host_np[i0:i1])
                 buf.copy_(bounce, non_blocking=True)
-                done = torch.cuda.Event()
-                done.record(self.load_stream)
-                self._in_done[b] = done
+                self._in_done[b] = self.load_stream.record_event()
             else:
                 stored = self._stored_rows.get((i0, i1))
                 if stored is not None:
                     self.load_stream.wait_event(stored)
                 buf.copy_(self.host[i0:i1], non_blocking=True)
-            loaded = torch.cuda.Event()
-            loaded.record(self.load_stream)
-            self._loaded[slot] = loaded
+            self._loaded[slot] = self.load_stream.record_event()
 
     def wait_loaded(self, slot: int) -> None:
         if self.cuda:
@@ -154,8 +150,7 @@ class GPUStreamEngine(GPUEngine):
         if not self.cuda:
             self.host[i0:i1].copy_(buf)
             return
-        computed = torch.cuda.Event()
-        computed.record(self.compute_stream)
+        computed = self.compute_stream.record_event()
         if self.staged:
             b = self._next_out
             self._next_out ^= 1
@@ -167,8 +162,7 @@ class GPUStreamEngine(GPUEngine):
                 self._bounce_out[b][:i1 - i0].copy_(buf, non_blocking=True)
             else:
                 self.host[i0:i1].copy_(buf, non_blocking=True)
-            stored = torch.cuda.Event()
-            stored.record(self.store_stream)
+            stored = self.store_stream.record_event()
         self._free[slot] = stored
         if self.staged:
             self._pending.append((stored, b, i0, i1))
@@ -177,9 +171,7 @@ class GPUStreamEngine(GPUEngine):
 
     def release(self, slot: int) -> None:
         if self.cuda:
-            done = torch.cuda.Event()
-            done.record(self.compute_stream)
-            self._free[slot] = done
+            self._free[slot] = self.compute_stream.record_event()
 
     def sync(self) -> None:
         if self.cuda:

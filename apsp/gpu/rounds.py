@@ -42,10 +42,9 @@ class _TorchQueues:
         self.main = torch.cuda.current_stream(d.device) if self.cuda else None
         self.side = torch.cuda.Stream(d.device, priority=-1) if self.cuda else None  # phases 1-2 jump the queue
 
-    def record(self, stream):
-        event = self.torch.cuda.Event()
-        event.record(stream)
-        return event
+    @staticmethod
+    def record(stream):
+        return stream.record_event()
 
     @staticmethod
     def wait(stream, event) -> None:
@@ -106,8 +105,7 @@ def close_block(t, negative: bool = False) -> None:
     close_tile(t, negative)
 
 
-def fw_inplace(d, block: int, negative: bool = False, progress=None,
-               config=None, col_buffer=None, n_pivots: int | None = None,
+def fw_inplace(d, block: int, negative: bool = False, config=None, col_buffer=None, n_pivots: int | None = None,
                start_round: int = 0, lookahead: bool = True) -> None:
     """Blocked Floyd-Warshall on the square tensor ``d`` in place.
 
@@ -127,14 +125,13 @@ def fw_inplace(d, block: int, negative: bool = False, progress=None,
 
     ``n_pivots``: only vertices ``0..n_pivots-1`` serve as intermediates; the
     rest are padding (isolated vertices) that keep every dimension a multiple
-    of the kernel tile. ``progress``: optional callable taking rounds finished.
-    ``start_round``: resume a solve whose rounds ``0..start_round-1`` are done
-    (`apsp.checkpoint`). ``col_buffer``: optional scratch of at least
-    ``block x n`` (the look-ahead needs two more of them and allocates those).
+    of the kernel tile. ``start_round``: resume a solve whose rounds
+    ``0..start_round-1`` are done (`apsp.checkpoint`). ``col_buffer``: optional
+    scratch of at least ``block x n`` (the look-ahead needs two more of them and
+    allocates those).
     """
-    for done in fw_rounds(d, block, negative, config, col_buffer, n_pivots, start_round, lookahead):
-        if progress is not None:
-            progress(done)
+    for _ in fw_rounds(d, block, negative, config, col_buffer, n_pivots, start_round, lookahead):
+        pass
 
 
 def fw_rounds(d, block: int, negative: bool = False, config=None,
@@ -219,7 +216,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         queues.release(rows + cols_t + [col_scratch])
 
 
-def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = None, config=None):
+def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = None):
     """Blocked Floyd-Warshall on every matrix ``d[i]`` of a batch x n x n array in place, each
     phase of a round one launch for the whole batch; only vertices ``0..n_pivots-1`` serve as
     intermediates (the rest: padding or vertices whose rounds come later). Plain rounds, no
@@ -241,9 +238,9 @@ def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = Non
         else:
             for i in range(batch):
                 close_block(pivot[i], negative)
-        minplus_update_batched(row_panel, pivot, row_panel, negative, config=config)
-        minplus_update_batched(col_panel, col_panel, pivot, negative, out2=col_t, config=config)
-        minplus_update_batched(d, col_t, row_panel, negative, config=config)
+        minplus_update_batched(row_panel, pivot, row_panel, negative)
+        minplus_update_batched(col_panel, col_panel, pivot, negative, out2=col_t)
+        minplus_update_batched(d, col_t, row_panel, negative)
 
 
 def naive_rounds(d, negative: bool = False, start: int = 0):

@@ -120,9 +120,7 @@ class _CudaStager:
         pinned = self.tensors[slot][:staged.nbytes].view(rows.dtype).view(rows.shape)
         with torch.cuda.stream(self.stream):
             pinned.copy_(rows, non_blocking=True)
-            done = torch.cuda.Event()
-            done.record(self.stream)
-        return done
+        return self.stream.record_event()
 
     @staticmethod
     def wait(done) -> None:

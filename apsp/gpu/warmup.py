@@ -36,12 +36,9 @@ def start_cuda_driver() -> None:
     """Initialise the CUDA driver and device 0's primary context through the driver API. ctypes
     calls release the GIL, so this runs beside torch's import (which holds it for seconds);
     torch's runtime then finds the primary context made instead of creating it after the import."""
-    import ctypes
+    from . import cuda
 
     try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        device, context = ctypes.c_int(), ctypes.c_void_p()
-        if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0:
-            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)  # held until exit
-    except (OSError, AttributeError):  # no driver library: torch reports it in its own words
+        cuda.start()  # the context is held until exit
+    except (OSError, AttributeError, cuda.CudaError):  # no driver or no device: torch reports it in its own words
         pass

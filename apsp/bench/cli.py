@@ -124,9 +124,7 @@ def make_context(args):
     if not names:
         names = DEFAULT_CONTESTANTS.get(args.suite) or []
         if args.suite == "scaling":
-            from .contestants import contestant as _c
-
-            names = ["fw-gpu"] if _c("fw-gpu").unavailable() is None else ["fw-cpu"]
+            names = ["fw-gpu"] if contestant("fw-gpu").unavailable() is None else ["fw-cpu"]
     for name in names + ([args.baseline] if args.suite == "backends" else []):
         contestant(name)  # unknown names fail here, before anything runs
     options = {
@@ -139,16 +137,9 @@ def make_context(args):
         "check_sources": args.check_sources, "interpreter": args.interpreter, "argv": getattr(args, "argv", None),
     }
     results = Results(suite=args.suite, environment=collect_environment(), options=options)
-    out = args.out or Path("bench-out")
-    ctx = Context(suite=args.suite, results=results, sizes=options["sizes"], contestants=names,
-                  repeat=options["repeat"], warmup=args.warmup, time_limit=options["time_limit"],
-                  density=args.density, seed=args.seed, dtype=args.dtype, block=args.block,
-                  blocks=options["blocks"], ranks=options["ranks"], mpiexec=args.mpiexec,
-                  baseline=args.baseline, check_all_up_to=args.check_all_up_to,
-                  check_sources=args.check_sources, out=out,
-                  progress=sys.stderr.isatty() and not args.quiet, quiet=args.quiet,
-                  interpreter=args.interpreter)
-    return ctx
+    fields = {k: v for k, v in options.items() if k in Context.__dataclass_fields__}
+    return Context(suite=args.suite, results=results, contestants=names, out=args.out or Path("bench-out"),
+                   progress=sys.stderr.isatty() and not args.quiet, quiet=args.quiet, **fields)
 
 
 def _enable_interpreter() -> None:

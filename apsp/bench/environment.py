@@ -64,24 +64,14 @@ def cpu_info() -> dict:
     except AttributeError:  # not Linux
         usable = os.cpu_count()
     return {"model": model, "logical_cores": os.cpu_count(), "usable_cores": usable,
-            "memory_bytes": _total_memory()}
+            "memory_bytes": _meminfo("MemTotal")}
 
 
-def _total_memory() -> int | None:
+def _meminfo(key: str) -> int | None:
+    """A ``/proc/meminfo`` field (``MemTotal``, ``MemAvailable``) in bytes, or None when unknown."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def available_memory() -> int | None:
-    """Bytes of host memory available now (Linux), or None when unknown."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass

@@ -20,10 +20,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..io.atomic import atomic_write
 
 SCHEMA = "apsp-bench/1"
 #: fields every record carries (others depend on the suite)
@@ -123,22 +123,8 @@ def write_text_atomic(path, text: str) -> None:
 
 
 def write_bytes_atomic(path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide results from other users
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    with atomic_write(path) as fh:
+        fh.write(data)
 
 
 def _jsonable(value):

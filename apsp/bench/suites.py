@@ -29,7 +29,7 @@ import numpy as np
 
 from . import model
 from .contestants import ALL, Contestant, contestant
-from .environment import available_memory
+from .environment import _meminfo
 from .results import Results
 from .timing import predicted_time, repeats_within, solver_stages, summarize, timed_call
 from .workloads import Reference, make_graph
@@ -182,7 +182,7 @@ def _measure(ctx: Context, c: Contestant, solve, ref: Reference | None) -> dict:
 
 def _memory_guard(c: Contestant, n: int, itemsize: int = 4) -> str | None:
     """A reason to skip when the dense matrices surely do not fit in host memory."""
-    free = available_memory()
+    free = _meminfo("MemAvailable")
     per = 8 if (c.peer or c.method == "reference") else itemsize
     need = 3 * n * n * per
     if free is not None and need > free:
@@ -196,11 +196,8 @@ class Budget:
     def __init__(self, limit: float):
         self.limit = limit
         self.last: dict = {}
-        self.blocked: dict = {}
 
     def reason(self, name: str, n: int) -> str | None:
-        if name in self.blocked:
-            return self.blocked[name]
         if name in self.last:
             last_n, last_s = self.last[name]
             guess = predicted_time(last_n, last_s, n)
@@ -211,9 +208,6 @@ class Budget:
 
     def done(self, name: str, n: int, seconds: float) -> None:
         self.last[name] = (n, seconds)
-
-    def block(self, name: str, why: str) -> None:
-        self.blocked[name] = why
 
 
 def _available(ctx: Context, names) -> tuple[list, dict]:
@@ -227,6 +221,35 @@ def _available(ctx: Context, names) -> tuple[list, dict]:
             missing[c.name] = (c, why)
             ctx.note(f"{c.name} skipped: {why}")
     return chosen, missing
+
+
+def _guarded(ctx: Context, point):
+    """``point(c, n)`` unless predicted over the time limit or out of host memory (then skipped);
+    ``point`` returns the seconds per solve that predict the next size, or None (failed)."""
+    budget = Budget(ctx.time_limit)
+
+    def guarded(c: Contestant, n: int) -> None:
+        why = budget.reason(c.name, n) or _memory_guard(c, n)
+        if why:
+            _skip(ctx, c, n, why)
+        elif (seconds := point(c, n)) is not None:
+            budget.done(c.name, n, seconds)
+
+    return guarded
+
+
+def _attempt(ctx: Context, c: Contestant, n, fn, **extra):
+    """``fn()``; on an error (not MemoryError or Ctrl-C) the failure is recorded and None returned:
+    a backend's failure is a result, not the end of the run."""
+    try:
+        return fn()
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        _fail(ctx, c, n, exc, **extra)
+        return None
+    finally:
+        gc.collect()
 
 
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
@@ -244,17 +267,16 @@ def run_backends(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
     baselines = {"weighted": ctx.baseline, "unit": "scipy-unweighted"}
     ctx.results.options["baselines"] = baselines
-    budget = Budget(ctx.time_limit)
-    _sweep_sizes(ctx, ready, missing, lambda c, n: _backend_point(ctx, c, n, budget),
+    _sweep_sizes(ctx, ready, missing.values(), _guarded(ctx, lambda c, n: _backend_point(ctx, c, n)),
                  after_size=lambda n: _speedups(ctx, n, baselines))
 
 
-def _sweep_sizes(ctx: Context, ready, missing, point, after_size=None) -> None:
-    """For each size: record the missing contestants as skipped, run ``point(c, n)`` for the
-    others, then ``after_size(n)`` and a checkpoint of the results, with one progress bar."""
+def _sweep_sizes(ctx: Context, ready, skipped, point, after_size=None) -> None:
+    """For each size: record the ``skipped`` (contestant, reason) pairs, run ``point(c, n)`` for
+    the ``ready``, then ``after_size(n)`` and a checkpoint of the results, with one progress bar."""
     with ctx.bar(len(ctx.sizes) * len(ctx.contestants)) as bar:
         for n in ctx.sizes:
-            for c, why in missing.values():
+            for c, why in skipped:
                 _skip(ctx, c, n, why)
                 bar.update()
             for c in ready:
@@ -267,26 +289,16 @@ def _sweep_sizes(ctx: Context, ready, missing, point, after_size=None) -> None:
                 ctx.checkpoint()
 
 
-def _backend_point(ctx: Context, c: Contestant, n: int, budget: Budget) -> None:
-    why = budget.reason(c.name, n) or _memory_guard(c, n)
-    if why:
-        _skip(ctx, c, n, why)
-        return
+def _backend_point(ctx: Context, c: Contestant, n: int) -> float | None:
     g = ctx.graph(c.workload, n)
-    try:
-        solve = c.prepare(g, dtype=ctx.dtype, block=ctx.block)
-        rec = _measure(ctx, c, solve, ctx.reference(c.workload, n))
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # a backend's failure is a result, not the end of the run
-        _fail(ctx, c, n, exc)
-        return
-    finally:
-        gc.collect()
+    rec = _attempt(ctx, c, n, lambda: _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=ctx.block),
+                                               ctx.reference(c.workload, n)))
+    if rec is None:
+        return None
     rec.update(_describe(c), n=n, status="ok", edges=g.nnz, density=ctx.density,
                updates_per_s=model.updates(n) / rec["time_median_s"])
     ctx.results.add(**_with_ceiling(ctx, c, rec))
-    budget.done(c.name, n, rec["time_median_s"])
+    return rec["time_median_s"]
 
 
 def _speedups(ctx: Context, n: int, baselines: dict) -> None:
@@ -324,12 +336,9 @@ def _block_point(ctx: Context, c: Contestant, n: int, block: int) -> None:
         _skip(ctx, c, n, f"blocking factor {block} exceeds n", block=block)
         return
     g = ctx.graph(c.workload, n)
-    try:
-        rec = _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=block), ctx.reference(c.workload, n))
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        _fail(ctx, c, n, exc, block=block)
+    rec = _attempt(ctx, c, n, lambda: _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=block),
+                                               ctx.reference(c.workload, n)), block=block)
+    if rec is None:
         return
     used = rec.pop("block")
     itemsize = np.dtype(rec["dtype"]).itemsize
@@ -347,79 +356,46 @@ def run_breakdown(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
     peers = [c for c in ready if c.peer]
     ready = [c for c in ready if not c.peer]
-    io_ok, io_why = _io_available()
-    if not io_ok:
-        ctx.note(f"file read/write not measured: {io_why}")
-    budget = Budget(ctx.time_limit)
-    with ctx.bar(len(ctx.sizes) * len(ctx.contestants)) as bar, \
-            tempfile.TemporaryDirectory(prefix="apsp-bench-") as tmp:
-        for n in ctx.sizes:
-            for c, why in list(missing.values()) + [(p, "peers report no stages") for p in peers]:
-                _skip(ctx, c, n, why)
-                bar.update()
-            for c in ready:
-                bar.set_postfix_str(f"{c.name} n={n}")
-                why = budget.reason(c.name, n) or _memory_guard(c, n)
-                if why:
-                    _skip(ctx, c, n, why)
-                else:
-                    _breakdown_point(ctx, c, n, Path(tmp), io_ok, budget)
-                bar.update()
-            if ctx.checkpoint:
-                ctx.checkpoint()
+    skipped = list(missing.values()) + [(p, "peers report no stages") for p in peers]
+    with tempfile.TemporaryDirectory(prefix="apsp-bench-") as tmp:
+        point = _guarded(ctx, lambda c, n: _breakdown_point(ctx, c, n, Path(tmp)))
+        _sweep_sizes(ctx, ready, skipped, point)
 
 
-def _io_available() -> tuple[bool, str]:
-    try:
-        from ..io import read_graph, write_distances, write_graph  # noqa: F401
-    except ImportError as exc:
-        return False, f"apsp.io is not available ({exc})"
-    return True, ""
-
-
-def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path, io_ok: bool, budget: Budget) -> None:
+def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> float | None:
     from ..api import as_graph, shortest_paths
+    from ..io import write_distances, write_graph
     from .contestants import Outcome
     from .workloads import float_rows
 
     g = ctx.graph(c.workload, n)
     src, dst = tmp / f"graph-{c.workload}-{n}.txt", tmp / f"dist-{n}.txt"
     extra = {"variant": c.variant} if c.variant else {}
-    try:
-        if io_ok:
-            from ..io import write_distances, write_graph
 
-            _write_edges(g, src, write_graph)
+    def pipeline():
+        t0 = time.perf_counter()
+        graph = as_graph(src)
+        stages = {"read": time.perf_counter() - t0}
+        r = shortest_paths(graph, method=c.method, backend=c.where, dtype=ctx.dtype,
+                           block_size=ctx.block, progress=False, **extra)
+        stages.update(r.timings)
+        t0 = time.perf_counter()
+        write_distances(dst, r.distances)
+        stages["write"] = time.perf_counter() - t0
+        return Outcome(rows_of=float_rows(r.distances, r.unreachable), dtype=r.dtype.name,
+                       block=r.block_size, stages=stages, info=dict(r.info))
 
-        def pipeline():
-            stages = {}
-            graph = g
-            if io_ok:
-                t0 = time.perf_counter()
-                graph = as_graph(src)
-                stages["read"] = time.perf_counter() - t0
-            r = shortest_paths(graph, method=c.method, backend=c.where, dtype=ctx.dtype,
-                               block_size=ctx.block, progress=False, **extra)
-            stages.update(r.timings)
-            if io_ok:
-                t0 = time.perf_counter()
-                write_distances(dst, r.distances)
-                stages["write"] = time.perf_counter() - t0
-            return Outcome(rows_of=float_rows(r.distances, r.unreachable), dtype=r.dtype.name,
-                           block=r.block_size, stages=stages, info=dict(r.info))
+    def measure():
+        _write_edges(g, src, write_graph)
+        return _measure(ctx, c, pipeline, ctx.reference(c.workload, n))
 
-        rec = _measure(ctx, c, pipeline, ctx.reference(c.workload, n))
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        _fail(ctx, c, n, exc)
-        return
-    finally:
-        dst.unlink(missing_ok=True)
-        gc.collect()
-    rec.update(_describe(c), n=n, status="ok", edges=g.nnz, density=ctx.density, file_io=io_ok)
+    rec = _attempt(ctx, c, n, measure)
+    dst.unlink(missing_ok=True)  # (on Ctrl-C or MemoryError the temporary directory goes instead)
+    if rec is None:
+        return None
+    rec.update(_describe(c), n=n, status="ok", edges=g.nnz, density=ctx.density, file_io=True)
     ctx.results.add(**rec)
-    budget.done(c.name, n, rec["time_median_s"])
+    return rec["time_median_s"]
 
 
 def _write_edges(g, path: Path, write_graph) -> None:
@@ -438,21 +414,14 @@ def run_memory(ctx: Context) -> None:
     if method is None:
         ctx.note("peak resident memory cannot be reset here (/proc/self/clear_refs); "
                  "only tracemalloc's numpy-traced peak is reported")
-    budget = Budget(ctx.time_limit)
-
-    def point(c, n):
-        why = budget.reason(c.name, n) or _memory_guard(c, n)
-        if why:
-            _skip(ctx, c, n, why)
-        else:
-            _memory_point(ctx, c, n, budget, method is not None)
-
-    _sweep_sizes(ctx, ready, missing, point)
+    point = _guarded(ctx, lambda c, n: _memory_point(ctx, c, n, method is not None))
+    _sweep_sizes(ctx, ready, missing.values(), point)
 
 
-def _memory_point(ctx: Context, c: Contestant, n: int, budget: Budget, rss_ok: bool) -> None:
+def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> float | None:
     g = ctx.graph(c.workload, n)
-    try:
+
+    def measure():
         solve = c.prepare(g, dtype=ctx.dtype, block=ctx.block)
         t, first, _ = timed_call(solve, c.on_gpu)  # warm-up: compile, caches, correctness
         check = ctx.reference(c.workload, n).compare(first.rows_of)
@@ -460,18 +429,15 @@ def _memory_point(ctx: Context, c: Contestant, n: int, budget: Budget, rss_ok: b
         del first
         rec = {"dtype": dtype, "match": check.match, "checked_sources": check.checked_sources,
                "mismatches": check.mismatches, "warmup_s": [t]}
-        rec.update(_peak_of(solve, c.on_gpu, rss_ok))
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        _fail(ctx, c, n, exc)
-        return
-    finally:
-        gc.collect()
+        return dict(rec, **_peak_of(solve, c.on_gpu, rss_ok))
+
+    rec = _attempt(ctx, c, n, measure)
+    if rec is None:
+        return None
     rec.update(_describe(c), n=n, status="ok", edges=g.nnz,
                matrix_bytes=n * n * np.dtype(rec["dtype"]).itemsize)
     ctx.results.add(**rec)
-    budget.done(c.name, n, rec["time_s"])
+    return rec["time_s"]
 
 
 def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
@@ -544,10 +510,7 @@ def scaling_unavailable(mpiexec: list[str]) -> str | None:
         return "mpi4py is not installed (pip install 'apsp[mpi]')"
     if shutil.which(mpiexec[0]) is None:
         return f"{mpiexec[0]!r} is not on PATH (install an MPI, e.g. Open MPI or MPICH)"
-    if importlib.util.find_spec("apsp.distributed") is None:
-        return "apsp.distributed is not present in this build (the MPI solver)"
-    ok, why = _io_available()
-    return None if ok else why
+    return None
 
 
 #: stages left out of the scaling suite's solve time: file I/O and one-off setup (JIT warm-up)
@@ -725,11 +688,7 @@ def ceiling_unavailable() -> str | None:
     from ..solvers import gpu_available
 
     ok, why = gpu_available()
-    if not ok:
-        return f"no usable GPU: {why}"
-    if importlib.util.find_spec("apsp.gpu.ceiling") is None:
-        return "apsp.gpu.ceiling is not present in this build"
-    return None
+    return None if ok else f"no usable GPU: {why}"
 
 
 def measure_one_ceiling(dtype: str):
@@ -738,14 +697,9 @@ def measure_one_ceiling(dtype: str):
     why = ceiling_unavailable()
     if why:
         return None, why
-    from ..gpu import ceiling
+    from ..gpu.ceiling import best_ceiling
 
-    if hasattr(ceiling, "best_ceiling"):
-        return float(ceiling.best_ceiling(dtype)), {"how": "best_ceiling (fastest emission mode)"}
-    value = ceiling.measure_ceiling(dtype)
-    if isinstance(value, dict):
-        return float(value["updates_per_s"]), {k: v for k, v in value.items() if k != "updates_per_s"}
-    return float(value), {}
+    return float(best_ceiling(dtype)), {"how": "best_ceiling (fastest emission mode)"}
 
 
 def run_ceiling(ctx: Context) -> None:

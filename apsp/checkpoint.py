@@ -309,10 +309,7 @@ class CheckpointSession:
 
     def finish(self) -> None:
         """The solve is complete: the checkpoint has served its purpose."""
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
+        self.path.unlink(missing_ok=True)
 
     def info(self) -> dict:
         out = {"checkpoint": str(self.path), "checkpoints_saved": self.saves}

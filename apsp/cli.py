@@ -604,7 +604,6 @@ def _cmd_path(args) -> int:
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
     if args.method != "auto":  # an explicit all-pairs method: solve everything, then read the route
         return _path_from_solve(args, first)
-    from . import errors
     from .api import as_graph
     from .jit import book_compile, compile_seconds
     from .query import shortest_path_between
@@ -616,12 +615,7 @@ def _cmd_path(args) -> int:
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
     s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
-    try:
-        route = shortest_path_between(g, s, t, dtype=args.dtype)
-    except errors.APSPError as exc:  # naming NegativeCycleError up front would import scipy's csgraph
-        if not isinstance(exc, errors.NegativeCycleError):
-            raise
-        raise errors.NegativeCycleError(_renumbered_cycle(exc, first), vertices=exc.vertices) from None
+    route = shortest_path_between(g, s, t, dtype=args.dtype)
     stages = {"startup": startup} if startup is not None else {}
     route.timings = book_compile({**stages, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
@@ -633,6 +627,11 @@ def _cmd_path(args) -> int:
               f"{route.visited} vertices visited", file=sys.stderr)
     if args.profile:
         _print_stages(route.timings)
+    return _print_route(args, g, route, first)
+
+
+def _print_route(args, g, route, first: int) -> int:
+    """The route as JSON or as text; exit status 1 when there is none."""
     if args.json:
         print(json.dumps({**route.to_json(first), "n": g.n, "edges": g.nnz}))
     elif route.reachable:
@@ -651,42 +650,21 @@ def _vertex_arg(option: str, value: int, first: int, n: int) -> int:
     return value - first
 
 
-def _renumbered_cycle(exc, first: int) -> str:
-    """A negative-cycle message with the vertices in the file's numbering."""
-    if not exc.vertices:
-        return str(exc)
-    cycle = [v + first for v in exc.vertices]
-    return "negative cycle on the way: " + " -> ".join(map(str, cycle + cycle[:1]))
-
-
 def _path_from_solve(args, first: int) -> int:
     from .paths import reconstruct_path
+    from .query import Route
 
     args._need_paths = True
     g, result = _solve_file(args)
     i = _vertex_arg("--from", args.source, first, g.n)
     j = _vertex_arg("--to", args.target, first, g.n)
     reachable = bool(result.reachable[i, j])
-    route = reconstruct_path(result.successors, i, j, kind="successors") if reachable else None
-    length = result.distances[i, j].item() if reachable else None
-    if args.json:
-        from .query import ROUTE_SCHEMA
-
-        print(json.dumps({
-            "schema": ROUTE_SCHEMA, "source": args.source, "target": args.target,
-            "reachable": reachable, "length": length,
-            "path": None if route is None else [v + first for v in route],
-            "hops": None if route is None else len(route) - 1, "first_vertex": first,
-            "method": result.method, "dtype": result.dtype.name,
-            "timings_s": {k: round(v, 6) for k, v in result.timings.items()}, "n": g.n, "edges": g.nnz}))
-    else:
+    route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
+                  result.distances[i, j].item() if reachable else None, result.method, result.dtype,
+                  timings=result.timings)
+    if not args.json:
         _report(args, g, result)
-        if route is None:
-            print(f"no path from {args.source} to {args.target}")
-        else:
-            print(" -> ".join(str(v + first) for v in route))
-            print(f"length {length}")
-    return 0 if reachable else 1
+    return _print_route(args, g, route, first)
 
 
 def _cmd_info(args) -> int:

@@ -96,14 +96,10 @@ def random_graph(n: int, density: float | None = None, weights=(0, 100), seed=No
     return EdgeList(n, src, dst, w)
 
 
-def _edge_count(pairs: int, density: float) -> int:
-    return int(round(density * pairs))
-
-
 def _uniform_pairs(n: int, density: float, directed: bool, rng) -> tuple[np.ndarray, np.ndarray]:
     """Exactly ``round(density * pairs)`` distinct pairs, each pair equally likely."""
     pairs = n * (n - 1) if directed else n * (n - 1) // 2
-    m = _edge_count(pairs, density)
+    m = int(round(density * pairs))
     if m == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if m > pairs // 2:
@@ -154,15 +150,14 @@ def _sorted_unique(a: np.ndarray) -> np.ndarray:
 
 def _upper_triangle_pair(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     # row i starts at offset(i) = i*n - i*(i+1)/2; invert with the quadratic formula, then fix rounding
+    def offset(r):
+        return r * n - r * (r + 1) // 2
+
     k = keys.astype(np.float64)
     i = np.floor(((2 * n - 1) - np.sqrt((2 * n - 1) ** 2 - 8 * k)) / 2).astype(np.int64)
-    offset = i * n - i * (i + 1) // 2
-    i = np.where(offset > keys, i - 1, i)
-    offset = i * n - i * (i + 1) // 2
-    nxt = (i + 1) * n - (i + 1) * (i + 2) // 2
-    i = np.where(nxt <= keys, i + 1, i)
-    offset = i * n - i * (i + 1) // 2
-    return i, keys - offset + i + 1
+    i = np.where(offset(i) > keys, i - 1, i)
+    i = np.where(offset(i + 1) <= keys, i + 1, i)
+    return i, keys - offset(i) + i + 1
 
 
 def _power_law_weights(n: int, exponent: float, rng) -> np.ndarray:
@@ -174,7 +169,7 @@ def _power_law_weights(n: int, exponent: float, rng) -> np.ndarray:
 
 def _link_graph_pairs(n: int, density: float, rng) -> tuple[np.ndarray, np.ndarray]:
     """Directed Chung-Lu graph: P(u -> v) proportional to out_w[u] * in_w[v]."""
-    m = _edge_count(n * (n - 1), density)
+    m = int(round(density * n * (n - 1)))
     if m == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     out_p = _capped_probabilities(_power_law_weights(n, LINK_GRAPH_OUT_EXPONENT, rng), m, n)
@@ -207,10 +202,7 @@ def _capped_probabilities(w: np.ndarray, m: int, n: int) -> np.ndarray:
 def _draw_weights(weights, m: int, rng) -> np.ndarray:
     if weights is None:
         return np.ones(m, dtype=np.int64)
-    try:
-        lo, hi = weights
-    except (TypeError, ValueError):
-        raise ValueError(f"weights must be (lo, hi) or None, got {weights!r}") from None
+    lo, hi = weights  # random_graph checked: two finite numbers
     if hi < lo:
         raise ValueError(f"weights (lo, hi) need lo <= hi, got {weights!r}")
     integral = all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (lo, hi))

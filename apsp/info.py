@@ -82,13 +82,6 @@ def cpu_report() -> dict:
                   numba=numba.__version__, threads=threads)
 
 
-def _torch_devices():
-    """CUDA devices torch sees, and torch facts (torch is imported inside apsp.gpu only)."""
-    from .gpu.timing import list_devices
-
-    return list_devices()
-
-
 def gpu_report() -> dict:
     """apsp's GPU verdict (`apsp.solvers.gpu_available`), plus the devices torch lists."""
     from .solvers import gpu_available
@@ -98,7 +91,9 @@ def gpu_report() -> dict:
              "devices": []}
     if facts["torch"] is not None:
         try:
-            devices, torch_facts = _torch_devices()
+            from .gpu.timing import list_devices  # torch is imported inside apsp.gpu only
+
+            devices, torch_facts = list_devices()
         except Exception as exc:  # noqa: BLE001 - a broken torch install is worth reporting, not fatal
             why = f"{why}; torch cannot list devices: {exc}"
         else:
@@ -168,18 +163,12 @@ def mpi_report() -> dict:
     launcher = shutil.which("mpiexec") or shutil.which("mpirun")
     solver = _has_module("apsp.distributed")
     facts = {"mpi4py": _version("mpi4py") if mpi4py else None, "mpiexec": launcher}
-    missing, hints = [], []
-    if not mpi4py:
-        missing.append("mpi4py is not installed")
-        hints.append("mpi4py")
-    if launcher is None:
-        missing.append("no mpiexec or mpirun on the PATH")
-        hints.append("mpiexec")
-    if not solver:
-        missing.append("the distributed solver apsp.distributed is missing")
-        hints.append("reinstall")
-    if missing:
-        return _entry(False, "; ".join(missing), hints, **facts)
+    problems = [(what, hint) for ok, what, hint in (
+        (mpi4py, "mpi4py is not installed", "mpi4py"),
+        (launcher is not None, "no mpiexec or mpirun on the PATH", "mpiexec"),
+        (solver, "the distributed solver apsp.distributed is missing", "reinstall")) if not ok]
+    if problems:
+        return _entry(False, "; ".join(w for w, _ in problems), [h for _, h in problems], **facts)
     return _entry(True, f"mpi4py {facts['mpi4py']}, launcher {launcher}", **facts)
 
 

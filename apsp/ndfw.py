@@ -26,10 +26,6 @@ import numpy as np
 
 from .dissection import DEFAULT_LEAF, Dissection, dissect
 
-#: the method's name in the solver registry
-METHOD = "nd-fw"
-
-
 def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int = 0) -> Dissection:
     """The dissection of ``graph``: rounds ``tile`` wide, leaves of at most ``leaf_size`` vertices,
     every node's vertices padded to a multiple of ``pad``. Cached on the graph (the automatic
@@ -103,8 +99,3 @@ def solve_with(graph, opts, backend: str, make_engine, stage_names=("prepare", "
     timings.update((name, steps[stage]) for stage, name in zip(("prepare", "compute", "finalize"), stage_names))
     info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
     return out, engine, timings, info
-
-
-def dense_updates(n: int) -> int:
-    """Updates of dense Floyd-Warshall: n^3."""
-    return int(n) ** 3

@@ -81,16 +81,6 @@ class HostMatrix:
             self._map = mmap.mmap(-1, nbytes)  # anonymous: page-aligned, so the GPU can pin it
         self.array = np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
 
-    @property
-    def nbytes(self) -> int:
-        return self.array.nbytes
-
-
-def _row_chunks(n_rows: int, n_cols: int, itemsize: int, chunk_bytes: int = 64 << 20):
-    step = max(1, chunk_bytes // max(1, n_cols * itemsize))
-    for i0 in range(0, n_rows, step):
-        yield i0, min(n_rows, i0 + step)
-
 
 # ----------------------------------------------------------------------------- the CPU engine
 def cpu_stream_engine(dtype, negative: bool, host: np.ndarray, threads: int | None = None):
@@ -268,12 +258,6 @@ def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0)
 
 
 # ----------------------------------------------------------------------------- the solver
-def fill_start_matrix(graph, host: np.ndarray, dtype) -> None:
-    """The FW start matrix of ``graph`` in the top-left n x n of ``host``; padding isolated."""
-    _pad_only(host, graph.n, dtype)
-    graph.fw_matrix(dtype, out=host[:graph.n, :graph.n])
-
-
 def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: StreamPlan, opts):
     """The engine for ``backend``; options ``device``, ``pin_host``, ``threads``."""
     if backend == "gpu":
@@ -302,7 +286,9 @@ class StreamSolve:
         self._resumed = False
 
     def load(self, graph) -> None:
-        fill_start_matrix(graph, self.host.array, self.host.dtype)
+        """The FW start matrix in the top-left n x n of the host matrix; padding isolated."""
+        _pad_only(self.host.array, self.n, self.host.dtype)
+        graph.fw_matrix(self.host.dtype, out=self.host.array[:self.n, :self.n])
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
         if not self._resumed:
@@ -325,8 +311,7 @@ class StreamSolve:
 
     def finalize(self) -> np.ndarray:
         dist = self.host.array[:self.n, :self.n]
-        for i0, i1 in _row_chunks(dist.shape[0], dist.shape[1], dist.itemsize):
-            dtypes.finalize_unreachable(dist[i0:i1], self.negative)
+        dtypes.over_row_chunks(lambda i0, i1: dtypes.finalize_unreachable(dist[i0:i1], self.negative), dist.shape)
         return dist
 
 
@@ -360,7 +345,7 @@ def solve(graph, opts, memplan):
     finally:
         engine.close()
     info.update({"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
-                 **engine_info(engine)})
+                 **(engine.info() if hasattr(engine, "info") else {"engine": engine.kind})})
     return SolveOutput(dist=dist, block_size=stream.block, timings=timings, info=info)
 
 
@@ -373,7 +358,3 @@ def _pad_only(host: np.ndarray, n: int, dtype) -> None:
         pad = np.arange(n, host.shape[0])
         host[pad, pad] = 0
 
-
-def engine_info(engine) -> dict:
-    info = getattr(engine, "info", None)
-    return info() if callable(info) else {"engine": engine.kind}

@@ -17,7 +17,7 @@ Budgets accept `apsp.sizes.parse_size` strings (``"8GB"``, ``"8GiB"``) or bytes.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,7 +45,6 @@ class MemoryPlan:
     dtype: np.dtype
     host_bytes: int
     gpu_bytes: int = 0
-    disk_bytes: int = 0
     host_limit: int = 0
     gpu_limit: int = 0
     #: the matrix is streamed through the GPU (or RAM) in stripes
@@ -55,7 +54,6 @@ class MemoryPlan:
     scratch_dir: str | None = None
     #: `StreamPlan` when out_of_core
     stream: object = None
-    notes: list = field(default_factory=list)
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -191,10 +189,6 @@ def gpu_padded(n: int, interpreted: bool) -> int:
     return max(pad, -(-n // pad) * pad)
 
 
-def _padded(n: int, backend: str, interpreted: bool) -> int:
-    return gpu_padded(n, interpreted) if backend == "gpu" else n
-
-
 def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
                  dense_input: bool = False, block: int = 128, interpreted: bool = False) -> tuple[int, int]:
     """(host bytes, GPU bytes) of the in-core solver's large allocations.
@@ -216,7 +210,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
     if backend == "gpu":
-        n_pad = _padded(n, backend, interpreted)
+        n_pad = gpu_padded(n, interpreted)
         # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a
         # column scratch), the unreachable mask of the final pass, path matrices
         gpu = (matrix_bytes(n_pad, dt) + 5 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
@@ -231,12 +225,6 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
 
 
 # ----------------------------------------------------------------------------- the plan
-def _gpu_free(device) -> tuple[int, int]:
-    from .gpu import device_memory
-
-    return device_memory(device)
-
-
 def _interpreted(backend: str) -> bool:
     if backend != "gpu":
         return False
@@ -312,7 +300,9 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
         elif interpreted:
             gpu_limit = host_limit
         else:
-            free, _ = _gpu_free(opts.device)
+            from .gpu import device_memory
+
+            free, _ = device_memory(opts.device)
             gpu_limit = max(0, free - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
@@ -341,7 +331,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
-    n_host = _padded(n, plan.backend, interpreted) if gpu else n
+    n_host = gpu_padded(n, interpreted) if gpu else n
     m = matrix_bytes(n_host, dt)
     # the host matrix: RAM when it fits (pinned for fast copies), else a scratch file
     on_disk = (not gpu) or m + (m if graph.dense is not None else 0) > plan.host_limit
@@ -349,7 +339,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
         raise MemoryPlanError(
             f"n={n} {dt.name} distances ({format_size(m)}) fit neither the GPU budget "
             f"({format_size(plan.gpu_limit)}) nor the RAM allowed ({format_size(plan.host_limit)}). "
-            f"Ways out: {_ways_out(plan, graph, incore=False)}")
+            f"Ways out: {_ways_out(plan, graph)}")
     budget = plan.gpu_limit if gpu else plan.host_limit
     depth = 3 if (gpu and not interpreted) else 1
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
@@ -361,14 +351,12 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     plan.gpu_bytes = stream.device_bytes if gpu else 0
     plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
     if on_disk:
-        plan.disk_bytes = m
         free = disk_available(plan.scratch_dir)
         if m > free:
             raise MemoryPlanError(
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
                 f"directory with scratch_dir= (--scratch DIR), or a smaller dtype")
-    plan.notes.append(f"streaming {stream.describe()}")
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:
@@ -377,16 +365,16 @@ def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted:
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.host_bytes)} of RAM for n={plan.n} with {plan.dtype.name} "
             f"distances, but {format_size(plan.host_limit)} are allowed (host_memory). "
-            f"Ways out: {_ways_out(plan, graph, incore=True, streamable=streamable)}")
+            f"Ways out: {_ways_out(plan, graph, streamable=streamable)}")
     if plan.backend == "gpu" and plan.gpu_bytes > plan.gpu_limit:
         because = "" if force is not False else " (out_of_core=False)"
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for n={plan.n} with "
             f"{plan.dtype.name} distances, but {format_size(plan.gpu_limit)} are allowed{because}. "
-            f"Ways out: {_ways_out(plan, graph, incore=True, streamable=streamable, gpu=True)}")
+            f"Ways out: {_ways_out(plan, graph, streamable=streamable, gpu=True)}")
 
 
-def _ways_out(plan: MemoryPlan, graph, incore: bool, streamable: bool = True, gpu: bool = False) -> str:
+def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = False) -> str:
     ways = []
     for cand in _smaller_dtypes(graph, plan.dtype):
         scale = cand.itemsize / plan.dtype.itemsize

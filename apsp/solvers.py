@@ -119,8 +119,7 @@ class SolveOptions:
 
     def __post_init__(self):
         set_ = object.__setattr__.__get__(self)  # frozen: normalise in place once, while building
-        set_("block_size", check_block(self.block_size))
-        for name in ("ooc_rows", "threads", "push_factor", "block_vertices", "block_words", "num_warps",
+        for name in ("block_size", "ooc_rows", "threads", "push_factor", "block_vertices", "block_words", "num_warps",
                      "leaf_size"):
             set_(name, check_block(getattr(self, name), name))
         if self.out_of_core not in (None, True, False):
@@ -137,9 +136,6 @@ class SolveOptions:
             raise TypeError(f"on_round must be callable, got {type(self.on_round).__name__}")
         if self.checkpoint is not None:
             set_("checkpoint", os.fspath(self.checkpoint))
-
-    def replace(self, **changes) -> "SolveOptions":
-        return dataclasses.replace(self, **changes)
 
 
 #: the keyword options of `apsp.shortest_paths` that become `SolveOptions` fields as they are

@@ -135,7 +135,7 @@ def test_ctrl_c_inside_a_round_saves_a_state_that_resumes_exactly(tmp_path, rng,
         import apsp.cpu.blocked
 
         # phases 2 and 3 are one parallel call each: stop before a phase 2 (the pivot is already closed)
-        _interrupt_inside_a_round(monkeypatch, apsp.cpu.blocked, "_run_tasks", after_calls + 1)
+        _interrupt_inside_a_round(monkeypatch, apsp.cpu.blocked, "run_split", after_calls + 1)
     with pytest.raises(KeyboardInterrupt):
         shortest_paths(g, method="fw", dtype="int32", checkpoint=ck, checkpoint_every=1e9, **opts)
     monkeypatch.undo()

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 import apsp
 from apsp import dtypes
 from apsp.cpu.oracle import floyd_warshall_reference
-from apsp.cpu.sparse import successors_from_predecessors
 from apsp.errors import NegativeCycleError
 from apsp.generate import random_graph
 from apsp.graph import EdgeList
@@ -91,18 +90,3 @@ def test_auto_picks_dijkstra_or_johnson_for_sparse_weighted():
     w[0] = -3
     dag = EdgeList(e.n, e.src[forward], e.dst[forward], w)
     assert apsp.shortest_paths(dag, backend="cpu").method == "johnson"
-
-
-def test_successors_from_predecessors_matches_paths():
-    e = random_graph(50, 0.08, weights=(1, 5), seed=4)
-    r = apsp.shortest_paths(e, method="dijkstra", return_predecessors=True)
-    succ = successors_from_predecessors(r.predecessors)
-    for i in range(e.n):
-        for j in range(e.n):
-            if i == j or r.predecessors[i, j] < 0:
-                assert succ[i, j] == -9999
-                continue
-            path = [j]
-            while path[-1] != i:
-                path.append(r.predecessors[i, path[-1]])
-            assert succ[i, j] == path[-2]

@@ -243,11 +243,6 @@ def _tasks(d, pivot, pivot_t, k0, k1, phase, panel_cols, strip_cols, floor, inf,
             _relax(d, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, floor, inf)
 
 
-def _run_tasks(d, pivot, pivot_t, k0, k1, phase, ntasks, panel_cols, strip_cols, floor, inf):
-    """All tasks of one phase, one contiguous range per thread (`apsp.cpu.threads`)."""
-    run_split(_tasks, ntasks, d, pivot, pivot_t, k0, k1, phase, panel_cols, strip_cols, floor, inf)
-
-
 def _round(d, k0, k1, floor, inf):
     """One round of blocked FW with pivot rows/columns ``k0:k1`` (all three phases)."""
     n = d.shape[0]
@@ -259,9 +254,10 @@ def _round(d, k0, k1, floor, inf):
     pivot_t = np.ascontiguousarray(pivot.T)
     panel_cols = max(PANEL_BYTES // d.itemsize, 1)
     strip_cols = max(STRIP_BYTES // d.itemsize, 1)
-    _run_tasks(d, pivot, pivot_t, k0, k1, 2, 2 * -(-n // panel_cols), panel_cols, strip_cols, floor, inf)
+    # each phase's tasks, one contiguous range per thread
+    run_split(_tasks, 2 * -(-n // panel_cols), d, pivot, pivot_t, k0, k1, 2, panel_cols, strip_cols, floor, inf)
     ntasks = -(-n // STRIP_ROWS) * -(-n // strip_cols)
-    _run_tasks(d, pivot, pivot_t, k0, k1, 3, ntasks, panel_cols, strip_cols, floor, inf)
+    run_split(_tasks, ntasks, d, pivot, pivot_t, k0, k1, 3, panel_cols, strip_cols, floor, inf)
 
 
 # ---------------------------------------------------------------------------
@@ -353,8 +349,7 @@ def minplus_update(c: np.ndarray, a: np.ndarray, b: np.ndarray, negative: bool =
     return c
 
 
-def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False, progress=None,
-               start_round: int = 0, on_round=None) -> np.ndarray:
+def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False, progress=None) -> np.ndarray:
     """Blocked Floyd-Warshall on the start matrix ``d``, in place.
 
     Parameters
@@ -367,10 +362,6 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
         diagonal entry turns negative (a negative cycle; the caller raises).
     progress : bool or None
         Show a bar over rounds (None: only when stderr is a terminal).
-    start_round : int
-        Resume a solve whose rounds ``0..start_round-1`` are done (`apsp.checkpoint`).
-    on_round : callable(vertices_done), optional
-        Called after each round (an exception from it stops the solve).
 
     Returns
     -------
@@ -388,7 +379,7 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
         raise ValueError(f"block size must be a positive integer, got {block!r}")
     engine = CPUEngine(d.dtype, negative)
     engine.use(d)
-    drive(engine, int(block), start_round * int(block), progress, on_round)
+    drive(engine, int(block), 0, progress)
     return d
 
 

@@ -123,9 +123,9 @@ def _start_matrix(d, rows, cols, w, inf):
 
 
 @njit(cache=True, parallel=True)
-def _permute_columns(d, position, values, limit, unreachable, finalize):
+def _permute_columns(d, position, limit, unreachable, finalize):
     """Each row in place: ``row[j] = row[position[j]]``; with ``finalize`` entries above ``limit``
-    become ``unreachable``; with ``values`` (non-empty) entries ``k >= 0`` become ``values[k]``."""
+    become ``unreachable``."""
     n = d.shape[0]
     for i in prange(n):
         row = d[i]
@@ -134,9 +134,6 @@ def _permute_columns(d, position, values, limit, unreachable, finalize):
             v = tmp[position[j]]
             if finalize and v > limit:
                 v = unreachable
-            if values is not None:  # pruned at compile time when None
-                if v >= 0:
-                    v = values[v]
             row[j] = v
 
 
@@ -165,14 +162,13 @@ def _permute_rows(d, position):
             i = j
 
 
-def unpermute_inplace(d: np.ndarray, position: np.ndarray, values: np.ndarray | None = None,
-                      limit=None, unreachable=None) -> np.ndarray:
+def unpermute_inplace(d: np.ndarray, position: np.ndarray, limit=None, unreachable=None) -> np.ndarray:
     """``d[i, j] = d_old[position[i], position[j]]`` in place (``position`` a permutation of
-    ``0..n-1``); optionally finalizing (``limit``/``unreachable``) or mapping values (``values``)."""
+    ``0..n-1``); optionally finalizing (entries above ``limit`` become ``unreachable``)."""
     finalize = limit is not None
     lim = d.dtype.type(limit if finalize else 0)
     unr = d.dtype.type(unreachable if finalize else 0)
-    _permute_columns(d, position, values, lim, unr, finalize)
+    _permute_columns(d, position, lim, unr, finalize)
     _permute_rows(d, position)
     return d
 

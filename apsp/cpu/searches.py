@@ -99,6 +99,18 @@ def _heap_push(keys, verts, size, key, v):
     return size + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable):
+    """A search's start: every vertex unreached and unlabelled, ``s`` at distance 0."""
+    for v in range(dist.shape[0]):
+        dist[v] = unreachable
+    if want_pred:
+        pred[:] = NO_VERTEX
+    if want_hop:
+        hop[:] = NO_VERTEX
+    dist[s] = 0
+
+
 @njit(cache=True, nogil=True)
 def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
                  unreachable, heap_keys, heap_verts):
@@ -112,14 +124,7 @@ def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred
     popped (measured faster than decrease-key with a position array).
     Returns how many vertices were settled.
     """
-    n = dist.shape[0]
-    for v in range(n):
-        dist[v] = unreachable
-    if want_pred:
-        pred[:] = NO_VERTEX
-    if want_hop:
-        hop[:] = NO_VERTEX
-    dist[s] = 0
+    _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable)
     heap_keys[0] = 0
     heap_verts[0] = s
     size = 1
@@ -157,14 +162,7 @@ def dijkstra_row_packed(indptr, indices, weights, s, target, dist, pred, hop, wa
     ``distance << 32 | vertex``, so one comparison orders entries and one load moves them, in a
     4-ary lazy heap (``heap`` of length m + 1). Measured 1.3x faster than the two-array binary
     heap on random sparse graphs; same results, same ``pred``/``hop`` conventions."""
-    n = dist.shape[0]
-    for v in range(n):
-        dist[v] = unreachable
-    if want_pred:
-        pred[:] = NO_VERTEX
-    if want_hop:
-        hop[:] = NO_VERTEX
-    dist[s] = 0
+    _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable)
     heap[0] = np.int64(s)
     size = 1
     settled = 0
@@ -309,16 +307,9 @@ def bucket_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, 
     gives up and returns -1 (the caller runs `dijkstra_row` instead).
     Otherwise returns how many vertices were settled.
     """
-    n = dist.shape[0]
     nbuckets = head.shape[0]
-    for v in range(n):
-        dist[v] = unreachable
-    if want_pred:
-        pred[:] = NO_VERTEX
-    if want_hop:
-        hop[:] = NO_VERTEX
+    _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable)
     head[:] = -1
-    dist[s] = 0
     vert[0] = s
     nxt[0] = -1
     head[0] = 0
@@ -368,13 +359,7 @@ def bucket_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, 
 @njit(cache=True, nogil=True)
 def bfs_row(indptr, indices, s, target, dist, pred, hop, want_pred, want_hop, unreachable, queue):
     """Breadth-first search from ``s`` (every edge counts 1); like `dijkstra_row`."""
-    n = dist.shape[0]
-    dist[:] = unreachable
-    if want_pred:
-        pred[:] = NO_VERTEX
-    if want_hop:
-        hop[:] = NO_VERTEX
-    dist[s] = 0
+    _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable)
     queue[0] = s
     head = 0
     tail = 1

@@ -16,11 +16,8 @@ Predecessors (scipy's int32, -9999) and successors (next hops) on request.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from ..solvers import SolveOptions, SolveOutput
-
-NO_VERTEX = -9999
 
 
 def solve_dijkstra(graph, opts: SolveOptions) -> SolveOutput:
@@ -58,46 +55,3 @@ def run_searches(graph, opts: SolveOptions, kind: str) -> SolveOutput:
         # first hops of different sources' trees can loop along a zero-weight cycle
         succ, info["paths_repaired"] = successors_checked(succ, rows.dist, graph)
     return SolveOutput(dist=rows.dist, predecessors=rows.pred, successors=succ, info=info)
-
-
-@njit(cache=True, parallel=True)
-def _successors(pred, succ):
-    n = pred.shape[0]
-    for s in prange(n):
-        chain = np.empty(n, dtype=np.int64)
-        for v in range(n):
-            if v == s or pred[s, v] < 0 or succ[s, v] >= 0:
-                continue
-            # climb the shortest-path tree until the first hop is known, then label the climb
-            top = 0
-            w = v
-            while True:
-                p = pred[s, w]
-                if p == s:
-                    hop = w
-                    break
-                if succ[s, p] >= 0:
-                    hop = succ[s, p]
-                    break
-                chain[top] = w
-                top += 1
-                w = p
-            succ[s, w] = hop
-            for i in range(top):
-                succ[s, chain[i]] = hop
-
-
-def successors_from_predecessors(pred: np.ndarray) -> np.ndarray:
-    """Next-hop matrix from a predecessor matrix (scipy convention, -9999 = none).
-
-    ``succ[i, j]`` is the vertex after i on the tree path from i to j, found by
-    climbing ``pred[i]`` once per vertex (each climb stops at a labelled vertex).
-
-    >>> import numpy as np
-    >>> pred = np.array([[-9999, 0, 1], [-9999, -9999, 1], [-9999, -9999, -9999]], dtype=np.int32)
-    >>> successors_from_predecessors(pred).tolist()
-    [[-9999, 1, 1], [-9999, -9999, 2], [-9999, -9999, -9999]]
-    """
-    succ = np.full(pred.shape, NO_VERTEX, dtype=np.int32)
-    _successors(np.ascontiguousarray(pred, dtype=np.int32), succ)
-    return succ

@@ -81,7 +81,6 @@ class DistributedFW:
                 self._hr = [engine.host_empty((b * self.cols,)) for _ in range(2)]
                 self._hp = engine.host_empty((b * b,))
         self._pending = None  # (round, requests, staged copies to finish)
-        self.rounds_done = 0
 
     @staticmethod
     def bytes_needed(layout: BlockCyclic, coords, dtype) -> int:
@@ -149,7 +148,6 @@ class DistributedFW:
                 if not self.lookahead:
                     self._start_round(nxt, fill_column_panel=True)
                 self._finish_broadcasts()
-            self.rounds_done = k + 1
 
     def _update(self, c, a, b, parallel=False):
         with self.timer("compute", sync=True):

@@ -134,20 +134,12 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
     else:
         counts = displs = li = lj = w = None
     mine = comm.scatter(None if counts is None else [int(c) for c in counts], root=0)
-    rli = np.empty(mine, dtype=np.int64)
-    rlj = np.empty(mine, dtype=np.int64)
-    rw = np.empty(mine, dtype=dt)
-    if comm.rank == 0:
-        sc = [int(c) for c in counts]
-        sd = [int(x) for x in displs]
-        comm.Scatterv([li, sc, sd, MPI.INT64_T], rli, root=0)
-        comm.Scatterv([lj, sc, sd, MPI.INT64_T], rlj, root=0)
-        comm.Scatterv([w, sc, sd, from_numpy_dtype(dt)], rw, root=0)
-    else:
-        comm.Scatterv(None, rli, root=0)
-        comm.Scatterv(None, rlj, root=0)
-        comm.Scatterv(None, rw, root=0)
-    return local_start_matrix(layout, coords, dt, rli, rlj, rw, out=out)
+    received = (np.empty(mine, dtype=np.int64), np.empty(mine, dtype=np.int64), np.empty(mine, dtype=dt))
+    for sent, recv, mpi_type in zip((li, lj, w), received, (MPI.INT64_T, MPI.INT64_T, from_numpy_dtype(dt))):
+        # the buffer description matters on rank 0 only
+        comm.Scatterv(None if sent is None else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type],
+                      recv, root=0)
+    return local_start_matrix(layout, coords, dt, *received, out=out)
 
 
 def scatter_dense(comm, layout, coords, g, out: np.ndarray) -> np.ndarray:

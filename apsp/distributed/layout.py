@@ -57,10 +57,6 @@ class BlockCyclic:
     def tile_size(self, t: int) -> int:
         return min(self.block, self.n - t * self.block)
 
-    def owner(self, tile_row: int, tile_col: int) -> tuple[int, int]:
-        """Grid coordinates of the rank holding tile ``(tile_row, tile_col)``."""
-        return tile_row % self.grid[0], tile_col % self.grid[1]
-
     def whole_tiles(self) -> "BlockCyclic":
         """The same tiles with the thin last one grown to a whole tile (n rounded up to a
         multiple of ``block``). Every local index of this layout keeps its place there.

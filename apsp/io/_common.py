@@ -225,6 +225,29 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, cap: int) ->
     return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, status=status, offset=offset)
 
 
+def scan_counted(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int, too_many: str,
+                 too_few, byte_bound: int | None = None) -> Records:
+    """Exactly ``count`` records of ``spec`` from ``buf[pos:]``: GraphFormatError ``too_many`` at
+    the first extra record, ``too_few(rows)`` at the end of a short file.
+
+    Rows are allocated for at most the lines left (or ``byte_bound`` records, cheaper to find),
+    never for ``count`` alone, whatever a header claims."""
+    def line_bound():
+        return min(count, int(T.count_newlines(buf, pos, buf.shape[0])) + 1)
+
+    cap = line_bound() if byte_bound is None else min(count, byte_bound)
+    rec = scan_records(path, buf, pos, spec, cap=cap)
+    if rec.status == T.FULL and byte_bound is not None and cap < count:
+        # a line shorter than any record hit the byte bound: rescan with the line count so that
+        # the line's own problem is reported (malformed files only)
+        rec = scan_records(path, buf, pos, spec, cap=line_bound())
+    if rec.status == T.FULL:
+        raise GraphFormatError(path, T.line_of(buf, rec.offset), too_many)
+    if rec.rows < count:
+        raise GraphFormatError(path, eof_line(buf), too_few(rec.rows))
+    return rec
+
+
 def first_record(buf: np.ndarray, pos: int, comment: bytes) -> int | None:
     """Byte offset of the first record at or after ``pos`` (skipping blanks and
     comments), or None at end of data."""

@@ -18,7 +18,7 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _text as T
 from ._common import (RecordSpec, check_edges, eof_line, first_record, last_assignment_wins, line_text,
-                      load_bytes, open_output, scan_records, write_edges)
+                      load_bytes, open_output, scan_counted, write_edges)
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -64,14 +64,8 @@ def read_graph(path) -> EdgeList:
     spec = RecordSpec(names=("u", "v", "w"), layout="an arc line 'a <u> <v> <w>'",
                       kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER), lo=(1, 1, 0), hi=(n, n, 0),
                       comment=b"c", prefix=b"a")
-    cap = min(m, int(T.count_newlines(buf, start, buf.shape[0])) + 1)
-    rec = scan_records(path, buf, start, spec, cap=cap)
-    if rec.status == T.FULL:
-        raise GraphFormatError(path, T.line_of(buf, rec.offset),
-                               f"more arc lines than the problem line's m = {m}")
-    if rec.rows < m:
-        raise GraphFormatError(path, eof_line(buf), f"file ends after {rec.rows} arc lines; "
-                                                    f"the problem line's m = {m}")
+    rec = scan_counted(path, buf, start, spec, m, f"more arc lines than the problem line's m = {m}",
+                       lambda rows: f"file ends after {rows} arc lines; the problem line's m = {m}")
     ids = rec.ints[:2]
     ids -= 1
     return EdgeList(n, ids[0], ids[1], rec.numbers[2], source=str(path))

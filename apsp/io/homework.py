@@ -28,7 +28,7 @@ from .. import dtypes
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _text as T
-from ._common import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, load_bytes, open_output,
+from ._common import (CHUNK_BYTES, RecordSpec, check_edges, load_bytes, open_output, scan_counted,
                       scan_records, usable_cores, write_edges)
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
@@ -77,23 +77,10 @@ def read_graph(path) -> EdgeList:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'N M'")
     n, m = (int(v) for v in header.ints[:, 0])
     start = header.offset if header.status == T.FULL else buf.shape[0]
-    # never allocate more rows than the file can hold, whatever M claims: an
-    # edge line takes at least 6 bytes ("1 2 3\n"), the last one 5
-    cap = min(m, (buf.shape[0] - start + 1) // 6)
-    spec = _edge_spec(n)
-    edges = scan_records(path, buf, start, spec, cap=cap)
-    if edges.status == T.FULL and cap < m:
-        # a line shorter than any edge line hit the byte bound: rescan with the
-        # line count so that line's own problem is reported (malformed files only)
-        cap = min(m, int(T.count_newlines(buf, start, buf.shape[0])) + 1)
-        edges = scan_records(path, buf, start, spec, cap=cap)
-    if edges.status == T.FULL:
-        raise GraphFormatError(path, T.line_of(buf, edges.offset),
-                               f"more edge lines than the header's M = {m}")
-    if edges.rows < m:
-        raise GraphFormatError(path, eof_line(buf),
-                               f"file ends after {edges.rows} edge line{'s' if edges.rows != 1 else ''}; "
-                               f"the header's M = {m}")
+    # an edge line takes at least 6 bytes ("1 2 3\n"), the last one 5: a bound without counting lines
+    edges = scan_counted(path, buf, start, _edge_spec(n), m, f"more edge lines than the header's M = {m}",
+                         lambda rows: f"file ends after {rows} edge line{'s' if rows != 1 else ''}; "
+                                      f"the header's M = {m}", byte_bound=(buf.shape[0] - start + 1) // 6)
     ids = edges.ints[:2]
     ids -= 1
     return EdgeList(n, ids[0], ids[1], edges.ints[2], source=str(path))

@@ -22,8 +22,8 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _text as T
 from ._common import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record,
-                      last_assignment_wins, line_text, load_bytes, open_output, scan_records,
-                      write_edges)
+                      last_assignment_wins, line_text, load_bytes, open_output, scan_counted,
+                      scan_records, write_edges)
 
 __all__ = ["read_graph", "write_graph", "write_distances"]
 
@@ -90,14 +90,8 @@ def read_graph(path) -> EdgeList:
         spec = RecordSpec(names=("row", "column", "value"), layout="an entry line 'row column value'",
                           kinds=(T.COL_INT, T.COL_INT, value_kind), lo=(1, 1, T.INT64_MIN),
                           hi=(n, n, T.INT64_MAX), comment=b"%")
-    cap = min(nnz, int(T.count_newlines(buf, start, buf.shape[0])) + 1)
-    rec = scan_records(path, buf, start, spec, cap=cap)
-    if rec.status == T.FULL:
-        raise GraphFormatError(path, T.line_of(buf, rec.offset),
-                               f"more entries than the size line's {nnz}")
-    if rec.rows < nnz:
-        raise GraphFormatError(path, eof_line(buf), f"file ends after {rec.rows} entries; "
-                                                    f"the size line promises {nnz}")
+    rec = scan_counted(path, buf, start, spec, nnz, f"more entries than the size line's {nnz}",
+                       lambda rows: f"file ends after {rows} entries; the size line promises {nnz}")
     src = rec.ints[0] - 1
     dst = rec.ints[1] - 1
     if field == "pattern":

@@ -19,9 +19,8 @@ from .. import dtypes
 from ..planner import gpu_padded
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
-from .driverfw import DEFAULT_BLOCK, InCoreEngine, check_fits
 from .minplus import inf_for
-from .rounds import naive_rounds
+from .rounds import DEFAULT_BLOCK, InCoreEngine, check_fits, naive_rounds
 from .transfer import to_host
 
 

@@ -64,10 +64,10 @@ def cpu_info() -> dict:
     except AttributeError:  # not Linux
         usable = os.cpu_count()
     return {"model": model, "logical_cores": os.cpu_count(), "usable_cores": usable,
-            "memory_bytes": _meminfo("MemTotal")}
+            "memory_bytes": meminfo("MemTotal")}
 
 
-def _meminfo(key: str) -> int | None:
+def meminfo(key: str) -> int | None:
     """A ``/proc/meminfo`` field (``MemTotal``, ``MemAvailable``) in bytes, or None when unknown."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import model
 from .contestants import ALL, Contestant, contestant
-from .environment import _meminfo
+from .environment import meminfo
 from .results import Results
 from .timing import predicted_time, repeats_within, solver_stages, summarize, timed_call
 from .workloads import Reference, make_graph
@@ -182,7 +182,7 @@ def _measure(ctx: Context, c: Contestant, solve, ref: Reference | None) -> dict:
 
 def _memory_guard(c: Contestant, n: int, itemsize: int = 4) -> str | None:
     """A reason to skip when the dense matrices surely do not fit in host memory."""
-    free = _meminfo("MemAvailable")
+    free = meminfo("MemAvailable")
     per = 8 if (c.peer or c.method == "reference") else itemsize
     need = 3 * n * n * per
     if free is not None and need > free:

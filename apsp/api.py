@@ -302,13 +302,7 @@ def estimated_seconds(g: Graph, method: str, backend: str) -> float:
 
 
 def _nd_usable(g: Graph) -> bool:
-    if g.n < ND_MIN_VERTICES or g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n:
-        return False
-    try:
-        import pymetis  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return ND_MIN_VERTICES <= g.n and g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n
 
 
 def choose_backend(backend: str, method: str, n: int) -> str:
@@ -333,7 +327,7 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
     * other weights on the CPU: Dijkstra (Johnson when some weight is negative)
       when the graph is very sparse, at most 2 edges per vertex on average;
       otherwise blocked Floyd-Warshall;
-    * then, from 1000 vertices and up to 16 edges per vertex (pymetis installed),
+    * then, from 1000 vertices and up to 16 edges per vertex,
       nested-dissection Floyd-Warshall (``"nd-fw"``) replaces that pick when
       its estimated time is lower: `estimated_seconds` counts its updates from
       the graph's ordering (grids, meshes, road and geometric graphs have small

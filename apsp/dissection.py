@@ -43,12 +43,47 @@ import numpy as np
 DEFAULT_LEAF = 3000
 
 
-def _require_pymetis():
+def _pymetis():
+    """pymetis, or None where it is not installed (no wheel for the platform)."""
     try:
         import pymetis
     except ImportError:
-        raise ImportError("nested-dissection Floyd-Warshall needs pymetis: pip install 'apsp[sparse]'") from None
+        return None
     return pymetis
+
+
+def ordering_available() -> str:
+    """The bisection the dissection uses here: ``"metis"`` (pymetis) or ``"levels"``."""
+    return "metis" if _pymetis() is not None else "levels"
+
+
+def _level_bisection(sub) -> np.ndarray:
+    """Two halves of a connected graph by breadth-first levels from a pseudo-peripheral vertex
+    (George and Liu's level-structure bisection): the vertices up to the level that holds the
+    median vertex against the rest, so the cut runs between two adjacent levels. Needs only
+    scipy; METIS, where installed, finds smaller cuts on irregular graphs."""
+    from scipy.sparse.csgraph import shortest_path
+
+    def levels(start):
+        level = shortest_path(sub, method="D", directed=False, unweighted=True, indices=start)
+        return np.argsort(level, kind="stable"), level.astype(np.int64)
+
+    order, level = levels(0)
+    for _ in range(2):  # two sweeps: the farthest vertex of the last level is nearly peripheral
+        order, level = levels(int(order[-1]))
+    # cut after the thinnest level among those that leave 35-65% of the vertices on each side
+    counts = np.bincount(level)
+    below = np.cumsum(counts)
+    n = len(level)
+    middle = np.flatnonzero((below >= 0.35 * n) & (below <= 0.65 * n))
+    if len(middle):
+        cut = middle[np.argmin(counts[middle] + counts[np.minimum(middle + 1, len(counts) - 1)])]
+    else:
+        cut = level[order[n // 2]]
+    part = (level > cut).astype(np.int64)
+    if part.min() == part.max():
+        part = (level >= cut).astype(np.int64)
+    return part
 
 
 @dataclass
@@ -161,8 +196,9 @@ def _structure(csr) -> "object":
 
 
 class _Builder:
-    def __init__(self, sym, leaf_size: int, seed: int):
+    def __init__(self, sym, leaf_size: int, seed: int, ordering: str):
         self.sym = sym
+        self.ordering = ordering
         self.leaf = max(1, int(leaf_size))
         self.seed = seed
         # nodes in creation order; each: (own vertices, children ids)
@@ -193,9 +229,13 @@ class _Builder:
     def _split_pieces(self, verts, ncomp, label) -> int:
         """Disconnected pieces: large ones are dissected, small ones packed into leaves."""
         sizes = np.bincount(label, minlength=ncomp)
+        # members of every piece from one sort (not a scan per piece: isolated vertices
+        # would make that quadratic)
+        by_piece = verts[np.argsort(label, kind="stable")]
+        first = np.concatenate(([0], np.cumsum(sizes)))
         kids, pack, packed = [], [], 0
         for c in np.argsort(-sizes, kind="stable"):
-            members = verts[label == c]
+            members = by_piece[first[c]:first[c + 1]]
             if sizes[c] > self.leaf:
                 kids.append(self.build(members))
                 continue
@@ -211,7 +251,9 @@ class _Builder:
         return self._node(np.zeros(0, dtype=np.int64), kids)
 
     def _bisect(self, sub) -> np.ndarray:
-        pymetis = _require_pymetis()
+        pymetis = _pymetis() if self.ordering == "metis" else None
+        if pymetis is None:
+            return _level_bisection(sub)
         opts = pymetis.Options(seed=self.seed)
         _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
         part = np.asarray(parts, dtype=np.int64)
@@ -263,13 +305,15 @@ class _Builder:
         return np.sort(np.concatenate([cover_left, cover_right]))
 
 
-def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None
-            ) -> Dissection:
+def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None,
+            ordering: str | None = None) -> Dissection:
     """The dissection tree of a graph (its CSR matrix; direction ignored) and its layout.
 
     ``leaf_size``: dissect until pieces have at most this many vertices; ``tile``: the
     width of a pivot round; ``pad`` (default ``tile``): pad every node's own vertices to a
-    multiple of it. Deterministic for a given ``seed``.
+    multiple of it. ``ordering``: how pieces are bisected, ``"metis"`` (pymetis) or
+    ``"levels"`` (breadth-first levels, scipy only); by default METIS where installed.
+    Deterministic for a given ``seed``.
 
     Examples
     --------
@@ -282,7 +326,12 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
     n = csr.shape[0]
     tile = max(1, int(tile))
     pad = tile if pad is None else max(1, int(pad))
-    builder = _Builder(_structure(csr), leaf_size, seed)
+    ordering = ordering_available() if ordering is None else ordering
+    if ordering not in ("metis", "levels"):
+        raise ValueError(f"unknown ordering {ordering!r}; choose 'metis' or 'levels'")
+    if ordering == "metis" and _pymetis() is None:
+        raise ImportError("the METIS ordering needs pymetis: pip install pymetis")
+    builder = _Builder(_structure(csr), leaf_size, seed, ordering)
     if n:
         builder.build(np.arange(n, dtype=np.int64))
     else:

@@ -487,6 +487,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     t_setup = time.perf_counter()
     where = choose_backend(backend, chosen, g.n)  # GPU: imports torch and starts CUDA
     t_setup = time.perf_counter() - t_setup + t_query
+    skipped: list[str] = []
     rows_by_search = src is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and few_sources_for_bfs(g, len(src))))
     if chosen == "bfs" and rows_by_search:
@@ -502,6 +503,10 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
         attempts = _resumable(g.dtype_attempts(dtype), options)
+        if any(a.checked for a in attempts[:-1]) and _worth_searching(g, chosen, where):
+            # a few searches find a distance that rules a narrow dtype out before its solve
+            attempts, skipped = dtypes.skip_bound_to_fail(attempts, g.longest_distance_found(),
+                                                          g.max_abs_weight)
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
@@ -536,14 +541,25 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                  "by diameter" if dt is None else np.dtype(dt).name,
                  " (to be verified)" if attempt.checked else "", plan.summary())
         with compiling(f"CPU kernels for {dt.name if dt is not None else chosen.upper()}"):
-            if plan.out_of_core:
-                out = get_solver("fw-out-of-core", where)(g, opts, plan)
-            elif chosen == "bfs" and rows_by_search:
-                from .cpu.sparse import solve_bfs_rows
+            try:
+                if plan.out_of_core:
+                    out = get_solver("fw-out-of-core", where)(g, opts, plan)
+                elif chosen == "bfs" and rows_by_search:
+                    from .cpu.sparse import solve_bfs_rows
 
-                out = solve_bfs_rows(g, opts)
-            else:
-                out = get_solver(chosen, where)(g, opts)
+                    out = solve_bfs_rows(g, opts)
+                else:
+                    out = get_solver(chosen, where)(g, opts)
+            except BaseException as exc:
+                if where == "gpu":  # a failed attempt leaves the card as it found it
+                    from .gpu import give_back_memory
+
+                    give_back_memory(exc)
+                raise
+            if where == "gpu":  # so that a retry, or the next call, plans against the whole card
+                from .gpu import give_back_memory
+
+                give_back_memory()
             if src is not None and not rows_by_search:  # a full solve was cheaper: keep the rows asked for
                 out.dist = out.dist[src]
                 out.predecessors = None if out.predecessors is None else out.predecessors[src]
@@ -572,6 +588,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
             target = HostMatrix(g.n, cast_to, on_disk=True, scratch_dir=plan.scratch_dir).array
         out.dist = dtypes.cast_checked(out.dist, cast_to, g.has_negative_weights, out=target)
         t_checked = time.perf_counter()
+    if skipped:
+        out.info["dtype_skipped"] = skipped
     if dt is not None:
         out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
                         dtype_check="cast" if cast_to is not None else "verified" if attempt.checked else "bound")
@@ -601,6 +619,13 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
                   timings=timings, info=out.info, sources=src)
+
+
+def _worth_searching(g: Graph, method: str, backend: str) -> bool:
+    """Whether the searches of `Graph.longest_distance_found` cost little next to a narrow solve
+    they may save: scipy's searches cost a quarter second to import, so only for solves
+    estimated to take longer than a second."""
+    return estimated_seconds(g, method, backend) > 1.0
 
 
 def _resumable(attempts: list, options: dict) -> list:
@@ -650,6 +675,7 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
     else:
         parts.append(f"dtype {tried[-1]}, the smallest that {reason}" if g.integral and tried
                      else "dtype float64 (fractional weights)")
+    parts += [f"not tried: {why}" for why in (info or {}).get("dtype_skipped", [])]
     return "; ".join(parts)
 
 

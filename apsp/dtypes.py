@@ -230,6 +230,25 @@ def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight,
     return plan or [Attempt(choose_dtype(bound, negative, integral, candidates=candidates))]
 
 
+def skip_bound_to_fail(attempts: list[Attempt], longest_found: float, max_abs_weight) -> tuple[list, list]:
+    """The plan without the checked attempts that a distance already found would fail.
+
+    A distance ``d`` the solve must produce lies in the dtype's `cutoff_band` or beyond it
+    whenever ``d >= INF - max|w|``: that attempt's check would fail and its solve be thrown
+    away. Returns the attempts kept and, for each one skipped, why. Compared in floats only
+    below 2**31, where they are exact.
+    """
+    kept, why = [], []
+    for i, attempt in enumerate(attempts):
+        lo = cutoff_band(attempt.dtype, max_abs_weight)[0] if attempt.checked else None
+        if lo is not None and i + 1 < len(attempts) and lo < 2 ** 31 and longest_found >= lo:
+            why.append(f"{attempt.dtype.name}: a shortest distance of {longest_found:.0f} was found "
+                       f"before solving; {attempt.dtype.name} is verified only below {lo}")
+        else:
+            kept.append(attempt)
+    return kept, why
+
+
 def cutoff_band(dtype, max_abs_weight) -> tuple[int, int]:
     """``(INF - W, INF)``: a verified result holds no value ``v`` with ``lo <= v < hi``."""
     inf = int(inf_value(dtype))

@@ -431,6 +431,30 @@ class Graph:
         """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``."""
         return dtypes.distance_bound(self.n, self.max_abs_weight)
 
+    def longest_distance_found(self, sweeps: int = 4) -> float:
+        """A lower bound on the largest finite shortest distance, or 0.0 when not searched.
+
+        ``sweeps`` Dijkstra searches (scipy's), each from the farthest vertex the last one
+        reached, alternately along and against the edges: every distance a search finds is a
+        real one, so the largest is a lower bound, and on roads, meshes and grids it is close to
+        the diameter. Only for sparse graphs with non-negative weights (a search costs
+        O(m log n) there, nothing next to an all-pairs solve); cached.
+        """
+        if "longest_found" not in self.__dict__:
+            found = 0.0
+            if self.csr is not None and self.n and self.nnz and not self.has_negative_weights:
+                from scipy.sparse.csgraph import dijkstra
+
+                forward, backward = self.csr, self.csr.T.tocsr()
+                start = int(np.argmax(np.diff(self.csr.indptr)))
+                for sweep in range(sweeps):
+                    d = dijkstra(backward if sweep % 2 else forward, indices=start)
+                    d[~np.isfinite(d)] = -1.0
+                    start = int(np.argmax(d))
+                    found = max(found, float(d[start]))
+            self.__dict__["longest_found"] = found
+        return self.__dict__["longest_found"]
+
     def dtype_attempts(self, requested=None, candidates=(np.int16, np.int32, np.int64),
                        saturating: bool = True) -> list:
         """The dtypes to solve this graph in, narrowest first (`apsp.dtypes.dtype_attempts`).

@@ -381,3 +381,26 @@ def test_an_interrupted_narrow_solve_resumes_then_widens(rng, tmp_path):
     assert r.info["dtype_tried"] == ["int16", "int32"]
     np.testing.assert_array_equal(as_float(r.distances), exact(g))
     assert not ckpt.exists()
+
+
+def test_a_narrow_dtype_a_search_rules_out_is_not_tried(rng):
+    # a 70 x 70 grid with weights 1..1000: its longest distances are far past int16's limit,
+    # and the searches before the solve find one, so int32 is solved once, with no retry
+    side = 70
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    w = rng.integers(1, 1001, size=len(u))
+    g = Graph.from_edges(EdgeList(side * side, np.concatenate([u, v]), np.concatenate([v, u]),
+                                  np.concatenate([w, w])))
+    assert g.longest_distance_found() >= dtypes.cutoff_band(np.int16, g.max_abs_weight)[0]
+    r = apsp.shortest_paths(g, method="nd-fw", backend="cpu")
+    assert r.info["dtype_tried"] == ["int32"] and not r.info["dtype_retry"]
+    assert "retry" not in r.timings and "int16" in r.info["dtype_skipped"][0]
+    assert "not tried: int16" in r.info["why"]
+    from scipy.sparse.csgraph import dijkstra
+
+    ref = dijkstra(g.to_csr())  # float64 holds these integers exactly
+    np.testing.assert_array_equal(r.distances, ref.astype(np.int32))
+    # the bound is a real distance: never above the largest finite one
+    assert g.longest_distance_found() <= ref.max()

@@ -270,3 +270,55 @@ def test_gpu_large_against_torch_reference(rng, n, dtype):
         assert torch.equal(got, ref)
     else:
         assert torch.allclose(got, ref, rtol=1e-5)
+
+
+def test_a_failed_solve_gives_its_frames_back():
+    # the traceback of a failed solve keeps its frames, and every tensor they hold, alive
+    import weakref
+
+    from apsp.errors import MemoryPlanError
+    from apsp.gpu import give_back_memory
+
+    class Buffer:
+        pass
+
+    held = []
+
+    def solver():
+        buffer = Buffer()
+        held.append(weakref.ref(buffer))
+        raise MemoryPlanError("the card is full")
+
+    try:
+        solver()
+    except MemoryPlanError as exc:
+        assert held[0]() is not None
+        give_back_memory(exc)
+        assert held[0]() is None
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("runtime", ["torch", "driver"])
+def test_device_memory_after_a_retried_or_failed_solve_equals_before(rng, monkeypatch, runtime):
+    import torch
+
+    from randgraphs import sentinel_path
+
+    monkeypatch.setenv("APSP_GPU_RUNTIME", runtime)
+    g = sentinel_path(rng, 20000, 3000)  # past int16: its attempt is cut off and solved again in int32
+
+    def stop(done):
+        raise KeyboardInterrupt
+
+    def scenario():
+        r = apsp.shortest_paths(g, method="fw", backend="gpu")
+        assert r.info["dtype_tried"] == ["int16", "int32"]
+        with pytest.raises(KeyboardInterrupt):
+            apsp.shortest_paths(g, method="fw", backend="gpu", dtype="int32", on_round=stop)
+
+    scenario()  # the first time loads kernels and staging buffers, kept for the process
+    torch.cuda.synchronize()
+    free = torch.cuda.mem_get_info()[0]
+    scenario()
+    torch.cuda.synchronize()
+    assert torch.cuda.mem_get_info()[0] == free

@@ -82,3 +82,22 @@ def device_memory(device=None) -> tuple[int, int]:
 
     avail = host_available()
     return avail, avail
+
+
+def give_back_memory(error: BaseException | None = None) -> None:
+    """Return to the driver the device memory a finished solve leaves behind: torch's cached
+    blocks and the CUDA driver runtime's pool. After a failure (``error``), the solver's frames,
+    which its traceback keeps alive with every tensor they hold, are cleared first. Without it a
+    retry, or the next call, would plan against a card that looks full."""
+    if error is not None:
+        import gc
+        import traceback
+
+        traceback.clear_frames(error.__traceback__)
+        gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+    cuda = sys.modules.get(__name__ + ".cuda")
+    if cuda is not None:
+        cuda.trim_pool()

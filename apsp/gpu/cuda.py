@@ -61,6 +61,7 @@ _SIGNATURES = {
     "cuMemFreeAsync": [_U64, _P],
     "cuDeviceGetDefaultMemPool": [ctypes.POINTER(_P), _INT],
     "cuMemPoolSetAttribute": [_P, _INT, ctypes.POINTER(_U64)],
+    "cuMemPoolTrimTo": [_P, _SIZE],
     "cuMemHostAlloc": [ctypes.POINTER(_P), _SIZE, _UINT],
     "cuMemFreeHost": [_P],
     "cuMemcpy2DAsync_v2": [ctypes.POINTER(_Memcpy2D), _P],
@@ -204,6 +205,14 @@ def _keep_pool() -> None:
     call("cuDeviceGetDefaultMemPool", ctypes.byref(pool), _state["device"])
     call("cuMemPoolSetAttribute", pool, MEMPOOL_RELEASE_THRESHOLD, ctypes.byref(_U64(POOL_KEEP)))
     _state["pool"] = pool
+
+
+def trim_pool() -> None:
+    """Give the stream-ordered pool's kept bytes back to the driver (after a solve: another
+    process, or this one's next plan, may need them)."""
+    if "pool" in _state:
+        call("cuCtxSynchronize")
+        call("cuMemPoolTrimTo", _state["pool"], 0)
 
 
 class PinnedBuffer:

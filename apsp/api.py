@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import dtypes
-from .errors import BackendUnavailableError
+from .errors import BackendUnavailableError, MemoryPlanError
 from .graph import EdgeList, Graph, lightest_edges
 from .jit import book_compile, compile_seconds, compiling
 from .solvers import BACKENDS, KEYWORD_OPTIONS, METHODS, SolveOptions, get_solver, gpu_available, unknown_option
@@ -488,6 +488,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     where = choose_backend(backend, chosen, g.n)  # GPU: imports torch and starts CUDA
     t_setup = time.perf_counter() - t_setup + t_query
     skipped: list[str] = []
+    fallback = None
     rows_by_search = src is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and few_sources_for_bfs(g, len(src))))
     if chosen == "bfs" and rows_by_search:
@@ -534,7 +535,15 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # refuse early what cannot fit (MemoryPlanError) in the dtype tried now; stream out of
         # core when the plan says so
         t_plan = time.perf_counter()
-        plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
+        try:
+            plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
+        except MemoryPlanError as exc:
+            if not (method == "auto" and chosen == "nd-fw"):
+                raise
+            # the automatic choice refuses only where no route fits: dense FW can stream
+            fallback = f"nd-fw does not fit: {str(exc).split('. Ways out')[0]}"
+            chosen = "fw"
+            plan = plan_memory(g, chosen, where, opts)
         t1 = time.perf_counter()
         log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
                  g.n, g.nnz, chosen, method, where, backend,
@@ -590,6 +599,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         t_checked = time.perf_counter()
     if skipped:
         out.info["dtype_skipped"] = skipped
+    if fallback:
+        out.info["method_fallback"] = fallback
     if dt is not None:
         out.info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
                         dtype_check="cast" if cast_to is not None else "verified" if attempt.checked else "bound")
@@ -621,11 +632,19 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                   timings=timings, info=out.info, sources=src)
 
 
-def _worth_searching(g: Graph, method: str, backend: str) -> bool:
-    """Whether the searches of `Graph.longest_distance_found` cost little next to a narrow solve
-    they may save: scipy's searches cost a quarter second to import, so only for solves
-    estimated to take longer than a second."""
-    return estimated_seconds(g, method, backend) > 1.0
+#: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)
+SEARCH_IMPORT_SECONDS = 0.25
+#: bytes per second of a result's copy from the GPU to the host (`apsp.gpu.transfer.to_host`)
+D2H_RATE = 1.6e10
+
+
+def _worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> bool:
+    """Whether the searches of `Graph.longest_distance_found` cost at most a quarter of the narrow
+    attempt they may save: its solve and, on the GPU, its result's copy to the host."""
+    n = float(g.n)
+    searches = SEARCH_IMPORT_SECONDS + sweeps * estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
+    attempt = estimated_seconds(g, method, backend) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
+    return searches < attempt / 4
 
 
 def _resumable(attempts: list, options: dict) -> list:
@@ -648,6 +667,8 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
     """Why this method, backend and dtype ran, in a few words (for ``-v``)."""
     if method != "auto":
         why_method = "asked for"
+    elif (info or {}).get("method_fallback"):
+        why_method = info["method_fallback"] + "; dense Floyd-Warshall can stream the matrix"
     elif g.unit_weights:
         why_method = "every edge weight is 1"
     elif chosen in ("dijkstra", "johnson") and src is not None:

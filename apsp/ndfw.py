@@ -40,6 +40,22 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
 
 #: (tile, leaf size) the engines use by default, per backend
 DEFAULTS = {"cpu": (128, 500), "gpu": (128, 3000)}
+#: the GPU engine rounds its layout matrix and node buffers up to this with isolated vertices, so
+#: that the big products run the kernel's unmasked path (BLOCK_M 256; 16 under the interpreter)
+GPU_ALIGN, INTERPRETER_ALIGN = 256, 16
+#: the GPU engine's result leaves the device in row bands of about this many bytes
+GPU_BAND_BYTES = 1 << 30
+#: entries its cut-off check compares at once: three boolean temporaries of this size
+GPU_CHECK_CHUNK = 1 << 28
+
+
+def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
+    """The dissection the ``backend``'s solver runs with these options, and its tile: the tile
+    ``opts.block_size``, leaves of ``opts.leaf_size``, else `DEFAULTS` (cached on the graph, so the
+    memory plan and the solver share it)."""
+    tile, leaf = DEFAULTS[backend]
+    tile = tile if opts.block_size is None else int(opts.block_size)
+    return plan(graph, tile, opts.leaf_size or leaf), tile
 
 
 def default_plan(graph, backend: str) -> Dissection:
@@ -89,10 +105,8 @@ def solve_with(graph, opts, backend: str, make_engine, stage_names=("prepare", "
     timings, info)``; ``timings`` has ``order`` and the skeleton's three stages under ``stage_names``."""
     from .fwsolve import run
 
-    tile, leaf = DEFAULTS[backend]
-    tile = tile if opts.block_size is None else int(opts.block_size)
     t0 = time.perf_counter()
-    nd = plan(graph, tile, opts.leaf_size or leaf)
+    nd, tile = dissection_for(graph, opts, backend)
     timings = {"order": time.perf_counter() - t0}
     engine, steps = make_engine(nd, tile), {}
     out, _, info = run(graph, opts, engine, solver=f"nd-fw-{backend}", block=tile, timings=steps)

@@ -190,11 +190,14 @@ def gpu_padded(n: int, interpreted: bool) -> int:
 
 
 def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
-                 dense_input: bool = False, block: int = 128, interpreted: bool = False) -> tuple[int, int]:
+                 dense_input: bool = False, block: int = 128, interpreted: bool = False,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
     """(host bytes, GPU bytes) of the in-core solver's large allocations.
 
     ``paths`` is how many of successors/predecessors were asked for (int32
     n x n each). Small allocations (the graph's CSR, tiles) are not counted.
+    ``layout``: nd-fw's layout size (vertices and the tree nodes' padding);
+    ``checked``: the result is checked for cut-off distances.
     """
     dt = np.dtype(dtype)
     m = matrix_bytes(n, dt)
@@ -209,19 +212,38 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
             host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
-    if backend == "gpu":
+    if backend == "gpu" and method == "nd-fw":
+        gpu = _nd_gpu_needs(n, dt, paths, block, interpreted, layout or n, checked)
+    elif backend == "gpu":
         n_pad = gpu_padded(n, interpreted)
         # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a
         # column scratch), the unreachable mask of the final pass, path matrices
         gpu = (matrix_bytes(n_pad, dt) + 5 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
                + paths * matrix_bytes(n_pad, np.int32))
-        if method == "nd-fw":
-            # gathered node buffers reach about a quarter of the matrix (a root child's subtree);
-            # with paths the matrix is also gathered into vertex order
-            gpu += matrix_bytes(n_pad, dt) // 3 + (matrix_bytes(n_pad, dt) if paths else 0)
-        if dense_input:
-            host += m  # the start matrix is built on the host first
+    if backend == "gpu" and dense_input:
+        host += m  # the start matrix is built on the host first
     return host, gpu
+
+
+def _nd_gpu_needs(n: int, dt: np.dtype, paths: int, tile: int, interpreted: bool, layout: int,
+                  checked: bool) -> int:
+    """GPU bytes nd-fw cannot do without: the layout matrix (rounded up as `apsp.gpu.ndfw` does) and
+    its column panel; the cut-off check's boolean chunks; the result's row bands (gathered, then
+    in vertex order, and their unreachable mask); with paths the matrix again in vertex order and
+    the path matrices. Its gathered node buffers are not counted: the engine sizes them from the
+    memory left after loading, and runs a node in place when its buffer does not fit."""
+    from .ndfw import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
+
+    align = INTERPRETER_ALIGN if interpreted else GPU_ALIGN
+    size = -(-max(layout, 1) // align) * align
+    matrix = matrix_bytes(size, dt)
+    need = matrix + tile * size * dt.itemsize
+    if paths:
+        return need + matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
+    band = min(GPU_BAND_BYTES, matrix_bytes(n, dt))
+    finalize = 2 * band + band // dt.itemsize
+    check = 3 * min(GPU_CHECK_CHUNK, size * size) if checked else 0
+    return need + max(finalize, check)
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -307,7 +329,14 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
-    host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted)
+    layout = 0
+    if method == "nd-fw" and backend == "gpu":
+        from .ndfw import dissection_for
+
+        nd, block = dissection_for(graph, opts, backend)  # the solver reuses it
+        layout = nd.size
+    host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted,
+                             layout, opts.cutoff_band is not None)
     if getattr(opts, "sources", None) is not None:  # searches write k rows only
         host = len(opts.sources) * n * (dt.itemsize + 4 * paths)
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,

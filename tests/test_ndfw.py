@@ -296,3 +296,38 @@ def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
     # without pymetis (no wheel for the platform) the level ordering keeps nd-fw in the choice
     monkeypatch.setitem(sys.modules, "pymetis", None)
     assert api.choose_method(_grid(40, rng), "auto", "cpu") == "nd-fw"
+
+
+def test_gpu_plan_counts_the_layout_matrix_not_the_gathered_buffers():
+    from apsp.planner import incore_needs
+
+    # a 350 x 350 grid's layout (130,944 with METIS) in int32 on an 80 GB card: the matrix, rounded
+    # up to 131,072, its column panel and the result's row bands; the node buffers take what is left
+    _, need = incore_needs(122_500, np.int32, "nd-fw", "gpu", block=128, layout=130_944)
+    matrix = 131_072 ** 2 * 4
+    assert need == matrix + 128 * 131_072 * 4 + 2 * (1 << 30) + (1 << 28)
+    assert need < 75 * (1 << 30)
+    # a checked attempt's comparison chunks are not all held beside the result's bands
+    _, checked = incore_needs(122_500, np.int16, "nd-fw", "gpu", block=128, layout=130_944, checked=True)
+    assert checked == 131_072 ** 2 * 2 + 128 * 131_072 * 2 + max(2 * (1 << 30) + (1 << 29), 3 * (1 << 28))
+
+
+def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
+    import apsp.planner as planner
+    from apsp.errors import MemoryPlanError
+
+    real = planner.plan_memory
+
+    def nd_fw_too_big(graph, method, backend, opts):
+        if method == "nd-fw":
+            raise MemoryPlanError("the nd-fw solver on the cpu needs 9 TiB. Ways out: none")
+        return real(graph, method, backend, opts)
+
+    monkeypatch.setattr(planner, "plan_memory", nd_fw_too_big)
+    g = _grid(40, rng)
+    r = apsp.shortest_paths(g, backend="cpu")
+    assert r.method == "fw" and "nd-fw does not fit" in r.info["method_fallback"]
+    assert "nd-fw does not fit" in r.info["why"]
+    np.testing.assert_array_equal(r.distances, _oracle(g, r.distances.dtype))
+    with pytest.raises(MemoryPlanError):  # asked for by name: refused, with the ways out
+        apsp.shortest_paths(g, method="nd-fw", backend="cpu")

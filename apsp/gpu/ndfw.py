@@ -39,7 +39,8 @@ import triton
 import triton.language as tl
 
 from .. import dtypes
-from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
+from ..ndfw import (DEFAULTS, GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN, ScheduleEngine,
+                    solve_with)
 from ..solvers import SolveOptions, SolveOutput
 from . import default_device
 from .minplus import inf_for, minplus_update
@@ -48,10 +49,10 @@ from .rounds import close_block, fw_batched, fw_inplace
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
 DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["gpu"]
-#: matrix and node buffers are rounded up to this with isolated vertices, so that the big products
-#: run the kernel's unmasked path (BLOCK_M 256). Tree nodes themselves are not padded: padding
-#: them to 128 costs 33% more work on a 350 x 350 grid (benchmarks/nd_counts.py --pad)
-ALIGN = 256
+#: matrix and node buffers are rounded up to this with isolated vertices (`apsp.ndfw.GPU_ALIGN`).
+#: Tree nodes themselves are not padded: padding them to 128 costs 33% more work on a 350 x 350
+#: grid (benchmarks/nd_counts.py --pad)
+ALIGN = GPU_ALIGN
 #: gathered node buffers may take at most this share of the free device memory
 GATHER_SHARE = 0.8
 #: what a batch trades: a kernel launch from Python costs about LAUNCH_SECONDS; the batch's extra
@@ -74,7 +75,7 @@ class Engine(ScheduleEngine):
         self.tile = tile
         self.device = device
         self.cuda = device.type == "cuda"  # the interpreter: small alignment, still exercised
-        self.align = ALIGN if self.cuda else 16
+        self.align = ALIGN if self.cuda else INTERPRETER_ALIGN
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
         self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)
@@ -233,7 +234,7 @@ class Engine(ScheduleEngine):
         # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
         if self.cutoff_band is not None:
-            self.cutoff_suspected = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=d.shape[0] * d.shape[0] // 4 + 1)
+            self.cutoff_suspected = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
         if graph_opts is not None and not self.cutoff_suspected:  # a retry recovers them
             from .paths import successors_and_predecessors
             from .transfer import to_host
@@ -334,7 +335,7 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
 
 
 def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = 1 << 30) -> np.ndarray:
+                       band_bytes: int = GPU_BAND_BYTES) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
     ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
     gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging

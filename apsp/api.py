@@ -552,7 +552,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         with compiling(f"CPU kernels for {dt.name if dt is not None else chosen.upper()}"):
             try:
                 if plan.out_of_core:
-                    out = get_solver("fw-out-of-core", where)(g, opts, plan)
+                    out = get_solver(f"{chosen}-out-of-core", where)(g, opts, plan)
                 elif chosen == "bfs" and rows_by_search:
                     from .cpu.sparse import solve_bfs_rows
 

@@ -59,7 +59,8 @@ class MemoryPlan:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
         if self.out_of_core:
             out["matrix_on_disk"] = self.matrix_on_disk
-            out.update(self.stream.summary())
+            if self.stream is not None:  # nd-fw streams node by node, without a stripe plan
+                out.update(self.stream.summary())
         return out
 
 
@@ -329,7 +330,7 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
-    layout = 0
+    layout, nd = 0, None
     if method == "nd-fw" and backend == "gpu":
         from .ndfw import dissection_for
 
@@ -341,9 +342,13 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
         host = len(opts.sources) * n * (dt.itemsize + 4 * paths)
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
+    if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
+        _plan_nd_stream(plan, nd, interpreted)
+        return plan
     streamable = method == "fw" and backend in ("cpu", "gpu")
     if force and not streamable:
-        raise ValueError(f"out-of-core solving is available for method 'fw' only, not {method!r}")
+        raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
+                         f"(distances only), not {method!r} on the {backend}")
     if force and paths:
         raise ValueError("out-of-core solving computes distances only; drop return_predecessors/"
                          "return_successors (or solve in core)")
@@ -354,6 +359,31 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     else:
         _check_incore(plan, graph, streamable and not paths, force, interpreted)
     return plan
+
+
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+    """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
+    RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
+    and the panels of the widest separator, the rest for node buffers and stripes."""
+    from .ndfw import GPU_ALIGN, INTERPRETER_ALIGN
+
+    dt = plan.dtype
+    align = INTERPRETER_ALIGN if interpreted else GPU_ALIGN
+    size = -(-max(nd.size, 1) // align) * align
+    widest = int((nd.end - nd.own_start).max(initial=1))
+    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
+    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
+    plan.out_of_core = True
+    where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
+    if plan.host_bytes > plan.host_limit:
+        raise MemoryPlanError(
+            f"{where} keeps its matrix and the result in RAM: {format_size(plan.host_bytes)}, but "
+            f"{format_size(plan.host_limit)} are allowed (host_memory). Ways out: method='fw' streams "
+            f"from a scratch file (out_of_core=True); the distributed solver splits the matrix")
+    if plan.gpu_bytes > plan.gpu_limit:
+        raise MemoryPlanError(
+            f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
+            f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
 
 
 def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:

@@ -182,6 +182,7 @@ REGISTRY: dict[tuple[str, str], str] = {
     # streamed through a device from a host matrix; called as solve(graph, opts, plan)
     ("fw-out-of-core", "cpu"): "apsp.outofcore:solve",
     ("fw-out-of-core", "gpu"): "apsp.outofcore:solve",
+    ("nd-fw-out-of-core", "gpu"): "apsp.gpu.ndfw:solve_streamed",
 }
 
 METHODS = ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")

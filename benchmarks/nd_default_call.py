@@ -3,7 +3,8 @@
 For a 350 x 350 grid and a k-NN graph with n = 122,500 (weights 1..100): the whole call's wall time,
 the method, dtypes tried and skipped, the stages, GPU memory free before and after, and 64 sampled
 rows of the result against scipy's Dijkstra (exact). Each graph runs twice in one process (the
-first run compiles). ``--ordering levels`` measures the dissection that needs no pymetis.
+first run compiles). ``--ordering levels`` measures the dissection that needs no pymetis;
+``--stream --gpu-memory 20GB`` the layout matrix in host memory streamed through that much of the GPU.
 
 ``python benchmarks/nd_default_call.py --out nd_default.json``
 """
@@ -38,18 +39,24 @@ def main() -> None:
     ap.add_argument("--knn", type=int, default=122_500)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--ordering", choices=["metis", "levels"], default=None)
+    ap.add_argument("--stream", action="store_true")
+    ap.add_argument("--gpu-memory")
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.ordering == "levels":
         dissection._pymetis = lambda: None
     rows = []
-    for name, make in ((f"grid {args.side}x{args.side}", lambda: grid(args.side)),
-                       (f"knn n={args.knn}", lambda: knn(args.knn))):
+    options = dict(out_of_core=True, method="nd-fw") if args.stream else {}
+    if args.gpu_memory:
+        options["gpu_memory"] = args.gpu_memory
+    graphs = [(f"grid {args.side}x{args.side}", lambda: grid(args.side))]
+    graphs += [(f"knn n={args.knn}", lambda: knn(args.knn))] if args.knn else []
+    for name, make in graphs:
         csr = make()
         for run in range(1, args.runs + 1):
             free0 = gpu_free()
             t0 = time.perf_counter()
-            r = apsp.shortest_paths(csr)
+            r = apsp.shortest_paths(csr, **options)
             wall = time.perf_counter() - t0
             rng = np.random.default_rng(run)
             src = rng.choice(csr.shape[0], 64, replace=False)
@@ -62,6 +69,7 @@ def main() -> None:
                        timings={k: round(v, 3) for k, v in r.timings.items()},
                        dtype_tried=r.info.get("dtype_tried"), dtype_skipped=r.info.get("dtype_skipped"),
                        gathered=r.info.get("gathered_nodes"), batched=r.info.get("batched_nodes"),
+                       streamed=r.info.get("streamed_nodes"),
                        layout=r.info.get("layout"), gpu_free_before=free0)
             del r, got
             row["gpu_free_after"] = gpu_free()

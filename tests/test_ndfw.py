@@ -331,3 +331,28 @@ def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
     np.testing.assert_array_equal(r.distances, _oracle(g, r.distances.dtype))
     with pytest.raises(MemoryPlanError):  # asked for by name: refused, with the ways out
         apsp.shortest_paths(g, method="nd-fw", backend="cpu")
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,dt,budget", [("big grid", "int32", "40KB"), ("grid", "int16", "4MB"),
+                                            ("pieces", "int32", "4MB"), ("negative", "int32", "12KB")])
+def test_gpu_streamed_from_host_memory_equals_oracle(rng, name, dt, budget):
+    # the layout matrix in host memory: small nodes gathered to the device, the top separators
+    # (their ranges x ranges over the budget) as one round streamed in row stripes
+    g = _grid(12, rng) if name == "big grid" else _graphs(rng)[name]
+    r = apsp.shortest_paths(g, method="nd-fw", backend="gpu", dtype=dt, block_size=4, leaf_size=10,
+                            out_of_core=True, gpu_memory=budget)
+    np.testing.assert_array_equal(r.distances, _oracle(g, dt), err_msg=name)
+    assert r.info["out_of_core"] and r.info["gathered_nodes"] > 0
+    assert (r.info["streamed_nodes"] > 0) == (budget != "4MB")
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_streamed_finds_negative_cycles(rng):
+    g = Graph.from_edges(EdgeList(30, np.r_[np.arange(29), 29], np.r_[np.arange(1, 30), 0],
+                                  np.r_[np.ones(29, dtype=np.int64), -30]))
+    with pytest.raises(NegativeCycleError):
+        apsp.shortest_paths(g, method="nd-fw", backend="gpu", block_size=4, leaf_size=6, out_of_core=True,
+                            gpu_memory="16KB")

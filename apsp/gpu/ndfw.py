@@ -211,7 +211,7 @@ class Engine(ScheduleEngine):
         for lo, hi in pieces:
             places.append((lo, hi, at))
             at += hi - lo
-        buf = torch.empty((width, width), dtype=self.d.dtype, device=self.d.device)
+        buf = torch.empty((width, width), dtype=self.d.dtype, device=self.device)
         if at < width:  # isolated vertices up to the aligned size
             buf[at:].fill_(inf_for(buf))
             buf[:at, at:].fill_(inf_for(buf))
@@ -250,6 +250,66 @@ class Engine(ScheduleEngine):
                     None if predecessors is None else to_host(predecessors))
         unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
         return unpermuted_to_host(d, self.nd.position, limit, unreachable), None, None
+
+
+class HostEngine(Engine):
+    """The GPU engine for a layout matrix larger than the card: the matrix lives in host memory
+    (a CPU tensor) and streams through the GPU node by node, in postorder.
+
+    A node whose ``ranges x ranges`` entries fit ``budget`` bytes runs as the in-core engine's
+    gathered nodes do (`Engine._gathered`, its copies now host to device and back). A larger one
+    (the top separators, whose ranges span most of the layout) runs its pivots as one round of
+    blocked Floyd-Warshall with the whole separator as the pivot block: close it, update its row
+    and column panels (``p x w`` and ``w x p``, small: ``p`` is a separator) on the device, then
+    stream the ``ranges x ranges`` entries through the device in row stripes, each updated by one
+    product of the panels. Blocked Floyd-Warshall is exact for any block size, so the result
+    equals the in-core engine's. Distances only (paths need the whole matrix on the device).
+    """
+
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: int):
+        super().__init__(nd, dtype, tile, negative, device)
+        self.budget = int(budget)
+        self.streamed = 0  #: nodes streamed in row stripes (reported)
+
+    def load(self, graph) -> None:
+        self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), self.align)
+        self.col_t = torch.empty((self.tile, self.d.shape[0]), dtype=self.d.dtype, device=self.device)
+        self.gather_bytes = self.budget
+
+    rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
+
+    def pivots(self, a, b, ranges):
+        width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
+        if width * width * self.d.element_size() <= self.gather_bytes:
+            self._gathered(a, b, ranges, width)
+        else:
+            self._streamed(a, b, ranges)
+
+    def _streamed(self, a, b, ranges):
+        d, dev, neg = self.d, self.device, self.negative
+        width = sum(hi - lo for lo, hi in ranges)
+        pivot = d[a:b, a:b].to(dev)
+        close_block(pivot, neg)
+        row = torch.cat([d[a:b, lo:hi] for lo, hi in ranges], 1).to(dev)
+        col = torch.cat([d[lo:hi, a:b] for lo, hi in ranges], 0).to(dev)
+        minplus_update(row, pivot, row, neg)  # phase 2: R = min(R, P* (x) R), C = min(C, C (x) P*)
+        minplus_update(col, col, pivot, neg)
+        # phase 3 over every stripe of rows of the ranges: D = min(D, C (x) R), R and C final
+        left = self.budget - (row.numel() + col.numel()) * d.element_size()
+        height = max(1, min(width, left // (2 * width * d.element_size())))
+        at = 0
+        for lo, hi in ranges:
+            for r0 in range(lo, hi, height):
+                r1 = min(r0 + height, hi)
+                stripe = torch.cat([d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(dev)
+                minplus_update(stripe, col[at + r0 - lo:at + r1 - lo], row, neg)
+                stripe = stripe.cpu()
+                c = 0
+                for c0, c1 in ranges:
+                    d[r0:r1, c0:c1].copy_(stripe[:, c:c + c1 - c0])
+                    c += c1 - c0
+            at += hi - lo
+        self.streamed += 1
 
 
 def batch_layout(nd, nodes, depth, align: int):
@@ -364,10 +424,24 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
     dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
     """
+    return _solve(graph, opts)
+
+
+def solve_streamed(graph, opts: SolveOptions, plan) -> SolveOutput:
+    """nd-fw with its layout matrix in host memory, streamed through the GPU (`HostEngine`),
+    registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan (``plan``, its
+    ``gpu_limit``) chooses when the matrix does not fit the card."""
+    return _solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
+
+
+def _solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
     device = torch.device(opts.device or default_device())
 
     def make_engine(nd, tile):
-        engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
+        if budget is None:
+            engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
+        else:
+            engine = HostEngine(nd, opts.dtype, tile, graph.has_negative_weights, device, budget)
         engine.cutoff_band = opts.cutoff_band
         engine.paths_for = (graph, opts) if opts.successors or opts.predecessors else None
         return engine
@@ -376,6 +450,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
                                                                          ("h2d", "compute", "d2h"))
     info.update(device=torch.cuda.get_device_name(device) if engine.cuda else "triton-interpreter",
                 gathered_nodes=engine.gathered, batched_nodes=engine.batched)
+    if budget is not None:
+        info.update(streamed_nodes=engine.streamed, out_of_core=True)
     if engine.cutoff_suspected is not None:
         info["cutoff_suspected"] = engine.cutoff_suspected
     return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=info["tile"],

@@ -197,25 +197,35 @@ class Engine(ScheduleEngine):
                     minplus_update(d[lo_i:hi_i, lo_j:hi_j], col_t[:, at_i:at_i + hi_i - lo_i].t(),
                                    d[k0:k1, lo_j:hi_j], self.negative)
 
-    def _gathered(self, a, b, ranges, width):
-        """The node's ranges gathered into one buffer, pivots first; dense rounds on it; scattered back."""
+    @staticmethod
+    def _pieces(a, b, ranges) -> list[tuple[int, int]]:
+        """A node's layout ranges with its pivots ``a:b`` first, the rest in order."""
         pieces = [(a, b)]
-        for lo, hi in ranges:  # the ranges minus the pivots, in order
+        for lo, hi in ranges:
             if lo <= a and b <= hi:
                 pieces += [(lo, a)] if a > lo else []
                 pieces += [(b, hi)] if hi > b else []
             else:
                 pieces.append((lo, hi))
+        return pieces
+
+    def _node_buffer(self, width: int, used: int) -> torch.Tensor:
+        """A ``width x width`` device buffer whose positions from ``used`` on are isolated vertices."""
+        buf = torch.empty((width, width), dtype=self.d.dtype, device=self.device)
+        if used < width:
+            buf[used:].fill_(inf_for(buf))
+            buf[:used, used:].fill_(inf_for(buf))
+            torch.diagonal(buf)[used:].fill_(0)
+        return buf
+
+    def _gathered(self, a, b, ranges, width):
+        """The node's ranges gathered into one buffer, pivots first; dense rounds on it; scattered back."""
         places = []
         at = 0
-        for lo, hi in pieces:
+        for lo, hi in self._pieces(a, b, ranges):
             places.append((lo, hi, at))
             at += hi - lo
-        buf = torch.empty((width, width), dtype=self.d.dtype, device=self.device)
-        if at < width:  # isolated vertices up to the aligned size
-            buf[at:].fill_(inf_for(buf))
-            buf[:at, at:].fill_(inf_for(buf))
-            torch.diagonal(buf)[at:].fill_(0)
+        buf = self._node_buffer(width, at)
         for lo_i, hi_i, at_i in places:
             for lo_j, hi_j, at_j in places:
                 buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j].copy_(self.d[lo_i:hi_i, lo_j:hi_j])
@@ -278,6 +288,36 @@ class HostEngine(Engine):
 
     rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
 
+    def _rows_to_device(self, r0: int, r1: int, ranges) -> torch.Tensor:
+        """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: one
+        contiguous host copy, then one transfer."""
+        return torch.cat([self.d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(self.device)
+
+    def _rows_to_host(self, rows: torch.Tensor, r0: int, ranges) -> None:
+        """The inverse of `_rows_to_device`: one transfer, then the pieces into their places."""
+        rows = rows.cpu()
+        c = 0
+        for c0, c1 in ranges:
+            self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
+            c += c1 - c0
+
+    def _gathered(self, a, b, ranges, width):
+        """The node's ranges (pivots first, as `Engine._gathered`) copied to a device buffer row
+        piece by row piece, its rounds there, and copied back."""
+        pieces = self._pieces(a, b, ranges)
+        at = sum(hi - lo for lo, hi in pieces)
+        buf = self._node_buffer(width, at)
+        row = 0
+        for lo, hi in pieces:
+            buf[row:row + hi - lo, :at] = self._rows_to_device(lo, hi, pieces)
+            row += hi - lo
+        fw_inplace(buf, self.tile, self.negative, n_pivots=b - a, col_buffer=self.col_t)
+        row = 0
+        for lo, hi in pieces:
+            self._rows_to_host(buf[row:row + hi - lo, :at], lo, pieces)
+            row += hi - lo
+        self.gathered += 1
+
     def pivots(self, a, b, ranges):
         width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
         if width * width * self.d.element_size() <= self.gather_bytes:
@@ -301,15 +341,34 @@ class HostEngine(Engine):
         for lo, hi in ranges:
             for r0 in range(lo, hi, height):
                 r1 = min(r0 + height, hi)
-                stripe = torch.cat([d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(dev)
+                stripe = self._rows_to_device(r0, r1, ranges)
                 minplus_update(stripe, col[at + r0 - lo:at + r1 - lo], row, neg)
-                stripe = stripe.cpu()
-                c = 0
-                for c0, c1 in ranges:
-                    d[r0:r1, c0:c1].copy_(stripe[:, c:c + c1 - c0])
-                    c += c1 - c0
+                self._rows_to_host(stripe, r0, ranges)
             at += hi - lo
         self.streamed += 1
+
+    def finalize(self):
+        """Distances in vertex order: host row bands (whole rows, in the order of the vertices) to
+        the device, their columns put in vertex order there, copied back by `to_host`."""
+        from .transfer import to_host
+
+        d, dt = self.d, self.dtype
+        limit = None if dt.kind == "f" else dtypes.reachable_limit(dt, self.negative)
+        host = d.numpy()
+        if self.cutoff_band is not None:
+            self.cutoff_suspected = dtypes.cutoff_suspected(host, self.cutoff_band)
+        position = self.nd.position
+        n = len(position)
+        out = np.empty((n, n), dtype=dt)
+        pos = torch.from_numpy(position).to(self.device)
+        band = max(1, min(n, GPU_BAND_BYTES // max(1, d.shape[0] * d.element_size())))
+        for i0 in range(0, n, band):
+            i1 = min(i0 + band, n)
+            rows = torch.from_numpy(host[position[i0:i1]]).to(self.device).index_select(1, pos)
+            if limit is not None:
+                rows.masked_fill_(rows > limit, int(dtypes.unreachable_value(dt)))
+            to_host(rows, out=out[i0:i1])
+        return out, None, None
 
 
 def batch_layout(nd, nodes, depth, align: int):

@@ -200,7 +200,8 @@ def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
     """Whether a result in ``dtype`` can be verified after the solve (module docstring): integer
     dtype, non-negative integer weights, every weight below the sentinel."""
     dt = np.dtype(dtype)
-    return dt.kind == "i" and not negative and integral and int(max_abs_weight) < int(inf_value(dt))
+    return (dt.kind == "i" and not negative and integral and whole(max_abs_weight)
+            and int(max_abs_weight) < int(inf_value(dt)))
 
 
 def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_weight, requested=None,

@@ -254,3 +254,13 @@ def test_networkx_backend_chains_at_the_int64_limit_match_networkx():
         assert got == {u: dict(r) for u, r in nx.all_pairs_dijkstra_path_length(G)}, (length, w)
         got = {u: dict(r) for u, r in backend.all_pairs_bellman_ford_path_length(G)}
         assert got == {u: dict(r) for u, r in nx.all_pairs_bellman_ford_path_length(G)}, (length, w)
+
+
+def test_an_infinite_sparse_weight_is_a_dtype_refusal():
+    # a stored inf is a whole number to numpy's floor, but no integer bound: refused, not crashed
+    import scipy.sparse as sp
+
+    m = sp.csr_matrix((np.array([np.inf, 1.0]), (np.array([0, 1]), np.array([1, 2]))), shape=(3, 3))
+    for method in ("fw", "dijkstra", "auto"):
+        with pytest.raises(DtypeError):
+            apsp.shortest_paths(m, method=method)

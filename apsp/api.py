@@ -584,7 +584,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         if not (attempt.checked and suspect):
             break
         if number == len(attempts):
-            raise dtypes.cutoff_error(dt, g.max_abs_weight)
+            raise dtypes.cutoff_error(dt, g.max_abs_weight, requested=dtype is not None)
         log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
                  "again in %s", dt.name, attempts[number].dtype.name)
         del out  # the wider solve may need the memory

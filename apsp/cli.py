@@ -248,8 +248,9 @@ def run() -> None:
     atexit._run_exitfuncs()
     logging.shutdown()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the descriptor was closed when Python started
+                stream.flush()
     except (OSError, ValueError):  # e.g. a closed pipe: let Python report it as usual
         sys.exit(rc)
     os._exit(rc)
@@ -435,7 +436,7 @@ def _check_solve_outputs(args) -> None:
         raise PermissionError(f"--scratch {scratch}: the directory is not writable")
     check_outputs({"-o": (args.output, args.out_format, "distances"),
                    "--paths": (args.paths, "npy", "distances"),
-                   "--checkpoint": (args.checkpoint, None, "file")})
+                   "--checkpoint": (args.checkpoint, None, "file")}, inputs={"the input": args.input})
 
 
 def _cmd_solve(args) -> int:
@@ -451,6 +452,7 @@ def _cmd_solve(args) -> int:
 
         return run_solve(args)
     from .io import write_distances
+    from .io.atomic import all_or_none
     from .jit import book_compile, compile_seconds
 
     g, result = _solve_file(args)
@@ -458,10 +460,11 @@ def _cmd_solve(args) -> int:
     compiled = compile_seconds()
     rows = _parse_rows(args.rows, g.n)
     block = result.sources is not None  # k x n: the rows of --rows or --sources
-    write_distances(args.output, result.distances, fmt=args.out_format,
-                    first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
-    if args.paths:
-        write_distances(args.paths, result.successors, fmt="npy")
+    with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
+        if args.paths:
+            write_distances(args.paths, result.successors, fmt="npy")
+        write_distances(args.output, result.distances, fmt=args.out_format,
+                        first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
     result.timings["write"] = time.perf_counter() - t0
     book_compile(result.timings, compile_seconds() - compiled, "write")
     _report(args, g, result)

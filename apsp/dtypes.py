@@ -107,25 +107,41 @@ def unreachable_value(dtype):
     return dt.type(np.iinfo(dt).max)
 
 
-def distance_bound(n: int, max_abs_weight) -> float:
-    """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``."""
+def distance_bound(n: int, max_abs_weight) -> int | float:
+    """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``.
+
+    A Python int, exact, for a whole-number ``max|w|`` (an int64 weight is not a float: near
+    the int64 limit a float rounds it by up to 512), so every comparison with a dtype's limit
+    is exact; a float for fractional weights.
+    """
+    if whole(max_abs_weight):
+        return max(n - 1, 0) * int(max_abs_weight)
     return float(max(n - 1, 0)) * float(max_abs_weight)
 
 
-def dtype_fits(dtype, bound: float, negative: bool, integral: bool = True) -> bool:
+def shown(bound) -> str:
+    """A bound in messages: an int in full (no float conversion, which may overflow), else rounded."""
+    return str(bound) if isinstance(bound, int) else f"{bound:.0f}"
+
+
+def whole(value) -> bool:
+    """Whether ``value`` is a whole number (an integer type, or a finite float with no fraction)."""
+    return isinstance(value, (int, np.integer)) or float(value).is_integer()
+
+
+def dtype_fits(dtype, bound: int | float, negative: bool, integral: bool = True) -> bool:
     """Whether ``dtype`` holds every distance of magnitude <= ``bound`` exactly."""
     dt = np.dtype(dtype)
     if dt.kind == "f":
         if not integral:
             return True  # float weights: rounding is the user's choice of precision
-        # integer-valued weights stay exact while sums stay below 2**(mantissa+1); strict, as
-        # the bound itself is a float product that may have rounded down onto the limit
-        return bound < 2.0 ** (np.finfo(dt).nmant + 1)
+        # integer-valued weights stay exact while sums stay below 2**(mantissa+1)
+        return bound < 2 ** (np.finfo(dt).nmant + 1)
     inf = int(inf_value(dt))
     return bound <= inf // 4 if negative else bound < inf
 
 
-def choose_dtype(bound: float, negative: bool, integral: bool, requested=None,
+def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=None,
                  candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
     """Pick the distance dtype, or check the user's.
 
@@ -143,7 +159,7 @@ def choose_dtype(bound: float, negative: bool, integral: bool, requested=None,
                 limit = int(inf_value(dt)) // 4 if negative else int(inf_value(dt)) - 1
             raise DtypeError(
                 f"dtype {dt.name} cannot hold every possible distance: the largest is bounded by "
-                f"(n-1)*max|w| = {bound:.0f}, above the {dt.name} limit {limit}"
+                f"(n-1)*max|w| = {shown(bound)}, above the {dt.name} limit {limit}"
                 f"{' for graphs with negative weights' if negative and dt.kind != 'f' else ''}; "
                 f"choose a wider dtype or leave dtype unset")
         return dt
@@ -154,7 +170,7 @@ def choose_dtype(bound: float, negative: bool, integral: bool, requested=None,
             return np.dtype(cand)
     if dtype_fits(np.float64, bound, negative):
         return np.dtype(np.float64)
-    raise DtypeError(f"distances up to {bound:.3g} fit no supported dtype exactly")
+    raise DtypeError(f"distances up to {shown(bound)} fit no supported dtype exactly")
 
 
 def reachable_limit(dtype, negative: bool):
@@ -184,10 +200,11 @@ def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
     """Whether a result in ``dtype`` can be verified after the solve (module docstring): integer
     dtype, non-negative integer weights, every weight below the sentinel."""
     dt = np.dtype(dtype)
-    return dt.kind == "i" and not negative and integral and float(max_abs_weight) < int(inf_value(dt))
+    return (dt.kind == "i" and not negative and integral and whole(max_abs_weight)
+            and int(max_abs_weight) < int(inf_value(dt)))
 
 
-def dtype_attempts(bound: float, negative: bool, integral: bool, max_abs_weight, requested=None,
+def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_weight, requested=None,
                    candidates=(np.int16, np.int32, np.int64), saturating: bool = True) -> list[Attempt]:
     """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.
 
@@ -250,7 +267,11 @@ def skip_bound_to_fail(attempts: list[Attempt], longest_found: float, max_abs_we
 
 
 def cutoff_band(dtype, max_abs_weight) -> tuple[int, int]:
-    """``(INF - W, INF)``: a verified result holds no value ``v`` with ``lo <= v < hi``."""
+    """``(INF - W, INF)``: a verified result holds no value ``v`` with ``lo <= v < hi``.
+
+    ``W`` must be exact (`Graph.max_abs_weight` is, a Python int for integer weights): a
+    ``W`` rounded down starts the band too high and lets a cut-off distance pass.
+    """
     inf = int(inf_value(dtype))
     return inf - int(max_abs_weight), inf
 
@@ -284,17 +305,20 @@ def over_row_chunks(fn, shape: tuple, chunk: int = 1 << 22, threads: bool = True
         return list(pool.map(lambda i: fn(i, min(i + step, n_rows)), starts))
 
 
-def cutoff_error(dtype, max_abs_weight) -> DtypeError:
-    """The refusal when a requested dtype's result did not pass `cutoff_suspected`."""
+def cutoff_error(dtype, max_abs_weight, requested: bool = True) -> DtypeError:
+    """The refusal when the last dtype of a plan did not pass `cutoff_suspected`; ``requested``:
+    the user asked for it (else it was the widest the plan had)."""
     dt = np.dtype(dtype)
     lo, hi = cutoff_band(dt, max_abs_weight)
+    advice = ("choose a wider dtype or leave dtype unset" if requested else
+              "no supported dtype holds every distance exactly; scale the weights down")
     return DtypeError(
         f"dtype {dt.name} cannot hold every distance of this graph: a distance reached {lo} or more, "
         f"within the largest weight ({int(max_abs_weight)}) of the {dt.name} limit {hi - 1}, so longer "
-        f"ones may have been cut off; choose a wider dtype or leave dtype unset")
+        f"ones may have been cut off; {advice}")
 
 
-def explain_check(tried: list, check: str, bound: float) -> str:
+def explain_check(tried: list, check: str, bound: int | float) -> str:
     """Why a result's dtype holds its distances, in words (for ``-v``): ``tried`` are the dtypes
     solved in, ``check`` is ``info["dtype_check"]`` ("bound", "verified" or "cast")."""
     retried = (f"; {' and '.join(tried[:-1])} may have cut off a distance, so solved again"
@@ -303,7 +327,7 @@ def explain_check(tried: list, check: str, bound: float) -> str:
         return f"verified: no distance within max|w| of its limit{retried}"
     if check == "cast":
         return f"solved in {tried[-1]}, which holds every possible distance, then cast: every distance checked to fit"
-    return f"holds every possible distance: bound (n-1)*max|w| = {bound:.0f}{retried}"
+    return f"holds every possible distance: bound (n-1)*max|w| = {shown(bound)}{retried}"
 
 
 def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
@@ -377,5 +401,6 @@ def largest_float_sum(n: int, max_abs_weight, method: str, negative: bool) -> fl
     ``inf`` harmlessly. A search's tentative lengths add one edge more; Johnson's
     reweighted lengths add two potentials, each within ``(n-1)*max|w|``.
     """
-    bound = distance_bound(n, max_abs_weight) + float(max_abs_weight)
+    # in floats: the question is a float dtype's range, and a huge whole bound must not overflow
+    bound = float(max(n - 1, 0)) * float(max_abs_weight) + float(max_abs_weight)
     return 3 * bound if method == "johnson" and negative else bound

@@ -245,7 +245,7 @@ class Graph:
     >>> from apsp import EdgeList, Graph
     >>> g = Graph.from_edges(EdgeList(3, [0, 1, 0], [1, 2, 1], [5, 7, 4]))
     >>> g.nnz, g.max_abs_weight
-    (2, 7.0)
+    (2, 7)
     """
 
     n: int
@@ -389,12 +389,14 @@ class Graph:
             if w.size:
                 if w.dtype.kind == "f" and np.isnan(w).any():
                     raise ValueError("edge weights contain NaN")
-                self._stats["max_abs"] = float(np.max(np.abs(w.astype(np.float64))))
+                # integer weights as a Python int: a float rounds int64 weights near the limit
+                self._stats["max_abs"] = (max(int(w.max()), -int(w.min())) if w.dtype.kind in "iu"
+                                          else float(np.max(np.abs(w.astype(np.float64)))))
                 self._stats["negative"] = bool((w < 0).any())
                 self._stats["integral"] = bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w))
                 self._stats["unit"] = bool(np.all(w == 1))
             else:
-                self._stats.update(max_abs=0.0, negative=False, integral=True, unit=True)
+                self._stats.update(max_abs=0, negative=False, integral=True, unit=True)
         return self._stats[name]
 
     @property
@@ -403,8 +405,9 @@ class Graph:
         return self._stat("nnz")
 
     @property
-    def max_abs_weight(self) -> float:
-        """Largest absolute edge weight (0.0 without edges)."""
+    def max_abs_weight(self) -> int | float:
+        """Largest absolute edge weight: a Python int (exact) for integer weight types, else a
+        float (0 without edges)."""
         return self._stat("max_abs")
 
     @property
@@ -427,8 +430,9 @@ class Graph:
         """Edges per vertex pair: ``nnz / n**2``."""
         return self.nnz / float(self.n * self.n) if self.n else 0.0
 
-    def distance_bound(self) -> float:
-        """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``."""
+    def distance_bound(self) -> int | float:
+        """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|`` (exact, a
+        Python int, for whole-number weights; `apsp.dtypes.distance_bound`)."""
         return dtypes.distance_bound(self.n, self.max_abs_weight)
 
     def longest_distance_found(self, sweeps: int = 4) -> float:

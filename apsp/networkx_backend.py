@@ -22,11 +22,16 @@ How results relate to networkx's:
   networkx's own;
 * dictionaries of path lengths list the source first, then the other nodes by
   distance (networkx's order among nodes at the same distance may differ);
+* lengths have networkx's Python types: ints for int weights, floats for
+  float weights (the source's own 0 an int, as networkx starts it);
 * graphs networkx's own algorithms treat specially are handed back to them,
   so the outcome is networkx's: negative cycles (networkx's Floyd-Warshall
   returns whatever its loops leave; Bellman-Ford raises
-  ``NetworkXUnbounded``), negative weights given to Dijkstra, and weights too
-  large for exact arithmetic.
+  ``NetworkXUnbounded``), negative weights given to Dijkstra, weights too
+  large for exact arithmetic, and int weights mixed with float ones (an edge
+  without the attribute counts as networkx reads it: 1.0 in Floyd-Warshall,
+  1 elsewhere), where the type of each length follows the path networkx
+  happened to find: int along int edges, float through a float one.
 
 `can_run` declines weight functions (``weight=callable``) and non-graph
 inputs, so networkx falls back to its own code when the backend is chosen
@@ -135,7 +140,7 @@ class ApspGraph:
 
     def __init__(self, nodes, directed, multigraph, indptr, indices, weights=None,
                  int_weights=None, missing_weights=None, float_zero_loops=None,
-                 source_graph=None):
+                 source_graph=None, number_types=None):
         self.nodes = list(nodes)
         self.directed = bool(directed)
         self.multigraph = bool(multigraph)
@@ -147,6 +152,8 @@ class ApspGraph:
         self.int_weights = dict(int_weights or {})
         #: attribute name -> some edge lacks the attribute (networkx uses its default)
         self.missing_weights = dict(missing_weights or {})
+        #: attribute name -> (some given weight is an int, some is a float), as Python sees them
+        self.number_types = dict(number_types or {})
         #: attribute name -> nodes whose networkx Floyd-Warshall diagonal is the float 0.0
         self.float_zero_loops = dict(float_zero_loops or {})
         #: the networkx graph this was converted from, for handing calls back to networkx
@@ -189,7 +196,7 @@ class ApspGraph:
         indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
         np.cumsum(degrees, out=indptr[1:])
         indices = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
-        weights, int_weights, missing, float_zero_loops = {}, {}, {}, {}
+        weights, int_weights, missing, float_zero_loops, number_types = {}, {}, {}, {}, {}
         loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(G.adjacency()) if u in nbrs]
         for attr, default in (edge_attrs or {}).items():
             try:
@@ -197,14 +204,18 @@ class ApspGraph:
                 if G.is_multigraph():  # networkx's shortest paths use the lightest parallel edge
                     values = [min(d.get(attr, default) for d in keyed.values()) for keyed in data]
                     missing[attr] = any(attr not in d for keyed in data for d in keyed.values())
+                    given = [d[attr] for keyed in data for d in keyed.values() if attr in d]
                 else:
                     values = [d.get(attr, default) for d in data]
                     missing[attr] = any(attr not in d for d in data)
+                    given = [d[attr] for d in data if attr in d]
             except TypeError as exc:  # weights that cannot even be compared
                 raise NotImplementedError(f"edge attribute {attr!r} is not numeric: {exc}") from None
             weights[attr], int_weights[attr] = _numeric_weights(values, attr)
+            number_types[attr] = (any(isinstance(x, (int, np.integer)) for x in given),
+                                  any(isinstance(x, (float, np.floating)) for x in given))
         return cls(nodes, G.is_directed(), G.is_multigraph(), indptr, indices, weights,
-                   int_weights, missing, float_zero_loops, source_graph=G)
+                   int_weights, missing, float_zero_loops, source_graph=G, number_types=number_types)
 
     def to_networkx(self):
         """The networkx graph: the one converted from, or one rebuilt from the arrays."""
@@ -417,6 +428,18 @@ def _solve(G, weight, method, predecessors=False, drop_self_loops=False, nonnega
     return result
 
 
+def _mixed_numbers(G, weight, missing) -> bool:
+    """Whether networkx would add ints and floats (``missing``: what it reads for an edge without
+    ``weight``): each length's type then follows the path it happened to find, so it decides."""
+    if weight is None or weight not in G.number_types:
+        return False
+    has_int, has_float = G.number_types[weight]
+    if G.missing_weights.get(weight, False):
+        has_int |= isinstance(missing, int)
+        has_float |= isinstance(missing, float)
+    return has_int and has_float
+
+
 def _rows_as_python(result, int_values):
     """Distances as a 2-D array of Python numbers' source: int64 rows or float64 rows with inf."""
     if int_values and result.distances.dtype.kind in "iu":
@@ -493,7 +516,7 @@ def floyd_warshall(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
         return {}
-    result = _solve(G, weight, "fw")
+    result = None if _mixed_numbers(G, weight, 1.0) else _solve(G, weight, "fw")
     if result is None:
         return _networkx("floyd_warshall", G, weight=weight)
     return _fw_distance_dicts(G, weight, result, _fw_int_values(G, weight))
@@ -506,7 +529,7 @@ def floyd_warshall_predecessor_and_distance(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
         return {}, {}
-    result = _solve(G, weight, "fw", predecessors=True)
+    result = None if _mixed_numbers(G, weight, 1.0) else _solve(G, weight, "fw", predecessors=True)
     if result is None:
         return _networkx("floyd_warshall_predecessor_and_distance", G, weight=weight)
     dist = _fw_distance_dicts(G, weight, result, _fw_int_values(G, weight))
@@ -562,8 +585,8 @@ def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
         return
-    result = _solve(G, weight, "auto", nonnegative=True)
-    if result is None:  # negative weights: networkx's Dijkstra has its own answer for these
+    result = None if _mixed_numbers(G, weight, 1) else _solve(G, weight, "auto", nonnegative=True)
+    if result is None:  # negative or mixed weights: networkx's Dijkstra has its own answer
         yield from _networkx("all_pairs_dijkstra_path_length", G, cutoff=cutoff, weight=weight)
         return
     keep = None if cutoff is None else (lambda row: row <= cutoff)
@@ -578,8 +601,8 @@ def all_pairs_bellman_ford_path_length(G, weight="weight"):
     G = _as_apsp(G, weight)
     if len(G) == 0:
         return
-    result = _solve(G, weight, "auto")
-    if result is None:  # a negative cycle: networkx raises NetworkXUnbounded where it meets it
+    result = None if _mixed_numbers(G, weight, 1) else _solve(G, weight, "auto")
+    if result is None:  # a negative cycle (networkx raises NetworkXUnbounded where it meets it), mixed weights
         yield from _networkx("all_pairs_bellman_ford_path_length", G, weight=weight)
         return
     int_values = weight is None or G.int_weights.get(weight, False)

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import dtypes
+
 #: version of the JSON object `Route.to_json` returns (and ``apsp path --json`` prints)
 ROUTE_SCHEMA = 1
 
@@ -151,6 +153,8 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
     ------
     ValueError
         A vertex outside ``0..n-1``.
+    DtypeError
+        ``dtype`` cannot hold every possible distance, or a float sum could overflow to ``inf``.
     NegativeCycleError
         A negative cycle lies on some walk from source to target (named in the message).
 
@@ -172,6 +176,9 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
     s, t = int(source), int(target)
     dt = g.choose_dtype(dtype)
     method, reason = choose_search(g, dt)
+    # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
+    dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, method,
+                                                          g.has_negative_weights))
     t1 = time.perf_counter()
     route = _search(g, s, t, method, dt)
     t2 = time.perf_counter()
@@ -200,7 +207,7 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
         reached = dist[t] != searches.unreachable_of(wide)
         pred[:] = np.where(pred64 < 0, searches.NO_VERTEX, pred64)
         visited = int(np.count_nonzero(dist != searches.unreachable_of(wide)))
-        length = dist[t]
+        length = dist[t].astype(dt)  # the dtype reported (its range was checked above)
     elif method == "bidirectional-dijkstra":
         return _bidirectional(g, sg, s, t, dt)
     else:
@@ -252,7 +259,7 @@ def _reaches(g, t: int) -> np.ndarray:
     from .cpu import searches
 
     rev = g.to_csr().T.tocsr()
-    sg = searches.SearchGraph.from_csr(rev, np.int32)
+    sg = searches.SearchGraph.from_csr(rev, np.float64)  # the weights go unread: no integer cast
     dist = np.empty(g.n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     queue = np.empty(g.n, dtype=np.int32)

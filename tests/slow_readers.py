@@ -258,6 +258,10 @@ def metis(data: bytes):
             w.append(entries[e + 1] if has_ew else 1)
     if total != 2 * m:
         raise Invalid("edge count")
+    if any(u == v for u, v in zip(src, dst)):
+        raise Invalid("self-loop")
+    if sorted(zip(src, dst, w)) != sorted(zip(dst, src, w)):
+        raise Invalid("asymmetric adjacency")
     return n, src, dst, w
 
 

@@ -90,6 +90,38 @@ def test_long_chain_needs_uint16_then_refuses_uint8():
         apsp.shortest_paths(e, method="bfs", backend="cpu", dtype="uint8")
 
 
+@pytest.mark.parametrize("n,dtype", [(300, "uint8"), (300, "int16"), (65_536, "int16"), (65_536, "uint16")])
+def test_source_rows_in_a_narrow_dtype_refuse_instead_of_wrapping(n, dtype):
+    e = unit_edges(n, np.arange(n - 1), np.arange(1, n))
+    fits = n - 1 <= np.iinfo(dtype).max - 1
+    for method in ("bfs", "auto"):  # one breadth-first search per source either way
+        if fits:
+            r = apsp.shortest_paths(e, method=method, backend="cpu", dtype=dtype, sources=[0])
+            assert r.distances.dtype == np.dtype(dtype)
+            assert r.distances[0].tolist() == list(range(n))
+            continue
+        with pytest.raises(DtypeError, match=dtype):
+            apsp.shortest_paths(e, method=method, backend="cpu", dtype=dtype, sources=[0])
+        # rows whose distances fit are answered, as the all-pairs rule would answer them
+        r = apsp.shortest_paths(e, method=method, backend="cpu", dtype=dtype, sources=[n - 100, n - 1])
+        assert r.distances.dtype == np.dtype(dtype)
+        assert r.distances[0, n - 100:].tolist() == list(range(100))
+        assert r.distances[1, 0] == np.iinfo(dtype).max and r.distances[1, n - 1] == 0
+
+
+def test_source_rows_in_a_narrow_dtype_refuse_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    n = 300
+    (tmp_path / "chain.txt").write_text(f"{n} {n - 1}\n" + "".join(f"{i} {i + 1} 1\n" for i in range(1, n)))
+    for extra in (["--method", "bfs", "--sources", "1"], ["--sources", "1"], ["--rows", "0:1"]):
+        r = subprocess.run([sys.executable, "-m", "apsp", "solve", str(tmp_path / "chain.txt"), "-o", "-",
+                            "--dtype", "uint8", *extra], capture_output=True, text=True)
+        assert r.returncode == 1 and r.stdout == "", extra
+        assert "uint8" in r.stderr and "Traceback" not in r.stderr, extra
+
+
 def test_chain_with_extra_sources_widens_only_where_needed():
     # a long chain plus a shortcut-free dense corner: some batches overflow uint8, others do not
     n = 400

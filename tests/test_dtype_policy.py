@@ -404,3 +404,19 @@ def test_a_narrow_dtype_a_search_rules_out_is_not_tried(rng):
     np.testing.assert_array_equal(r.distances, ref.astype(np.int32))
     # the bound is a real distance: never above the largest finite one
     assert g.longest_distance_found() <= ref.max()
+
+
+def test_the_cutoff_band_is_exact_for_int64_weights_near_the_limit():
+    # a float rounds this weight down by 85: the band would start 85 too high and miss 2w
+    w = 1537228672809129301
+    g = Graph.from_edges(EdgeList(4, [0, 1, 2], [1, 2, 3], np.array([w, w, w], dtype=np.int64)))
+    assert g.max_abs_weight == w and type(g.max_abs_weight) is int
+    assert g.distance_bound() == 3 * w == dtypes.inf_value(np.int64)
+    lo, hi = dtypes.cutoff_band(np.int64, g.max_abs_weight)
+    assert lo == 2 * w and hi == 3 * w  # 2w, the distance 0 -> 2, lies in the band: cut-off suspected
+    assert not dtypes.dtype_fits(np.int64, g.distance_bound(), False)
+    pytest.importorskip("mpi4py")
+    from apsp.distributed.inputs import load_on_root
+
+    _, problem = load_on_root(g)
+    assert problem.max_abs_weight == w and type(problem.max_abs_weight) is int

@@ -181,3 +181,86 @@ def test_float32_with_large_integer_weights_is_a_clear_refusal(tmp_path):
                         str(tmp_path / "d.txt"), "--dtype", "float32"], capture_output=True, text=True)
     assert r.returncode == 1 and "float32" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "d.txt").exists()
+
+
+INF64 = int(np.iinfo(np.int64).max // 2)  # the int64 sentinel: distances at or above it cannot be solved
+
+
+def limit_chains():
+    """Chains 0 -> 1 -> ... -> L whose length L*w lies just below, at and just above the int64
+    sentinel, with weights a float rounds (odd, near 2**60: a float keeps 53 of their bits)."""
+    chains = []
+    for length in (2, 3, 4, 7):
+        for total in (INF64 - 1, INF64, INF64 + 1, INF64 + length, INF64 - length):
+            w = total // length
+            chains.append((length, w))
+    chains.append((3, 1537228672809129301))  # 3w is the sentinel itself: the report's example
+    return chains
+
+
+def chain_answer(length, w):
+    """Row 0 of the chain's exact distances (Python ints)."""
+    return [i * w for i in range(length + 1)]
+
+
+@pytest.mark.parametrize("method", ["fw", "nd-fw", "reference", "dijkstra", "johnson", "auto"])
+def test_chains_at_the_int64_limit_are_exact_or_refused(method):
+    for length, w in limit_chains():
+        edges = [(i, i + 1, w) for i in range(length)]
+        try:
+            r = apsp.shortest_paths(edges, method=method, backend="cpu")
+        except DtypeError:
+            # refused only where a distance may reach the sentinel: the bound (n-1)*w decides
+            assert length * w >= INF64, (method, length, w)
+            continue
+        assert r.reachable[0].all(), (method, length, w)
+        assert [int(x) for x in r.distances[0]] == chain_answer(length, w), (method, length, w)
+
+
+def test_chain_at_the_int64_limit_through_the_cli(tmp_path):
+    w = 1537228672809129301
+    (tmp_path / "lim.txt").write_text(f"4 3\n1 2 {w}\n2 3 {w}\n3 4 {w}\n")
+    run = [sys.executable, "-m", "apsp"]
+    for args in (["solve", "-o", "-", "--method", "fw"], ["solve", "-o", "-", "--method", "nd-fw"],
+                 ["solve", "-o", "-"], ["path", "--from", "1", "--to", "4", "--method", "fw"],
+                 ["path", "--from", "1", "--to", "4"]):
+        r = subprocess.run(run + args[:1] + [str(tmp_path / "lim.txt")] + args[1:], capture_output=True,
+                           text=True)
+        # 3w = 4611686018427387903 is the int64 sentinel: exact output or a clear refusal
+        assert r.returncode == 1, (args, r.stdout)
+        assert "apsp: error: " in r.stderr and "Traceback" not in r.stderr and "no path" not in r.stdout
+
+
+def test_query_chains_at_the_int64_limit_are_exact_or_refused():
+    for length, w in limit_chains():
+        edges = [(i, i + 1, w) for i in range(length)]
+        try:
+            route = apsp.shortest_path_between(edges, 0, length)
+        except DtypeError:
+            assert length * w >= INF64, (length, w)
+            continue
+        assert route.length == length * w and route.path == list(range(length + 1))
+
+
+def test_networkx_backend_chains_at_the_int64_limit_match_networkx():
+    nx = pytest.importorskip("networkx")
+    from apsp import networkx_backend as backend
+
+    for length, w in limit_chains():
+        G = nx.DiGraph()
+        G.add_weighted_edges_from((i, i + 1, w) for i in range(length))
+        assert backend.floyd_warshall(G) == nx.floyd_warshall(G), (length, w)
+        got = {u: dict(r) for u, r in backend.all_pairs_dijkstra_path_length(G)}
+        assert got == {u: dict(r) for u, r in nx.all_pairs_dijkstra_path_length(G)}, (length, w)
+        got = {u: dict(r) for u, r in backend.all_pairs_bellman_ford_path_length(G)}
+        assert got == {u: dict(r) for u, r in nx.all_pairs_bellman_ford_path_length(G)}, (length, w)
+
+
+def test_an_infinite_sparse_weight_is_a_dtype_refusal():
+    # a stored inf is a whole number to numpy's floor, but no integer bound: refused, not crashed
+    import scipy.sparse as sp
+
+    m = sp.csr_matrix((np.array([np.inf, 1.0]), (np.array([0, 1]), np.array([1, 2]))), shape=(3, 3))
+    for method in ("fw", "dijkstra", "auto"):
+        with pytest.raises(DtypeError):
+            apsp.shortest_paths(m, method=method)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 import numpy as np
 import pytest
@@ -137,3 +138,37 @@ def test_graph_writer_failure_leaves_nothing(tmp_path):
     with pytest.raises(ValueError):
         write_graph(target, EdgeList(2, [0], [5], [1]))
     assert os.listdir(tmp_path) == []
+
+
+def test_all_or_none_replaces_every_target_or_none(tmp_path):
+    from apsp.io.atomic import all_or_none
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"old a")
+    with pytest.raises(OSError, match="disk full"):
+        with all_or_none():
+            with atomic_write(a) as f:
+                f.write(b"new a")
+            with atomic_write(b) as f:
+                f.write(b"new")
+                raise OSError("disk full")
+    assert a.read_bytes() == b"old a" and sorted(os.listdir(tmp_path)) == ["a"]
+    with all_or_none():
+        with atomic_write(a) as f:
+            f.write(b"new a")
+        assert a.read_bytes() == b"old a"  # renamed when the block ends, not before
+        with atomic_write(b) as f:
+            f.write(b"new b")
+    assert a.read_bytes() == b"new a" and b.read_bytes() == b"new b"
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+def test_closed_standard_output_is_a_clear_error(monkeypatch):
+    from apsp.io.atomic import check_target
+
+    monkeypatch.setattr(sys, "stdout", None)
+    with pytest.raises(OSError, match="standard output"):
+        check_target("-")
+    with pytest.raises(OSError, match="standard output"):
+        with atomic_write("-"):
+            pass

@@ -298,6 +298,12 @@ MALFORMED = {
         (b"3 1\n2\nx\n\n", 3, "entry is 'x', not an integer"),
         (b"3 2\n2\n1\n\n", 1, "need 4 adjacency entries"),
         (b"3 1\n2 3\n1\n1\n", 3, "more adjacency entries"),
+        # METIS graphs are undirected: no self-loops, every entry listed on both lines alike
+        (b"2 2\n1 1 2\n1\n", 2, "vertex 1 lists itself"),
+        (b"% c\n3 2\n% x\n2\n3\n1 2\n", 4, "vertex 1 lists neighbour 2, but vertex 2 does not list 1"),
+        (b"3 2 1\n2 5\n1 5 3 7\n2 8\n", 3,
+         "vertex 2 lists neighbour 3 with weight 7, but vertex 3 does not list 2 with weight 7"),
+        (b"2 2\n2 2 2\n1\n", 2, "vertex 1 lists neighbour 2, but vertex 2 does not list 1 as often"),
     ],
 }
 

@@ -73,7 +73,7 @@ LABELS = {
 
 
 @st.composite
-def nx_graphs(draw, weights=("int", "float", "none", "mixed"), negative=False,
+def nx_graphs(draw, weights=("int", "float", "none", "mixed", "intfloat"), negative=False,
               multigraph=None, directed=None, max_n=11):
     directed = draw(st.booleans()) if directed is None else directed
     multigraph = draw(st.booleans()) if multigraph is None else multigraph
@@ -92,6 +92,8 @@ def nx_graphs(draw, weights=("int", "float", "none", "mixed"), negative=False,
         "float": st.floats(lo, 10, allow_nan=False).map(lambda x: round(x, 3)),
         "none": st.none(),
         "mixed": st.one_of(st.none(), st.integers(lo, 9)),
+        # Python ints and floats on one graph: networkx's lengths are ints or floats by path
+        "intfloat": st.one_of(st.integers(lo, 9), st.floats(lo, 10, allow_nan=False).map(lambda x: round(x, 3))),
     }[kind]
     edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight),
                           max_size=3 * n))
@@ -171,8 +173,7 @@ def assert_valid_fw_pred(G, pred, dist, reference_pred, weight="weight"):
 
 def compare_all(G, kind, how, negative=False):
     """Every implemented function on G, against networkx."""
-    exact = kind != "float"
-    fw_types = kind in ("int", "float", "none")  # networkx mixes int and float otherwise
+    exact = kind not in ("float", "intfloat")
     # floyd_warshall_numpy, with G's node order and with a shuffled nodelist
     nodelist = list(G)[::-1]
     for nl in (None, nodelist):
@@ -184,9 +185,9 @@ def compare_all(G, kind, how, negative=False):
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
     theirs_pred, theirs_dist = reference("floyd_warshall_predecessor_and_distance", G)
-    assert_same_fw_dist(call(how, "floyd_warshall", G), theirs_dist, exact, fw_types)
+    assert_same_fw_dist(call(how, "floyd_warshall", G), theirs_dist, exact, True)
     ours_pred, ours_dist = call(how, "floyd_warshall_predecessor_and_distance", G)
-    assert_same_fw_dist(ours_dist, theirs_dist, exact, fw_types)
+    assert_same_fw_dist(ours_dist, theirs_dist, exact, True)
     has_negative_cycle = any(theirs_dist[u][u] < 0 for u in G)
     if has_negative_cycle:  # networkx's own result, handed back unchanged
         assert ours_pred == theirs_pred
@@ -235,7 +236,7 @@ def test_random_graphs(graph, how):
 
 @pytest.mark.parametrize("how", CALLS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(graph=nx_graphs(weights=("int", "mixed"), negative=True))
+@given(graph=nx_graphs(weights=("int", "mixed", "intfloat"), negative=True))
 def test_random_graphs_with_negative_weights(graph, how):
     G, kind = graph
     compare_all(G, kind, how, negative=True)
@@ -266,6 +267,47 @@ def test_floyd_warshall_value_types_follow_networkx(how, loop_weight):
     assert ours == theirs
     for u in theirs:
         assert [type(x) for x in ours[u].values()] == [type(theirs[u][v]) for v in ours[u]]
+
+
+@pytest.mark.parametrize("how", CALLS)
+@pytest.mark.parametrize("missing", [False, True])
+def test_int_and_float_weights_together_give_networkxs_types(how, missing):
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=2)
+    G.add_edge(1, 2, weight=1.5)  # 0 -> 2 and 0 -> 4 go through a float edge: floats
+    G.add_edge(0, 3, weight=1)  # 0 -> 1 and 0 -> 3 do not: ints
+    G.add_edge(2, 4, weight=3)
+    if missing:
+        G.add_edge(4, 5)  # networkx reads 1.0 in Floyd-Warshall, 1 in Dijkstra and Bellman-Ford
+    compare_all(G, "intfloat", how)
+    ours = call(how, "floyd_warshall", G)[0]
+    assert [type(ours[v]) for v in (1, 2, 3)] == [int, float, int]
+
+
+@pytest.mark.parametrize("missing", [None, 1, 1.0])
+def test_int_weights_with_missing_ones_give_networkxs_types(missing):
+    # ints plus an edge without a weight: Floyd-Warshall's lengths through it are floats in networkx
+    G = nx.DiGraph()
+    G.add_edge("a", "b", weight=2)
+    G.add_edge("b", "c", **({} if missing is None else {"weight": missing}))
+    compare_all(G, "int" if missing == 1 else "mixed", "direct")
+
+
+def test_one_number_type_is_still_solved_by_apsp(monkeypatch):
+    def handed_back(*args, **kwargs):
+        raise AssertionError("handed back to networkx")
+
+    monkeypatch.setattr(nxb, "_networkx", handed_back)
+    for w in ((2, 1, 3), (2.0, 1.5, 3.25)):
+        G = nx.DiGraph()
+        G.add_weighted_edges_from([(0, 1, w[0]), (1, 2, w[1]), (0, 2, w[2])])
+        dist = nxb.floyd_warshall(G)
+        want = nx.floyd_warshall(G)
+        assert {u: {v: (type(x), x) for v, x in r.items()} for u, r in dist.items()} == \
+            {u: {v: (type(x), x) for v, x in r.items()} for u, r in want.items()}
+        for name in ("all_pairs_dijkstra_path_length", "all_pairs_bellman_ford_path_length"):
+            ours = {u: {v: (type(x), x) for v, x in r.items()} for u, r in getattr(nxb, name)(G)}
+            assert ours == {u: {v: (type(x), x) for v, x in r.items()} for u, r in getattr(nx, name)(G)}
 
 
 @pytest.mark.parametrize("how", CALLS)

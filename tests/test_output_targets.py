@@ -147,3 +147,79 @@ def test_killed_writer_leaves_a_temporary_that_the_next_run_removes(tmp_path):
     assert len(os.listdir(tmp_path)) == 1  # the orphan
     write_distances(tmp_path / "d.txt", np.array([[0]]))
     assert os.listdir(tmp_path) == ["d.txt"]
+
+
+def test_an_output_naming_the_input_is_refused_and_the_input_kept(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(GRAPH)
+    (tmp_path / "link.txt").symlink_to(src)
+    os.link(src, tmp_path / "hard.txt")
+    (tmp_path / "sub").mkdir()
+    for out in (src, tmp_path / "sub" / ".." / "in.txt", tmp_path / "link.txt", tmp_path / "hard.txt"):
+        for args in ([src, out], ["solve", src, "-o", out], ["solve", src, "-o", "-", "--checkpoint", out]):
+            r = run(args)
+            assert r.returncode == 1 and "Traceback" not in r.stderr, (args, r.stderr)
+            assert "input" in r.stderr and r.stdout == "", args
+            assert src.read_text() == GRAPH
+    assert sorted(os.listdir(tmp_path)) == ["hard.txt", "in.txt", "link.txt", "sub"]
+
+
+def test_an_output_name_ending_in_a_separator_is_refused(tmp_path):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "existing").mkdir()
+    for out in ("newdir/", "existing/", "newdir.txt/"):
+        name = f"{tmp_path}{os.sep}{out}"  # as typed: a Path would drop the trailing separator
+        for args in ([tmp_path / "g.txt", name], ["solve", tmp_path / "g.txt", "-o", name]):
+            r = run(args)
+            assert r.returncode == 1 and "directory" in r.stderr and "Traceback" not in r.stderr, args
+    assert sorted(os.listdir(tmp_path)) == ["existing", "g.txt"]
+    assert os.listdir(tmp_path / "existing") == []
+    with pytest.raises(IsADirectoryError):
+        write_distances(str(tmp_path / "newdir") + os.sep, np.zeros((1, 1)))
+    assert sorted(os.listdir(tmp_path)) == ["existing", "g.txt"]
+
+
+def test_standard_output_closed_is_refused_before_solving(tmp_path):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    for args in (["solve", tmp_path / "g.txt", "-o", "-"], ["solve", tmp_path / "g.txt", "-o", "-",
+                                                             "--paths", tmp_path / "p.npy"]):
+        r = subprocess.run(APSP + [str(a) for a in args], stdout=None, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: os.close(1))
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "standard output" in r.stderr and "closed" in r.stderr
+        assert "compiling" not in r.stderr  # refused before the solve
+    assert os.listdir(tmp_path) == ["g.txt"]
+
+
+@pytest.mark.parametrize("failing", [1, 2])
+def test_paths_and_distances_are_both_written_or_neither(tmp_path, monkeypatch, capsys, failing):
+    import errno
+
+    import apsp.io
+    from apsp.cli import main
+
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "d.txt").write_text("old distances\n")
+    np.save(tmp_path / "p.npy", np.array([7]))
+    real, calls = apsp.io.write_distances, []
+
+    def full_disk_on_one_write(path, *args, **kw):
+        calls.append(path)
+        if len(calls) != failing:
+            return real(path, *args, **kw)
+        with atomic_write(path) as f:
+            f.write(b"partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(apsp.io, "write_distances", full_disk_on_one_write)
+    rc = main(["solve", str(tmp_path / "g.txt"), "-o", str(tmp_path / "d.txt"), "--paths",
+               str(tmp_path / "p.npy"), "-q"])
+    assert rc == 1 and "No space left" in capsys.readouterr().err
+    assert len(calls) == failing
+    assert (tmp_path / "d.txt").read_text() == "old distances\n"
+    assert np.load(tmp_path / "p.npy").tolist() == [7]
+    assert sorted(os.listdir(tmp_path)) == ["d.txt", "g.txt", "p.npy"]  # no temporaries left
+    monkeypatch.setattr(apsp.io, "write_distances", real)
+    assert main(["solve", str(tmp_path / "g.txt"), "-o", str(tmp_path / "d.txt"), "--paths",
+                 str(tmp_path / "p.npy"), "-q"]) == 0
+    assert (tmp_path / "d.txt").read_text() == WANT and np.load(tmp_path / "p.npy").shape == (2, 2)

@@ -130,6 +130,33 @@ def test_single_pair_exact_above_2_53():
     assert r.method == "bellman-ford" and r.length == BIG - 1
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("last", [0.5, -0.5])  # Dijkstra, then Bellman-Ford (a negative weight)
+def test_single_pair_float_overflow_is_refused(dtype, last):
+    from apsp.errors import DtypeError
+
+    big = 3e38 if dtype == "float32" else 1.5e308  # 0 -> 2 is 2 * big: past the dtype's largest
+    edges = [(0, 1, big), (1, 2, big), (2, 3, last)]
+    with pytest.raises(DtypeError, match="overflow"):
+        apsp.shortest_path_between(edges, 0, 2, dtype=dtype)
+    # solves refuse the same graph alike
+    with pytest.raises(DtypeError, match="overflow"):
+        apsp.shortest_paths(edges, dtype=dtype)
+    if dtype == "float32":  # float64 holds 6e38, and the length reported is in the dtype reported
+        r = apsp.shortest_path_between(edges, 0, 2, dtype="float64")
+        assert r.path == [0, 1, 2] and r.length == 6e38 and r.dtype == np.float64
+    # breadth-first routes count hops, which no float dtype overflows
+    r = apsp.shortest_path_between(edges, 0, 2, dtype=dtype, unweighted=True)
+    assert r.method == "bfs" and r.length == 2 and r.dtype == np.dtype(dtype)
+
+
+def test_single_pair_bellman_ford_length_is_in_the_dtype_reported():
+    # 1 - 2**-30 needs 31 significant bits: a float64 sum labelled float32 would keep them
+    r = apsp.shortest_path_between([(0, 1, 1.0), (1, 2, -2.0**-30), (0, 2, 5.0)], 0, 2, dtype="float32")
+    assert r.method == "bellman-ford" and r.dtype == np.float32 and r.path == [0, 1, 2]
+    assert r.length == float(np.float32(1.0 - 2.0**-30))
+
+
 @pytest.mark.parametrize("kind", ["dijkstra", "johnson", "bfs"])
 @pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64, np.float32, np.float64])
 def test_search_rows_against_oracle(rng, kind, dtype):
@@ -256,6 +283,14 @@ def test_path_numbering_follows_the_format(tmp_path):
         assert got["method"] == "dijkstra" and got["hops"] == 2
         bad = run_cli("path", tmp_path / name, "--from", first + 3, "--to", first)
         assert bad.returncode == 1 and f"{first}..{first + 2}" in bad.stderr
+
+
+def test_path_cli_refuses_a_float_overflow(tmp_path):
+    (tmp_path / "g.el").write_text("0 1 1.5e308\n1 2 1.5e308\n2 3 0.5\n")
+    for extra in ([], ["--method", "fw"], ["--method", "dijkstra"]):
+        r = run_cli("path", tmp_path / "g.el", "--from", 0, "--to", 2, *extra)
+        assert r.returncode == 1 and "no path" not in r.stdout, extra
+        assert "overflow" in r.stderr and "Traceback" not in r.stderr, extra
 
 
 def test_path_cli_text_verbose_profile_and_no_path(tmp_path):

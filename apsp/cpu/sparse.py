@@ -34,8 +34,27 @@ def solve_johnson(graph, opts: SolveOptions) -> SolveOutput:
 
 
 def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
-    """Hop distances from some sources (every weight 1), one breadth-first search each."""
-    return run_searches(graph, opts, "bfs")
+    """Hop distances from some sources (every weight 1), one breadth-first search each.
+
+    The searches write an integer dtype only if it holds every hop count (at most n - 1):
+    a narrower one asked for gets the rows of a wider search after a check, refused with
+    `DtypeError` as the all-pairs BFS refuses it when a distance does not fit (never wrapped).
+    """
+    from dataclasses import replace
+
+    from .. import dtypes
+    from .bfs import AUTO_DTYPES, max_level, recast, refuse_dtype
+
+    asked = None if opts.dtype is None else np.dtype(opts.dtype)
+    if asked is None or asked.kind == "f" or max_level(asked) >= graph.n - 1:
+        return run_searches(graph, opts, "bfs")
+    wide = next(np.dtype(t) for t in AUTO_DTYPES if max_level(t) >= graph.n - 1)
+    out = run_searches(graph, replace(opts, dtype=wide), "bfs")
+    reached = out.dist != dtypes.unreachable_value(wide)
+    if reached.any() and int(out.dist[reached].max()) > max_level(asked):
+        refuse_dtype(asked)
+    out.dist = recast(out.dist, asked)
+    return out
 
 
 def run_searches(graph, opts: SolveOptions, kind: str) -> SolveOutput:

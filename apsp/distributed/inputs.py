@@ -38,8 +38,9 @@ class Problem:
     #: the dtype plan (`apsp.dtypes.dtype_attempts`): ``(dtype name, checked, cast_to name or None)``,
     #: narrowest first; ``dtype`` is the one being solved in
     attempts: tuple = ()
-    #: largest |weight|: a checked dtype's cut-off band is ``[INF - it, INF)``
-    max_abs_weight: float = 0.0
+    #: largest |weight| (exact: an int for integer weights): a checked dtype's cut-off band is
+    #: ``[INF - it, INF)``
+    max_abs_weight: int | float = 0
 
 
 def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=True, unweighted=False,
@@ -62,7 +63,7 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,
                       source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
                                                                  for a in attempts),
-                      max_abs_weight=float(g.max_abs_weight))
+                      max_abs_weight=g.max_abs_weight)
 
 
 def check_output_path(path) -> Path:

@@ -313,15 +313,26 @@ def _identity(path) -> str:
     return os.path.realpath(path)
 
 
-def check_outputs(outputs) -> None:
+def _same_file(a, b) -> bool:
+    """Whether two names are one existing file (hard and symbolic links included)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):  # either missing (or not a file name): not one file
+        return False
+
+
+def check_outputs(outputs, inputs=None) -> None:
     """Refuse, before any work, outputs the writers could not produce whole.
 
     ``outputs`` maps a label for messages (``"-o"``, ``"--paths"``) to ``(path, fmt, kind)``
     with ``kind`` one of ``"distances"``, ``"graph"`` or ``"file"`` (any regular file, e.g. a
     checkpoint); entries with path None are skipped. Checks: a format that can hold ``kind``
     (for distances and graphs), an existing writable directory, a target that is a regular file,
-    a character device, a FIFO or ``-`` (``"file"``: a regular file only), and no two outputs
-    naming the same file.
+    a character device, a FIFO or ``-`` (``"file"``: a regular file only), no two outputs
+    naming the same file, and no output that is one of ``inputs`` (a map from a label to a
+    path, say ``{"the input": "g.txt"}``): the same file by any name, a link included.
 
     Examples
     --------
@@ -340,6 +351,10 @@ def check_outputs(outputs) -> None:
         if key in seen:
             raise ValueError(f"{seen[key]} and {label} both name {path}: one would overwrite the other")
         seen[key] = label
+        for input_label, source in (inputs or {}).items():
+            if _same_file(path, source):
+                raise ValueError(f"{label} {path} is {input_label} {source}: writing it would destroy "
+                                 "the input; choose another output name")
         try:
             if kind in ("distances", "graph"):
                 name = guess_format(path, fmt)

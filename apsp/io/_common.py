@@ -317,11 +317,11 @@ def eof_line(buf: np.ndarray) -> int:
 @contextlib.contextmanager
 def open_output(path):
     """A binary file replacing ``path`` whole on success; gzip when it ends in ``.gz``."""
-    path = Path(path)
-    with atomic_write(path) as f:
-        if path.suffix == ".gz":
+    name = Path(path)
+    with atomic_write(path) as f:  # the name as given: a trailing separator is refused there
+        if name.suffix == ".gz":
             # mtime=0: the same data give the same bytes
-            with gzip.GzipFile(filename=path.stem, mode="wb", fileobj=f, compresslevel=6,
+            with gzip.GzipFile(filename=name.stem, mode="wb", fileobj=f, compresslevel=6,
                                mtime=0) as g:
                 yield g
         else:

@@ -15,6 +15,11 @@ Renaming is for regular files only. ``-`` (standard output), character devices
 (`atomic_write` only: a memory map cannot stream); any other existing
 non-regular file (a socket, a block device) is refused, never replaced.
 
+Inside `all_or_none`, writes of regular files keep their finished temporaries
+until the block ends, then all are renamed over their targets; an exception
+removes them all and leaves every target as it was (two outputs of one command
+are both new or both old).
+
 Temporary names carry the writer's process id (``.NAME.PID.RANDOM.tmp``), so a
 later writer of the same target removes those whose process is gone (a writer
 killed with SIGKILL cannot clean up after itself).
@@ -22,6 +27,8 @@ killed with SIGKILL cannot clean up after itself).
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import io
 import os
 import stat
 import sys
@@ -29,7 +36,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-__all__ = ["atomic_path", "atomic_write", "STDOUT", "is_stream", "check_target"]
+__all__ = ["atomic_path", "atomic_write", "all_or_none", "STDOUT", "is_stream", "check_target",
+           "stdout_buffer"]
 
 #: the output name that means standard output
 STDOUT = "-"
@@ -47,6 +55,29 @@ def is_stream(target) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
+def stdout_buffer() -> BinaryIO:
+    """Standard output's binary stream, or `OSError` when it is closed: no file
+    descriptor 1 (Python then sets ``sys.stdout`` to None), or a closed stream."""
+    out = sys.stdout
+    closed = out is None or getattr(out, "buffer", None) is None or out.closed
+    if not closed:
+        try:
+            os.fstat(out.fileno())
+        except io.UnsupportedOperation:
+            pass  # an in-memory stream (a test's capture): nothing to check
+        except (OSError, ValueError):
+            closed = True
+    if closed:
+        raise OSError("cannot write to standard output ('-'): it is closed")
+    return out.buffer
+
+
+def _names_a_directory(target) -> bool:
+    """Whether the name ends in a path separator (``out/``): it can only be a directory."""
+    text = os.fspath(target)
+    return isinstance(text, str) and (text.endswith(os.sep) or bool(os.altsep) and text.endswith(os.altsep))
+
+
 def _resolved(target: Path) -> Path:
     """The path a rename must replace: a symbolic link's final target, the link kept."""
     return Path(os.path.realpath(target)) if target.is_symlink() else target
@@ -55,14 +86,21 @@ def _resolved(target: Path) -> Path:
 def check_target(target) -> Path:
     """Refuse a target no writer could produce (before any work); return its directory.
 
-    Raises `IsADirectoryError`, `FileNotFoundError` (no such directory), `PermissionError`
-    (directory or file not writable) or `ValueError` (a non-regular file other than a
-    character device or FIFO).
+    Raises `IsADirectoryError` (a directory, or a name ending in a separator),
+    `FileNotFoundError` (no such directory), `PermissionError` (directory or file not
+    writable), `OSError` (``-`` with standard output closed) or `ValueError` (a non-regular
+    file other than a character device or FIFO).
     """
+    if str(target) == STDOUT:
+        stdout_buffer()
+        return Path(".")
     if is_stream(target):
-        if str(target) != STDOUT and not os.access(target, os.W_OK):
+        if not os.access(target, os.W_OK):
             raise PermissionError(f"cannot write {target}: permission denied")
         return Path(".")
+    if _names_a_directory(target):
+        raise IsADirectoryError(f"cannot write {target}: a name ending in {os.sep!r} names a directory, "
+                                "not a file; give a file name")
     target = _resolved(Path(target))
     parent = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
@@ -172,17 +210,74 @@ def atomic_path(target) -> Iterator[Path]:
                                     suffix=".tmp" + "".join(target.suffixes), dir=parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    group = _GROUP.get()
     try:
         yield tmp
         os.chmod(tmp, _new_file_mode(target))
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        if group is not None:  # renamed with the others when the group ends
+            group.append((tmp, target, parent))
+            return
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
     _fsync_dir(parent)
+
+
+#: the finished temporaries ``(tmp, target, directory)`` of the `all_or_none` block running, if any
+_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("apsp_atomic_group", default=None)
+
+
+@contextlib.contextmanager
+def all_or_none() -> Iterator[None]:
+    """Replace the regular files written inside the block together at its end, or none of them.
+
+    Every `atomic_path` / `atomic_write` of a regular file inside keeps its finished temporary
+    until the block ends without an exception; then they are renamed over their targets in
+    the order written. On an exception (a full disk while writing the second output) every
+    temporary is removed and every target stays as it was. Streams (``-``, devices, FIFOs)
+    cannot wait: they are written straight through, so write them last.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> try:
+    ...     with all_or_none():
+    ...         with atomic_write(os.path.join(d, "a")) as f:
+    ...             _ = f.write(b"1")
+    ...         raise OSError("disk full")
+    ... except OSError:
+    ...     pass
+    >>> os.listdir(d)
+    []
+    """
+    pending: list = []
+    token = _GROUP.set(pending)
+    try:
+        yield
+    except BaseException:
+        _remove_temporaries(pending)
+        raise
+    finally:
+        _GROUP.reset(token)
+    for k, (tmp, target, _) in enumerate(pending):
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            _remove_temporaries(pending[k:])
+            raise
+    for directory in dict.fromkeys(parent for _, _, parent in pending):
+        _fsync_dir(directory)
+
+
+def _remove_temporaries(pending: list) -> None:
+    for tmp, _, _ in pending:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 @contextlib.contextmanager
@@ -212,7 +307,7 @@ def atomic_write(target) -> Iterator[BinaryIO]:
     nothing to roll back); standard output is flushed, not closed.
     """
     if str(target) == STDOUT:
-        out = sys.stdout.buffer
+        out = stdout_buffer()
         yield out
         out.flush()
         return

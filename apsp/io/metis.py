@@ -116,7 +116,34 @@ def read_graph(path) -> EdgeList:
         raise GraphFormatError(path, T.line_of(buf, line_offset[v]),
                                f"vertex {v + 1}: neighbour {vals[k]} is out of range 1..{n}")
     weight = vals[nbr_index + 1] if has_eweights else np.ones(src.size, dtype=np.int64)
+    _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights)
     return EdgeList(n, src, dst, weight, source=str(path))
+
+
+def _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights) -> None:
+    """A METIS graph is undirected: no self-loops, and every entry ``u: v [w]`` matched by
+    ``v: u [w]`` (as often). `GraphFormatError` at the line of a vertex that breaks it."""
+    loops = np.flatnonzero(src == dst)
+    if loops.size:
+        v = int(src[loops[0]])
+        raise GraphFormatError(path, T.line_of(buf, line_offset[v]),
+                               f"vertex {v + 1} lists itself: METIS graphs have no self-loops")
+    # the entries as (u, v, w) and reversed as (v, u, w): equal multisets exactly when symmetric
+    forward = np.lexsort((weight, dst, src))
+    backward = np.lexsort((weight, src, dst))
+    differ = np.flatnonzero((src[forward] != dst[backward]) | (dst[forward] != src[backward])
+                            | (weight[forward] != weight[backward]))
+    if not differ.size:
+        return
+    i = int(differ[0])
+    f, b = forward[i], backward[i]
+    # the smaller of the first differing pair is an entry whose reverse is listed fewer times
+    k = f if (src[f], dst[f], weight[f]) < (dst[b], src[b], weight[b]) else b
+    u, v = int(src[k]), int(dst[k])
+    with_weight = f" with weight {int(weight[k])}" if has_eweights else ""
+    raise GraphFormatError(path, T.line_of(buf, line_offset[u]),
+                           f"vertex {u + 1} lists neighbour {v + 1}{with_weight}, but vertex {v + 1} does not "
+                           f"list {u + 1}{with_weight} as often: METIS adjacency must be symmetric")
 
 
 def _layout(lead, has_size, has_vweights, ncon, has_eweights) -> str:

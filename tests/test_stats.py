@@ -1,0 +1,160 @@
+"""`apsp.distance_stats` against reductions of the full distance matrix (scipy's oracle)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import apsp
+from apsp.errors import MemoryPlanError
+from apsp.graph import EdgeList, Graph
+from apsp.stats import choose_stats_method, distance_stats
+
+from randgraphs import random_edges
+
+
+def matrix(g: Graph, direction: str) -> np.ndarray:
+    """Dense float64 distances (inf where no path), transposed for "in"."""
+    from scipy.sparse.csgraph import shortest_path
+
+    d = shortest_path(g.to_csr().astype(np.float64), method="J" if g.has_negative_weights else "D")
+    return d.T if direction == "in" else d
+
+
+def expected(d: np.ndarray, sources, targets):
+    rows = d[np.ix_(sources, targets)]
+    finite = np.isfinite(rows)
+    count = finite.sum(axis=1)
+    total = np.where(finite, rows, 0).sum(axis=1)
+    ecc = np.where(finite, rows, -np.inf).max(axis=1)
+    with np.errstate(divide="ignore"):
+        inv = np.where(finite & (rows != 0), 1.0 / rows, 0.0)
+    return count, total, ecc, inv.sum(axis=1)
+
+
+def check(stats, d, sources, targets):
+    count, total, ecc, harmonic = expected(d, sources, targets)
+    assert stats.reachable.tolist() == count.tolist()
+    if stats.dtype.kind in "iu":
+        assert [int(t) for t in stats.total] == [int(t) for t in total]  # exact
+        assert stats.eccentricity.tolist() == [int(e) if c else 0 for e, c in zip(ecc, count)]
+    else:
+        np.testing.assert_allclose(stats.total.astype(float), total, rtol=1e-12)
+        np.testing.assert_allclose(stats.eccentricity, np.where(count > 0, ecc, 0), rtol=1e-12)
+    np.testing.assert_allclose(stats.harmonic, harmonic, rtol=1e-12)
+
+
+KINDS = {
+    "unweighted": dict(lo=1, hi=1),
+    "int": dict(lo=0, hi=9),
+    "float": dict(lo=0.5, hi=9.0, floats=True),
+    "negative": dict(lo=0, hi=9, negative=True),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("direction", ["out", "in"])
+@pytest.mark.parametrize("n, density", [(70, 0.03), (150, 0.02), (200, 0.001)])
+def test_every_search_against_the_matrix(kind, direction, n, density):
+    rng = np.random.default_rng(n + len(kind))
+    g = Graph.from_edges(random_edges(rng, n, density, **KINDS[kind]))
+    d = matrix(g, direction)
+    everyone = np.arange(n)
+    stats = distance_stats(g, direction=direction, progress=False)
+    assert stats.method == {"unweighted": "bfs", "int": "dijkstra", "float": "dijkstra",
+                            "negative": "johnson"}[kind]
+    check(stats, d, everyone, everyone)
+    # a subset of sources (in the caller's order) and of targets
+    src = rng.choice(n, size=7, replace=False)
+    tgt = rng.choice(n, size=n // 3, replace=False)
+    part = distance_stats(g, src, targets=tgt, direction=direction, progress=False)
+    assert part.sources.tolist() == src.tolist()
+    check(part, d, src, np.sort(tgt))
+
+
+def test_bit_parallel_bfs_subsets_and_histogram():
+    rng = np.random.default_rng(5)
+    n = 300
+    g = Graph.from_edges(random_edges(rng, n, 0.006, lo=1, hi=1))
+    d = matrix(g, "out")
+    src = rng.choice(n, size=100, replace=False)  # enough sources for the 64-wide batches
+    tgt = rng.choice(n, size=200, replace=False)
+    stats = distance_stats(g, src, targets=tgt, histogram=True, progress=False)
+    assert stats.info["bit_parallel"]
+    check(stats, d, src, np.sort(tgt))
+    rows = d[np.ix_(src, np.sort(tgt))]
+    finite = rows[np.isfinite(rows)].astype(np.int64)
+    assert stats.histogram.tolist() == np.trim_zeros(np.bincount(finite), "b").tolist()
+
+
+def test_histogram_of_integer_weights_and_refusals():
+    rng = np.random.default_rng(6)
+    g = Graph.from_edges(random_edges(rng, 60, 0.05, lo=1, hi=30))
+    d = matrix(g, "out")
+    stats = distance_stats(g, histogram=True, progress=False)
+    finite = d[np.isfinite(d)].astype(np.int64)
+    assert stats.histogram.tolist() == np.bincount(finite).tolist()
+    floats = Graph.from_edges(random_edges(rng, 20, 0.2, lo=0.5, hi=2.0, floats=True))
+    with pytest.raises(ValueError, match="integer distances"):
+        distance_stats(floats, histogram=True)
+
+
+def test_integer_sums_past_int64_are_exact():
+    # a path of 7 edges weighing 2^59 each: the sum from vertex 0 is 28 * 2^59 > 2^63
+    w = 1 << 59
+    g = apsp.as_graph(EdgeList(8, np.arange(7), np.arange(1, 8), np.full(7, w, dtype=np.int64)))
+    stats = distance_stats(g, progress=False)
+    assert stats.dtype == np.int64
+    assert [int(t) for t in stats.total] == [w * k * (k + 1) // 2 for k in range(7, -1, -1)]
+    assert stats.total_distance() == w * sum(k * (k + 1) // 2 for k in range(8))
+    assert stats.average_distance() == math.inf  # nothing reaches vertex 0
+
+
+def test_derived_measures_on_a_disconnected_undirected_graph():
+    # two paths: 0-1-2 and 3-4
+    s = distance_stats([(0, 1), (1, 2), (3, 4)], directed=False, progress=False)
+    assert s.symmetric
+    assert s.reaches_all.tolist() == [False] * 5
+    assert s.diameter() == math.inf and s.radius() == math.inf
+    assert s.wiener_index() == math.inf and s.average_distance() == math.inf
+    # closeness with wf_improved: (r-1)/total * (r-1)/(n-1)
+    assert s.closeness().tolist() == pytest.approx([2 / 3 * 2 / 4, 1.0 * 2 / 4, 2 / 3 * 2 / 4,
+                                                    1 / 4, 1 / 4])
+    assert s.closeness(wf_improved=False)[0] == pytest.approx(2 / 3)
+    assert s.global_efficiency() == pytest.approx((4 * 1 + 2 * 0.5 + 2 * 1) / 20)
+    connected = distance_stats([(0, 1), (1, 2), (2, 3)], directed=False, progress=False)
+    assert connected.center().tolist() == [1, 2] and connected.periphery().tolist() == [0, 3]
+    assert connected.wiener_index() == 10
+
+
+def test_method_choice_and_its_reasons():
+    unit = apsp.as_graph([(0, 1), (1, 2)])
+    weighted = apsp.as_graph([(0, 1, 2), (1, 2, 3)])
+    negative = apsp.as_graph([(0, 1, -2), (1, 2, 3)])
+    assert choose_stats_method(unit)[0] == "bfs"
+    assert choose_stats_method(weighted) == ("dijkstra", "non-negative weights: Dijkstra")
+    assert choose_stats_method(negative)[0] == "johnson"
+    with pytest.raises(ValueError, match="every weight must be 1"):
+        choose_stats_method(weighted, "bfs")
+    with pytest.raises(ValueError, match="non-negative"):
+        choose_stats_method(negative, "dijkstra")
+    with pytest.raises(ValueError, match="unknown method"):
+        choose_stats_method(unit, "fw")
+
+
+def test_negative_cycle_and_memory_plan_and_bad_arguments():
+    with pytest.raises(apsp.NegativeCycleError):
+        distance_stats([(0, 1, -2), (1, 0, 1)], progress=False)
+    rng = np.random.default_rng(7)
+    g = Graph.from_edges(random_edges(rng, 500, 0.01, lo=1, hi=9))
+    with pytest.raises(MemoryPlanError, match="need .* of RAM"):
+        distance_stats(g, host_memory="100KB")
+    with pytest.raises(ValueError, match="direction"):
+        distance_stats(g, direction="both")
+    with pytest.raises(ValueError, match="sources"):
+        distance_stats(g, [0, 500])
+    with pytest.raises(TypeError):
+        distance_stats(g, weight="w")
+    with pytest.raises(ValueError, match="hop counts"):
+        distance_stats([(0, 1)], dtype=np.int32)

@@ -158,3 +158,61 @@ def test_negative_cycle_and_memory_plan_and_bad_arguments():
         distance_stats(g, weight="w")
     with pytest.raises(ValueError, match="hop counts"):
         distance_stats([(0, 1)], dtype=np.int32)
+
+
+# -- the command line ------------------------------------------------------------------------
+
+HOMEWORK = "5 5\n1 2 1\n2 3 1\n3 4 2\n4 1 1\n2 4 5\n"  # vertex 5 isolated
+
+
+def run_cli(argv, capsys):
+    from apsp.cli import main
+
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_stats_json_and_csv(tmp_path, capsys):
+    import json
+
+    graph = tmp_path / "g.txt"
+    graph.write_text(HOMEWORK)
+    csv = tmp_path / "s.csv"
+    rc, out, _ = run_cli(["stats", str(graph), "--json", "--csv", str(csv), "--histogram", "-q"],
+                         capsys)
+    assert rc == 0
+    summary = json.loads(out)
+    assert summary["schema"] == 1 and summary["connected"] is False
+    assert summary["diameter"] is None and summary["wiener_index"] is None
+    assert summary["histogram"] == [5, 3, 3, 3, 3]
+    assert summary["method"] == "dijkstra" and summary["dtype"] == "int16"
+    lines = csv.read_text().splitlines()
+    assert lines[0] == "vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic"
+    # vertex 1 (1-based as in the file) reaches 2, 3, 4 at 1, 2, 4
+    assert lines[1].split(",")[:5] == ["1", "4", "7", "4", "0"]
+    assert len(lines) == 6
+    # connected once undirected, vertex 5 left out by --sources
+    rc, out, _ = run_cli(["stats", str(graph), "--json", "--undirected", "--sources", "1,2,3,4",
+                          "-q"], capsys)
+    summary = json.loads(out)
+    assert summary["sources"] == 4 and summary["connected"] is False  # 5 is still a target
+
+
+def test_cli_stats_text_and_refusals(tmp_path, capsys):
+    graph = tmp_path / "g.txt"
+    graph.write_text("3 2\n1 2 1\n2 3 1\n")
+    rc, out, _ = run_cli(["stats", str(graph), "--undirected", "-q"], capsys)
+    assert rc == 0 and "diameter 2" in out and "center 2" in out and "Wiener index 4" in out
+    with pytest.raises(SystemExit):
+        run_cli(["stats", str(graph), "--distributed"], capsys)
+    rc, _, err = run_cli(["stats", str(graph), "--sources", "0"], capsys)
+    assert rc == 1 and "--sources 0 is not a vertex" in err
+    rc, _, err = run_cli(["stats", str(graph), "--csv", str(tmp_path / "nodir" / "x.csv")], capsys)
+    assert rc == 1 and "x.csv" in err
+    assert not (tmp_path / "nodir").exists()
+    rc, _, err = run_cli(["stats", str(graph), "--dtype", "int32"], capsys)
+    assert rc == 1 and "hop counts are integers" in err
+    graph.write_text("3 2\n1 2 1\n2 3 2\n")
+    rc, _, err = run_cli(["stats", str(graph), "--histogram", "--dtype", "float64"], capsys)
+    assert rc == 1 and "integer distances" in err

@@ -10,7 +10,11 @@ or ``NETWORKX_BACKEND_PRIORITY=apsp`` runs apsp. Implemented (same arguments,
 results and return types as networkx): `floyd_warshall_numpy`,
 `floyd_warshall`, `floyd_warshall_predecessor_and_distance`,
 `all_pairs_shortest_path_length`, `all_pairs_dijkstra_path_length`,
-`all_pairs_bellman_ford_path_length`, `all_pairs_shortest_path`.
+`all_pairs_bellman_ford_path_length`, `all_pairs_shortest_path`; and on
+`apsp.distance_stats` (rows reduced as they are searched, no n x n matrix):
+`closeness_centrality`, `harmonic_centrality`, `eccentricity`, `diameter`,
+`radius`, `center`, `periphery`, `average_shortest_path_length`,
+`wiener_index`, `global_efficiency`.
 
 How results relate to networkx's:
 

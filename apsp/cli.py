@@ -718,7 +718,7 @@ harmonic centrality and the efficiency.
   vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic
 (closeness as networkx's, wf_improved; eccentricity: the largest finite distance).
 --json prints one object (schema 1):
-  {"schema", "n", "edges", "sources", "direction", "method", "reason", "dtype",
+  {"schema", "n", "edges", "sources", "direction", "method", "reason", "backend", "dtype",
    "connected", "diameter", "radius", "center", "periphery", "average_distance",
    "wiener_index", "global_efficiency", "histogram", "timings_s"}
 
@@ -746,12 +746,17 @@ def _add_stats_parser(sub) -> None:
                         "negative weights)")
     p.add_argument("--dtype", default=None, choices=("int16", "int32", "int64", "float32", "float64"),
                    help="distance type of weighted searches (default: the narrowest exact one)")
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
+                   help="where to search (default: the GPU for unit weights when one is usable; "
+                        "weighted graphs and --histogram on the CPU)")
     p.add_argument("--format", dest="fmt", default=None,
                    help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--memory", dest="host_memory", metavar="SIZE", default=None,
                    help="RAM the searches may use (default: what the OS reports available)")
+    p.add_argument("--gpu-memory", metavar="SIZE", default=None,
+                   help="GPU memory for a block of sources' bit arrays (default: what is free)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notes")
     _add_report_options(p, "the graph's size, the search chosen and why, and the memory planned",
                         "read, search, write")
@@ -782,9 +787,10 @@ def _cmd_stats(args) -> int:
     t_read = time.perf_counter() - t0
     sources = _sources_arg(args, g.n)
     t0 = time.perf_counter()
-    st = distance_stats(g, sources, direction=args.direction, method=args.method, dtype=args.dtype,
-                        histogram=args.histogram, progress=_progress_flag(args),
-                        host_memory=args.host_memory)
+    st = distance_stats(g, sources, direction=args.direction, method=args.method,
+                        backend=args.backend, dtype=args.dtype, histogram=args.histogram,
+                        progress=_progress_flag(args), host_memory=args.host_memory,
+                        gpu_memory=args.gpu_memory)
     timings = {"startup": startup} if startup is not None else {}
     timings.update(read=t_read, search=time.perf_counter() - t0)
     if args.csv is not None:
@@ -795,7 +801,8 @@ def _cmd_stats(args) -> int:
     if args.verbose:
         plan = st.info["memory"]
         print(f"apsp: n={g.n} edges={g.nnz}; {len(st.sources)} sources, direction {st.direction}; "
-              f"method={st.method} ({st.reason}); dtype={st.dtype.name}; working set "
+              f"method={st.method} ({st.reason}) on the {st.info['backend']}; "
+              f"dtype={st.dtype.name}; working set "
               f"{plan['host_bytes']} bytes on {plan['threads']} threads", file=sys.stderr)
     if args.profile:
         _print_stages(timings)
@@ -812,7 +819,7 @@ def _stats_summary(g, st, first: int, timings: dict) -> dict:
     return {
         "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
         "direction": st.direction, "method": st.method, "reason": st.reason,
-        "dtype": st.dtype.name, "connected": connected,
+        "backend": st.info["backend"], "dtype": st.dtype.name, "connected": connected,
         "diameter": _stats_value(st.diameter()), "radius": _stats_value(st.radius()),
         "center": [int(v) + first for v in st.center()],
         "periphery": [int(v) + first for v in st.periphery()],

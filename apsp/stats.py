@@ -182,9 +182,9 @@ def choose_stats_method(graph, method: str = "auto", sources: int | None = None)
 
 
 def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
-                   method: str = "auto", dtype=None, histogram: bool = False,
+                   method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
                    directed: bool = True, unweighted: bool = False, progress: bool | None = None,
-                   host_memory=None) -> DistanceStats:
+                   host_memory=None, gpu_memory=None) -> DistanceStats:
     """Per-source reductions of the shortest distances, computed without the distance matrix.
 
     Parameters
@@ -200,6 +200,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         reversed graph; networkx's closeness and harmonic centrality use these).
     method : {"auto", "bfs", "dijkstra", "johnson"}
         The search (`choose_stats_method` for "auto").
+    backend : {"auto", "cpu", "gpu"}
+        Where the searches run. The GPU runs the bit-parallel BFS (unit weights) on blocks
+        of sources; "auto" takes it when a CUDA device is usable and BFS is the method.
     dtype : dtype-like, optional
         The distance dtype of weighted searches (default the narrowest exact one);
         hop counts are always integers.
@@ -211,6 +214,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         A progress bar over the sources (None: on a terminal only).
     host_memory : int or str, optional
         RAM budget of the working set (default what the system has available).
+    gpu_memory : int or str, optional
+        GPU memory for a block's bit arrays (default what the device has free).
 
     Returns
     -------
@@ -224,6 +229,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         Johnson met a negative cycle.
     ValueError, DtypeError
         Bad arguments, or a dtype too narrow for the graph's distances.
+    BackendUnavailableError
+        ``backend="gpu"`` without a usable GPU.
     """
     from .api import as_graph, few_sources_for_bfs, source_vertices
     from .graph import Graph
@@ -251,9 +258,17 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
-    plan = plan_stats_memory(g, dt, batched, histogram, host_memory)
+    where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram)
+    plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
     t0 = time.perf_counter()
-    if batched:
+    gpu_info = {}
+    if where == "gpu":
+        from .gpu.reductions import bfs_stats
+
+        acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+        hist = None
+        batched = True
+    elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
         acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan["block_rows"], progress)
@@ -264,7 +279,30 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
                          method=chosen, reason=reason, dtype=dt, reachable=count, total=total,
                          eccentricity=ecc, harmonic=harmonic, histogram=hist, symmetric=symmetric,
                          info={"seconds": time.perf_counter() - t0, "memory": plan,
-                               "bit_parallel": batched})
+                               "bit_parallel": batched, "backend": where, **gpu_info})
+
+
+def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
+    from .errors import BackendUnavailableError
+    from .solvers import gpu_available
+
+    if backend not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    if backend == "gpu":
+        if method != "bfs":
+            raise ValueError("backend='gpu' reduces hop distances only (unit weights, method "
+                             f"'bfs'); this graph needs {method!r}: use backend='cpu'")
+        if histogram:
+            raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
+        ok, why = gpu_available(explicit=True)
+        if not ok:
+            raise BackendUnavailableError(f"backend='gpu': {why}")
+        return "gpu"
+    return "gpu" if method == "bfs" and bit_parallel and not histogram and gpu_available()[0] \
+        else "cpu"
 
 
 def plan_stats_memory(g, dtype, batched: bool, histogram: bool, host_memory=None) -> dict:

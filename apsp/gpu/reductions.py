@@ -1,0 +1,159 @@
+"""Per-source reductions of hop distances on the GPU: bit-parallel BFS over blocks of sources.
+
+The level step is `apsp.gpu.bfs`'s (in-neighbour gathers of 32-bit frontier words, a
+vertex skipped once every source of a word has reached it), run on one block of
+``32 * words`` consecutive sources at a time, so the bit arrays take
+``3 * n * words * 4`` bytes, not ``n^2 / 8``. Nothing is written per pair: each
+program counts, for every source of its words, the targets its tile found at this
+level, and adds them to the sources' accumulators with atomics (count, sum of
+distances, sum of 1/d, largest distance), the reductions of `apsp.stats`.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from ..cpu.bfs import csr_arrays
+from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _device, _sync
+
+#: headroom left on the device beside the block's bit arrays (Triton, the CSR, accumulators)
+HEADROOM = 1 << 30
+
+
+@triton.jit
+def _stats_level_kernel(
+    in_ptr, in_idx, frontier, nxt, visited, flags, targets, count, total, ecc, harmonic,
+    n, n_words, s_base, level,
+    FIRST: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr,
+):
+    pid_v = tl.program_id(0)
+    group = tl.program_id(1)
+    if tl.load(flags + group) < level - 1:  # these sources found nothing last level: done
+        return
+    vs = pid_v * BLOCK_V + tl.arange(0, BLOCK_V)
+    ws = group * BLOCK_W + tl.arange(0, BLOCK_W)
+    v_ok = vs < n
+    w_ok = ws < n_words
+    tile_ok = w_ok[:, None] & v_ok[None, :]
+    tile = vs.to(tl.int64)[None, :] * n_words + ws[:, None]  # [BLOCK_W, BLOCK_V]
+    seen = tl.load(visited + tile, mask=tile_ok, other=-1)
+    todo = seen != -1
+    start = tl.load(in_ptr + vs, mask=v_ok, other=0)
+    deg = tl.load(in_ptr + vs + 1, mask=v_ok, other=0) - start
+    deg = tl.where(tl.max(todo.to(tl.int32), axis=0) > 0, deg, 0)
+    fresh = tl.zeros([BLOCK_W, BLOCK_V], dtype=tl.int32)
+    ws_in = tl.minimum(ws, n_words - 1)
+    for k in range(0, tl.max(deg)):
+        has = k < deg
+        u = tl.load(in_idx + start + k, mask=has, other=0)
+        if FIRST:
+            # the frontier is the block's sources: bit (u - s_base) % 32 of word (u - s_base) // 32
+            rel = u - s_base
+            one = tl.full([BLOCK_V], 1, dtype=tl.int32)
+            mine = (rel >= 0) & (rel < n_words * 32) & has
+            f = tl.where((ws[:, None] == (rel // 32)[None, :]) & mine[None, :],
+                         (one << (rel % 32))[None, :], 0)
+        else:
+            f = tl.load(frontier + u.to(tl.int64)[None, :] * n_words + ws_in[:, None])
+            f = tl.where(todo & has[None, :], f, 0)
+        fresh = fresh | (f & ~(seen | fresh))
+    tl.store(nxt + tile, fresh, mask=tile_ok)
+    if tl.max((fresh != 0).to(tl.int32)) > 0:
+        tl.store(visited + tile, seen | fresh, mask=tile_ok & (fresh != 0))
+        tl.atomic_max(flags + group, level)
+        wanted = tl.load(targets + vs, mask=v_ok, other=0) != 0
+        bit_no = tl.arange(0, 32)
+        got = ((fresh[:, None, :] >> bit_no[None, :, None]) & 1) != 0  # [BLOCK_W, 32, BLOCK_V]
+        got = got & (wanted & v_ok)[None, None, :]
+        found = tl.sum(got.to(tl.int32), axis=2)  # [BLOCK_W, 32]: targets found per source
+        rows = s_base + (ws * 32)[:, None] + bit_no[None, :]
+        ok = (found > 0) & (rows < n) & w_ok[:, None]
+        wide = found.to(tl.int64)
+        tl.atomic_add(count + rows, wide, mask=ok)
+        tl.atomic_add(total + rows, wide * level, mask=ok)
+        tl.atomic_add(harmonic + rows, found.to(tl.float64) / level, mask=ok)
+        tl.atomic_max(ecc + rows, tl.zeros_like(wide) + level, mask=ok)
+
+
+def block_words(n: int, budget: int) -> int:
+    """32-bit words (32 sources each) per block: the three n x words bit arrays within ``budget``."""
+    words = max(1, (n + 31) // 32)
+    fits = max(1, (budget - HEADROOM) // max(1, 12 * n))
+    return int(min(words, fits))
+
+
+def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memory=None,
+              words=None, progress=None):
+    """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
+    ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources."""
+    from ..progress import progress_bar
+    from ..sizes import parse_size
+    from ..solvers import SolveOptions
+    from . import device_memory
+
+    dev = _device(SolveOptions(dtype=None, device=device))
+    n = graph.n
+    t0 = time.perf_counter()
+    _, _, in_ptr, in_idx = (torch.from_numpy(a).to(dev) for a in csr_arrays(graph))
+    targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
+    acc = [torch.zeros(n, dtype=dt, device=dev)
+           for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
+    if gpu_memory is not None:
+        budget = parse_size(gpu_memory)
+    elif dev.type == "cuda":
+        budget = device_memory(device)[0]
+    else:
+        budget = HEADROOM + (64 << 20)  # the interpreter: small blocks
+    words = int(words or block_words(n, budget))
+    per_block = 32 * words
+    starts = np.unique(src // per_block) * per_block
+    bits = [torch.empty(n * words, dtype=torch.int32, device=dev) for _ in range(3)]
+    timings = {"h2d": time.perf_counter() - t0, "compute": 0.0}
+    levels = 0
+    with progress_bar(len(starts) * per_block, progress, desc=f"stats gpu bfs n={n}",
+                      unit="source") as bar:
+        for s_base in starts.tolist():
+            t0 = time.perf_counter()
+            nw = min(words, (n - s_base + 31) // 32)
+            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw,
+                                            dev))
+            _sync(dev)
+            timings["compute"] += time.perf_counter() - t0
+            bar.update(min(per_block, n - s_base))
+    t0 = time.perf_counter()
+    out = [t.cpu().numpy() for t in acc]
+    out[0][src] += mask[src]  # each source reaches itself at distance 0
+    timings["d2h"] = time.perf_counter() - t0
+    return tuple(a[src] for a in out), {"timings": timings, "words_per_block": words,
+                                        "levels": levels, "device": str(dev)}
+
+
+def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int:
+    """The ``32 * nw`` sources from ``s_base``: level after level until none finds anything."""
+    visited, frontier, nxt = (b[: n * nw].view(n, nw) for b in bits)
+    visited.zero_()
+    last = n - s_base
+    if last < 32 * nw:  # bits past the last vertex count as visited, so a word can become full
+        visited[:, nw - 1] = int(np.array(-(1 << (last % 32)), dtype=np.int64).astype(np.int32))
+    src = torch.arange(s_base, s_base + min(last, 32 * nw), device=device)
+    rel = src - s_base
+    own = src * nw + rel // 32
+    flat = visited.view(-1)
+    flat[own] = flat[own] | torch.bitwise_left_shift(torch.ones_like(src), rel % 32).to(torch.int32)
+    groups = triton.cdiv(nw, BLOCK_W)
+    flags = torch.zeros(groups, dtype=torch.int32, device=device)
+    grid = (triton.cdiv(n, BLOCK_V), groups)
+    level = 0
+    while True:
+        level += 1
+        # level 1 writes every tile of nxt; later levels skip only groups whose search is over
+        _stats_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, targets, *acc,
+                                  n, nw, s_base, level, FIRST=level == 1, BLOCK_V=BLOCK_V,
+                                  BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
+        frontier, nxt = nxt, frontier
+        if int(flags.max()) < level:
+            return level - 1

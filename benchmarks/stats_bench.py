@@ -16,7 +16,7 @@ Examples::
 
     python benchmarks/stats_bench.py --n 20000 --m 100000 --repeat 3 --networkit
     python benchmarks/stats_bench.py --n 40000 --m 200000 --repeat 1      # peak memory
-    python benchmarks/stats_bench.py --n 1000000 --m 10000000 --repeat 2  # the 1M-vertex target
+    python benchmarks/stats_bench.py --n 1000000 --m 10000000 --repeat 2 --backend gpu
     python benchmarks/stats_bench.py --kind grid --side 350 --repeat 3
 """
 from __future__ import annotations
@@ -93,11 +93,11 @@ def check_sample(csr, stats, rows: int, seed: int) -> int:
     return len(pick)
 
 
-def run_stats(g):
+def run_stats(g, backend):
     import apsp
 
     t0 = time.perf_counter()
-    stats = apsp.distance_stats(g, progress=False)
+    stats = apsp.distance_stats(g, backend=backend, progress=False)
     closeness = stats.closeness()
     ecc = stats.eccentricity
     return time.perf_counter() - t0, stats, closeness, ecc
@@ -124,6 +124,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--check", type=int, default=20, help="source rows checked against scipy")
     p.add_argument("--networkit", action="store_true", help="also time networkit's exact Closeness")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="distance_stats' backend (the GPU reduces unit-weight graphs only)")
     args = p.parse_args(argv)
 
     import apsp
@@ -138,10 +140,13 @@ def main(argv=None) -> int:
     out = {"kind": args.kind, "n": g.n, "edges_undirected": int(len(edges[0])), "seed": args.seed,
            "build_s": round(time.perf_counter() - t0, 3), "stats_s": [], "networkit_s": []}
     for i in range(args.repeat):
-        seconds, stats, closeness, ecc = run_stats(g)
+        seconds, stats, closeness, ecc = run_stats(g, args.backend)
         out["stats_s"].append(round(seconds, 3))
         if i == 0:
             out["method"] = stats.method
+            out["backend"] = stats.info["backend"]
+            out["gpu"] = {k: stats.info[k] for k in ("words_per_block", "levels", "device", "timings")
+                          if k in stats.info}
             out["working_set_bytes"] = stats.info["memory"]["host_bytes"]
             out["checked_rows"] = check_sample(csr, stats, args.check, args.seed)
             out["diameter"] = stats.diameter() if stats.reaches_all.all() else None

@@ -26,8 +26,7 @@ HEADROOM = 1 << 30
 
 @triton.jit
 def _stats_level_kernel(
-    in_ptr, in_idx, frontier, nxt, visited, flags, targets, count, total, ecc, harmonic,
-    n, n_words, s_base, level,
+    in_ptr, in_idx, frontier, nxt, visited, flags, n, n_words, s_base, level,
     FIRST: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     pid_v = tl.program_id(0)
@@ -65,18 +64,34 @@ def _stats_level_kernel(
     if tl.max((fresh != 0).to(tl.int32)) > 0:
         tl.store(visited + tile, seen | fresh, mask=tile_ok & (fresh != 0))
         tl.atomic_max(flags + group, level)
-        wanted = tl.load(targets + vs, mask=v_ok, other=0) != 0
-        bit_no = tl.arange(0, 32)
-        got = ((fresh[:, None, :] >> bit_no[None, :, None]) & 1) != 0  # [BLOCK_W, 32, BLOCK_V]
-        got = got & (wanted & v_ok)[None, None, :]
-        found = tl.sum(got.to(tl.int32), axis=2)  # [BLOCK_W, 32]: targets found per source
-        rows = s_base + (ws * 32)[:, None] + bit_no[None, :]
-        ok = (found > 0) & (rows < n) & w_ok[:, None]
-        wide = found.to(tl.int64)
-        tl.atomic_add(count + rows, wide, mask=ok)
-        tl.atomic_add(total + rows, wide * level, mask=ok)
-        tl.atomic_add(harmonic + rows, found.to(tl.float64) / level, mask=ok)
-        tl.atomic_max(ecc + rows, tl.zeros_like(wide) + level, mask=ok)
+
+
+@triton.jit
+def _count_level_kernel(nxt, flags, targets, found, n, n_words, level, chunk,
+                        BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr):
+    """``found[32 w + b]`` += the targets whose word w of ``nxt`` has bit b: the level's new
+    vertices per source, summed over this program's ``chunk`` vertices."""
+    group = tl.program_id(0)
+    if tl.load(flags + group) < level:  # nothing found at this level: its nxt words are stale
+        return
+    ws = group * BLOCK_W + tl.arange(0, BLOCK_W)
+    w_ok = ws < n_words
+    bit_no = tl.arange(0, 32)
+    acc = tl.zeros([BLOCK_W, 32], dtype=tl.int32)
+    v_start = tl.program_id(1) * chunk
+    for v0 in range(v_start, tl.minimum(v_start + chunk, n), BLOCK_V):
+        vs = v0 + tl.arange(0, BLOCK_V)
+        v_ok = (vs < n) & (tl.load(targets + vs, mask=vs < n, other=0) != 0)
+        tile = tl.load(nxt + vs.to(tl.int64)[None, :] * n_words + ws[:, None],
+                       mask=w_ok[:, None] & v_ok[None, :], other=0)  # [BLOCK_W, BLOCK_V]
+        bits = (tile[:, None, :] >> bit_no[None, :, None]) & 1  # [BLOCK_W, 32, BLOCK_V]
+        acc += tl.sum(bits, axis=2)
+    rows = (ws * 32)[:, None] + bit_no[None, :]
+    tl.atomic_add(found + rows, acc, mask=(acc > 0) & w_ok[:, None])
+
+
+#: vertices one counting program sums (fewer atomics, enough programs to fill the device)
+COUNT_CHUNK = 4096
 
 
 def block_words(n: int, budget: int) -> int:
@@ -146,14 +161,26 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
     flat[own] = flat[own] | torch.bitwise_left_shift(torch.ones_like(src), rel % 32).to(torch.int32)
     groups = triton.cdiv(nw, BLOCK_W)
     flags = torch.zeros(groups, dtype=torch.int32, device=device)
+    found = torch.zeros(32 * nw, dtype=torch.int32, device=device)
+    rows = min(last, 32 * nw)
+    count, total, ecc, harmonic = (a[s_base:s_base + rows] for a in acc)
     grid = (triton.cdiv(n, BLOCK_V), groups)
+    count_grid = (groups, triton.cdiv(n, COUNT_CHUNK))
     level = 0
     while True:
         level += 1
         # level 1 writes every tile of nxt; later levels skip only groups whose search is over
-        _stats_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, targets, *acc,
-                                  n, nw, s_base, level, FIRST=level == 1, BLOCK_V=BLOCK_V,
-                                  BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
-        frontier, nxt = nxt, frontier
+        _stats_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, n, nw, s_base,
+                                  level, FIRST=level == 1, BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W,
+                                  num_warps=NUM_WARPS)
         if int(flags.max()) < level:
             return level - 1
+        found.zero_()
+        _count_level_kernel[count_grid](nxt, flags, targets, found, n, nw, level, COUNT_CHUNK,
+                                        BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
+        c = found[:rows].to(torch.int64)
+        count += c
+        total += c * level
+        harmonic += c.to(torch.float64) / level
+        ecc[c > 0] = level
+        frontier, nxt = nxt, frontier

@@ -206,12 +206,13 @@ from apsp.gpu.bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel
 
 args = {"in_ptr": "*i32", "in_idx": "*i32", "frontier": "*i32", "nxt": "*i32", "visited": "*i32",
         "flags": "*i32", "dist": "*u8", "pred": "*i32", "succ": "*i32", "n": "i32",
-        "n_words": "i32", "level": "i32"}
+        "n_words": "i32", "level": "i32", "s_base": "i32"}
 for dist in ("*u8", "*i16", "*i32", "*i64"):
     for first in (True, False):
         for parents in (False, True):
             const = {"FIRST": first, "WITH_PRED": parents, "WITH_SUCC": parents,
-                     "WITH_PARENT": parents, "BLOCK_V": BLOCK_V, "BLOCK_W": BLOCK_W}
+                     "WITH_PARENT": parents, "WITH_DIST": True, "BLOCK_V": BLOCK_V,
+                     "BLOCK_W": BLOCK_W}
             sig = dict(args, dist=dist, **{k: "constexpr" for k in const})
             names = list(sig)
             src = ASTSource(fn=_bfs_level_kernel, signature=sig,

@@ -76,16 +76,17 @@ _COMPILE_SCRIPT = r"""
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from apsp.gpu.bfs import BLOCK_V, BLOCK_W, NUM_WARPS
-from apsp.gpu.reductions import _count_level_kernel, _stats_level_kernel
+from apsp.gpu.bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel
+from apsp.gpu.reductions import _count_level_kernel
 
 level = {"in_ptr": "*i32", "in_idx": "*i32", "frontier": "*i32", "nxt": "*i32",
-         "visited": "*i32", "flags": "*i32", "n": "i32", "n_words": "i32", "s_base": "i32",
-         "level": "i32"}
+         "visited": "*i32", "flags": "*i32", "dist": "*i32", "pred": "*i32", "succ": "*i32",
+         "n": "i32", "n_words": "i32", "level": "i32", "s_base": "i32"}
+blocks = {"WITH_PRED": False, "WITH_SUCC": False, "WITH_PARENT": False, "WITH_DIST": False}
 counting = {"nxt": "*i32", "flags": "*i32", "targets": "*i8", "found": "*i32", "n": "i32",
             "n_words": "i32", "level": "i32", "chunk": "i32"}
-for fn, sig, const in [(_stats_level_kernel, level, {"FIRST": True}),
-                       (_stats_level_kernel, level, {"FIRST": False}),
+for fn, sig, const in [(_bfs_level_kernel, level, {"FIRST": True, **blocks}),
+                       (_bfs_level_kernel, level, {"FIRST": False, **blocks}),
                        (_count_level_kernel, counting, {})]:
     const = dict(const, BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W)
     full = dict(sig, **{k: "constexpr" for k in const})

@@ -1,7 +1,7 @@
 """Per-source reductions of hop distances on the GPU: bit-parallel BFS over blocks of sources.
 
-The level step is `apsp.gpu.bfs`'s (in-neighbour gathers of 32-bit frontier words, a
-vertex skipped once every source of a word has reached it), run on one block of
+The level step is `apsp.gpu.bfs`'s kernel (in-neighbour gathers of 32-bit frontier words, a
+vertex skipped once every source of a word has reached it, no distance rows written), run on one block of
 ``32 * words`` consecutive sources at a time, so the bit arrays take
 ``3 * n * words * 4`` bytes, not ``n^2 / 8``. Nothing is written per pair: each
 program counts, for every source of its words, the targets its tile found at this
@@ -18,52 +18,10 @@ import triton
 import triton.language as tl
 
 from ..cpu.bfs import csr_arrays
-from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _device, _sync
+from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel, _device, _sync
 
 #: headroom left on the device beside the block's bit arrays (Triton, the CSR, accumulators)
 HEADROOM = 1 << 30
-
-
-@triton.jit
-def _stats_level_kernel(
-    in_ptr, in_idx, frontier, nxt, visited, flags, n, n_words, s_base, level,
-    FIRST: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr,
-):
-    pid_v = tl.program_id(0)
-    group = tl.program_id(1)
-    if tl.load(flags + group) < level - 1:  # these sources found nothing last level: done
-        return
-    vs = pid_v * BLOCK_V + tl.arange(0, BLOCK_V)
-    ws = group * BLOCK_W + tl.arange(0, BLOCK_W)
-    v_ok = vs < n
-    w_ok = ws < n_words
-    tile_ok = w_ok[:, None] & v_ok[None, :]
-    tile = vs.to(tl.int64)[None, :] * n_words + ws[:, None]  # [BLOCK_W, BLOCK_V]
-    seen = tl.load(visited + tile, mask=tile_ok, other=-1)
-    todo = seen != -1
-    start = tl.load(in_ptr + vs, mask=v_ok, other=0)
-    deg = tl.load(in_ptr + vs + 1, mask=v_ok, other=0) - start
-    deg = tl.where(tl.max(todo.to(tl.int32), axis=0) > 0, deg, 0)
-    fresh = tl.zeros([BLOCK_W, BLOCK_V], dtype=tl.int32)
-    ws_in = tl.minimum(ws, n_words - 1)
-    for k in range(0, tl.max(deg)):
-        has = k < deg
-        u = tl.load(in_idx + start + k, mask=has, other=0)
-        if FIRST:
-            # the frontier is the block's sources: bit (u - s_base) % 32 of word (u - s_base) // 32
-            rel = u - s_base
-            one = tl.full([BLOCK_V], 1, dtype=tl.int32)
-            mine = (rel >= 0) & (rel < n_words * 32) & has
-            f = tl.where((ws[:, None] == (rel // 32)[None, :]) & mine[None, :],
-                         (one << (rel % 32))[None, :], 0)
-        else:
-            f = tl.load(frontier + u.to(tl.int64)[None, :] * n_words + ws_in[:, None])
-            f = tl.where(todo & has[None, :], f, 0)
-        fresh = fresh | (f & ~(seen | fresh))
-    tl.store(nxt + tile, fresh, mask=tile_ok)
-    if tl.max((fresh != 0).to(tl.int32)) > 0:
-        tl.store(visited + tile, seen | fresh, mask=tile_ok & (fresh != 0))
-        tl.atomic_max(flags + group, level)
 
 
 @triton.jit
@@ -166,13 +124,15 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
     count, total, ecc, harmonic = (a[s_base:s_base + rows] for a in acc)
     grid = (triton.cdiv(n, BLOCK_V), groups)
     count_grid = (groups, triton.cdiv(n, COUNT_CHUNK))
+    unused = torch.empty(1, dtype=torch.int32, device=device)  # no dist, pred or succ rows
     level = 0
     while True:
         level += 1
         # level 1 writes every tile of nxt; later levels skip only groups whose search is over
-        _stats_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, n, nw, s_base,
-                                  level, FIRST=level == 1, BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W,
-                                  num_warps=NUM_WARPS)
+        _bfs_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, unused, unused,
+                                unused, n, nw, level, s_base, FIRST=level == 1, WITH_PRED=False,
+                                WITH_SUCC=False, WITH_PARENT=False, WITH_DIST=False,
+                                BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
         if int(flags.max()) < level:
             return level - 1
         found.zero_()

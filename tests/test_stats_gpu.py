@@ -1,10 +1,8 @@
 """GPU reductions of hop distances (`apsp.gpu.reductions`) against the CPU's, under the Triton
-interpreter when there is no GPU; and the level kernel compiled for real for an H100."""
+interpreter when there is no GPU (`tests/test_bfs.py` compiles their kernels for an H100)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -70,39 +68,3 @@ def test_distance_stats_on_the_gpu_backend():
         apsp.distance_stats(weighted, backend="gpu")
     with pytest.raises(ValueError, match="CPU only"):
         apsp.distance_stats(g, backend="gpu", histogram=True)
-
-
-_COMPILE_SCRIPT = r"""
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-from apsp.gpu.bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel
-from apsp.gpu.reductions import _count_level_kernel
-
-level = {"in_ptr": "*i32", "in_idx": "*i32", "frontier": "*i32", "nxt": "*i32",
-         "visited": "*i32", "flags": "*i32", "dist": "*i32", "pred": "*i32", "succ": "*i32",
-         "n": "i32", "n_words": "i32", "level": "i32", "s_base": "i32"}
-blocks = {"WITH_PRED": False, "WITH_SUCC": False, "WITH_PARENT": False, "WITH_DIST": False}
-counting = {"nxt": "*i32", "flags": "*i32", "targets": "*i8", "found": "*i32", "n": "i32",
-            "n_words": "i32", "level": "i32", "chunk": "i32"}
-for fn, sig, const in [(_bfs_level_kernel, level, {"FIRST": True, **blocks}),
-                       (_bfs_level_kernel, level, {"FIRST": False, **blocks}),
-                       (_count_level_kernel, counting, {})]:
-    const = dict(const, BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W)
-    full = dict(sig, **{k: "constexpr" for k in const})
-    names = list(full)
-    src = ASTSource(fn=fn, signature=full,
-                    constexprs={(names.index(k),): v for k, v in const.items()})
-    kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": NUM_WARPS})
-    assert kernel.asm.get("cubin"), "no cubin"
-print("compiled")
-"""
-
-
-def test_level_kernel_compiles_for_hopper():
-    pytest.importorskip("triton.backends.nvidia")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]

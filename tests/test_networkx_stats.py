@@ -15,19 +15,12 @@ nx = pytest.importorskip("networkx")
 
 from apsp import networkx_backend as nxb  # noqa: E402
 
-from test_networkx_backend import CALLS, REGISTERED, call, nx_graphs, reference  # noqa: E402
+from test_networkx_backend import (CALLS, REGISTERED, _fresh_networkx_config, call,  # noqa: E402,F401
+                                   nx_graphs, reference)
 
 STATS_FUNCTIONS = ["closeness_centrality", "harmonic_centrality", "eccentricity", "diameter",
                    "radius", "center", "periphery", "average_shortest_path_length",
                    "wiener_index", "global_efficiency"]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_networkx_config():
-    cache = nx.config.cache_converted_graphs
-    nx.config.cache_converted_graphs = False
-    yield
-    nx.config.cache_converted_graphs = cache
 
 
 def outcome(fn):

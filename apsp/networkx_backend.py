@@ -642,9 +642,9 @@ def all_pairs_shortest_path(G, cutoff=None):
 
 # -- distance reductions (apsp.stats: rows reduced as they are searched, no n x n matrix) --------
 
-#: node count from which automatic dispatch picks the reductions: a first guess (apsp's start-up
-#: and first compile cost more than networkx's searches on small graphs), not yet measured
-STATS_FASTER_FROM = 1000
+#: node count from which automatic dispatch picks the reductions (benchmarks/networkx_threshold.py:
+#: apsp faster for 9 of the 10 functions at n = 100, for all at 200; BENCHMARKS.md section 16)
+STATS_FASTER_FROM = 100
 
 
 def _reduced(G, weight, direction, sources=None, targets=None):

@@ -757,6 +757,9 @@ def _add_stats_parser(sub) -> None:
                    help="RAM the searches may use (default: what the OS reports available)")
     p.add_argument("--gpu-memory", metavar="SIZE", default=None,
                    help="GPU memory for a block of sources' bit arrays (default: what is free)")
+    p.add_argument("--distributed", action="store_true",
+                   help="split the sources over MPI ranks: launch with 'mpiexec -n P apsp stats ...' "
+                        "(needs mpi4py; every rank reads the graph; NUMBA_NUM_THREADS per rank)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notes")
     _add_report_options(p, "the graph's size, the search chosen and why, and the memory planned",
                         "read, search, write")
@@ -770,10 +773,24 @@ def _stats_value(x):
 
 
 def _cmd_stats(args) -> int:
+    if args.distributed:
+        from .info import require
+
+        require("mpi4py", "--distributed")
+        from .distributed.cli import run_stats
+
+        return run_stats(args)
+    from .stats import distance_stats
+
+    return stats_command(args, distance_stats)
+
+
+def stats_command(args, compute) -> int:
+    """``apsp stats``: read, ``compute(graph, sources, **options)`` (`apsp.distance_stats` or
+    its distributed form, which returns None on ranks other than 0: they print nothing), report."""
     from .api import as_graph
     from .io import FIRST_VERTEX, check_outputs, detect_format
     from .jit import book_compile, compile_seconds
-    from .stats import distance_stats
 
     if args.csv is not None and args.json and args.csv == "-":
         raise ValueError("--json and --csv - would mix on standard output; write the CSV to a file")
@@ -787,10 +804,11 @@ def _cmd_stats(args) -> int:
     t_read = time.perf_counter() - t0
     sources = _sources_arg(args, g.n)
     t0 = time.perf_counter()
-    st = distance_stats(g, sources, direction=args.direction, method=args.method,
-                        backend=args.backend, dtype=args.dtype, histogram=args.histogram,
-                        progress=_progress_flag(args), host_memory=args.host_memory,
-                        gpu_memory=args.gpu_memory)
+    st = compute(g, sources, direction=args.direction, method=args.method, backend=args.backend,
+                 dtype=args.dtype, histogram=args.histogram, progress=_progress_flag(args),
+                 host_memory=args.host_memory, gpu_memory=args.gpu_memory)
+    if st is None:
+        return 0
     timings = {"startup": startup} if startup is not None else {}
     timings.update(read=t_read, search=time.perf_counter() - t0)
     if args.csv is not None:
@@ -803,7 +821,9 @@ def _cmd_stats(args) -> int:
         print(f"apsp: n={g.n} edges={g.nnz}; {len(st.sources)} sources, direction {st.direction}; "
               f"method={st.method} ({st.reason}) on the {st.info['backend']}; "
               f"dtype={st.dtype.name}; working set "
-              f"{plan['host_bytes']} bytes on {plan['threads']} threads", file=sys.stderr)
+              f"{plan['host_bytes']} bytes on {plan['threads']} threads"
+              f"{' per rank, ' + str(st.info['ranks']) + ' ranks' if 'ranks' in st.info else ''}",
+              file=sys.stderr)
     if args.profile:
         _print_stages(timings)
     summary = _stats_summary(g, st, first, timings)

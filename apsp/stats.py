@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import MemoryPlanError
 
-__all__ = ["DistanceStats", "distance_stats", "choose_stats_method"]
+__all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
 
 #: methods `distance_stats` takes ("bfs": every weight 1)
 STATS_METHODS = ("auto", "bfs", "dijkstra", "johnson")
@@ -102,29 +102,36 @@ class DistanceStats:
             out[:] = 0.0
         return out
 
-    def _eccentricities(self) -> np.ndarray:
-        """Eccentricities as objects: inf where a target is unreachable."""
-        ecc = self.eccentricity.astype(object)
-        ecc[~self.reaches_all] = math.inf
-        return ecc
+    def _finite_eccentricities(self) -> np.ndarray:
+        """The eccentricities of the sources that reach every target."""
+        return self.eccentricity[self.reaches_all]
 
     def diameter(self):
-        """The largest eccentricity (inf if some source misses a target)."""
-        return max(self._eccentricities().tolist(), default=0)
+        """The largest eccentricity (inf if some source misses a target; 0 without sources)."""
+        if not self.reaches_all.all():
+            return math.inf
+        return self.eccentricity.max(initial=0).item()
 
     def radius(self):
-        """The smallest eccentricity (inf if every source misses a target)."""
-        return min(self._eccentricities().tolist(), default=0)
+        """The smallest eccentricity (inf if every source misses a target; 0 without sources)."""
+        finite = self._finite_eccentricities()
+        if finite.size:
+            return finite.min().item()
+        return math.inf if len(self.sources) else 0
 
     def center(self) -> np.ndarray:
         """Sources whose eccentricity is the radius."""
-        ecc = self._eccentricities()
-        return self.sources[np.array([e == self.radius() for e in ecc.tolist()], dtype=bool)]
+        radius = self.radius()
+        if math.isinf(radius):
+            return self.sources.copy()
+        return self.sources[self.reaches_all & (self.eccentricity == radius)]
 
     def periphery(self) -> np.ndarray:
         """Sources whose eccentricity is the diameter."""
-        ecc = self._eccentricities()
-        return self.sources[np.array([e == self.diameter() for e in ecc.tolist()], dtype=bool)]
+        diameter = self.diameter()
+        if math.isinf(diameter):
+            return self.sources[~self.reaches_all]
+        return self.sources[self.eccentricity == diameter]
 
     def total_distance(self):
         """Sum of every finite distance counted (exact: a Python int for integer distances)."""
@@ -154,6 +161,42 @@ class DistanceStats:
         """Mean of 1/d over ordered pairs of distinct vertices (1/inf = 0)."""
         pairs = len(self.sources) * (self.n - 1)
         return math.fsum(self.harmonic.tolist()) / pairs if pairs else 0.0
+
+
+def source_slices(k: int, parts: int, align: int = 64) -> list[tuple[int, int]]:
+    """``parts`` consecutive ``(lo, hi)`` slices of ``range(k)`` cut at multiples of ``align``
+    (one bit-parallel BFS batch), as even as that allows; some may be empty when k is small.
+
+    >>> source_slices(200, 3)
+    [(0, 64), (64, 128), (128, 200)]
+    >>> source_slices(10, 2)
+    [(0, 0), (0, 10)]
+    """
+    chunks = -(-k // align)
+    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]
+    cuts[-1] = k
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def merge_stats(parts: list) -> DistanceStats:
+    """One `DistanceStats` from parts over consecutive slices of the sources (the ranks of
+    `apsp.distributed.stats`), in order: entries concatenated, histograms added."""
+    first = parts[0]
+    totals = [p.total for p in parts]
+    exact = any(t.dtype == object for t in totals)
+    hist = None
+    if first.histogram is not None:
+        hist = np.zeros(max(len(p.histogram) for p in parts), dtype=np.int64)
+        for p in parts:
+            hist[:len(p.histogram)] += p.histogram
+    return DistanceStats(
+        n=first.n, sources=np.concatenate([p.sources for p in parts]), targets=first.targets,
+        direction=first.direction, method=first.method, reason=first.reason, dtype=first.dtype,
+        reachable=np.concatenate([p.reachable for p in parts]),
+        total=np.concatenate([t.astype(object) if exact else t for t in totals]),
+        eccentricity=np.concatenate([p.eccentricity for p in parts]),
+        harmonic=np.concatenate([p.harmonic for p in parts]), histogram=hist,
+        symmetric=first.symmetric, info={**first.info, "parts": [p.info for p in parts]})
 
 
 def choose_stats_method(graph, method: str = "auto", sources: int | None = None) -> tuple[str, str]:

@@ -216,3 +216,59 @@ def test_cli_stats_text_and_refusals(tmp_path, capsys):
     graph.write_text("3 2\n1 2 1\n2 3 2\n")
     rc, _, err = run_cli(["stats", str(graph), "--histogram", "--dtype", "float64"], capsys)
     assert rc == 1 and "integer distances" in err
+
+
+def test_merged_slices_equal_the_whole():
+    from apsp.stats import merge_stats, source_slices
+
+    import dataclasses
+
+    rng = np.random.default_rng(11)
+    g = Graph.from_edges(random_edges(rng, 150, 0.02, lo=1, hi=9))
+    whole = distance_stats(g, histogram=False, progress=False)
+    parts = [distance_stats(g, np.arange(lo, hi), progress=False)
+             for lo, hi in source_slices(g.n, 3)]
+    # a slice whose sums went past int64 holds Python ints: merged with int64 slices
+    parts[1] = dataclasses.replace(parts[1], total=parts[1].total.astype(object))
+    merged = merge_stats(parts)
+    assert merged.sources.tolist() == whole.sources.tolist()
+    assert [int(t) for t in merged.total] == [int(t) for t in whole.total]
+    assert merged.reachable.tolist() == whole.reachable.tolist()
+    assert merged.eccentricity.tolist() == whole.eccentricity.tolist()
+    assert merged.harmonic.tolist() == whole.harmonic.tolist()
+    unit = Graph.from_edges(random_edges(rng, 200, 0.01, lo=1, hi=1))
+    whole = distance_stats(unit, histogram=True, progress=False)
+    merged = merge_stats([distance_stats(unit, np.arange(lo, hi), histogram=True, progress=False)
+                          for lo, hi in source_slices(unit.n, 4)])
+    assert merged.histogram.tolist() == whole.histogram.tolist()
+    assert merged.closeness().tolist() == whole.closeness().tolist()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_cli_distributed_equals_one_process(ranks, tmp_path, capsys):
+    import json
+
+    from test_distributed import mpirun
+
+    rng = np.random.default_rng(ranks)
+    n, m = 150, 400
+    src, dst = rng.integers(1, n + 1, m), rng.integers(1, n + 1, m)
+    keep = src != dst
+    lines = [f"{n} {int(keep.sum())}"] + [f"{a} {b} {w}" for a, b, w in
+                                          zip(src[keep], dst[keep], rng.integers(0, 20, m)[keep])]
+    graph = tmp_path / "g.txt"
+    graph.write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--unweighted", "--histogram"], ["--direction", "in"]):
+        args = ["stats", str(graph), "--json", "-q", *extra]
+        rc, out, _ = run_cli(args + ["--csv", str(tmp_path / "one.csv")], capsys)
+        run = mpirun(ranks, ["-m", "apsp", *args, "--distributed", "--csv",
+                             str(tmp_path / "many.csv")])
+        assert run.returncode == 0, run.stderr[-2000:]
+        ours, theirs = json.loads(run.stdout), json.loads(out)
+        for key in ("timings_s",):
+            ours.pop(key), theirs.pop(key)
+        assert ours == theirs
+        assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+    bad = mpirun(ranks, ["-m", "apsp", "stats", str(graph), "--distributed", "--sources", "999"])
+    assert bad.returncode == 1 and bad.stderr.count("is not a vertex") == 1

@@ -53,10 +53,18 @@ COUNT_CHUNK = 4096
 
 
 def block_words(n: int, budget: int) -> int:
-    """32-bit words (32 sources each) per block: the three n x words bit arrays within ``budget``."""
-    words = max(1, (n + 31) // 32)
-    fits = max(1, (budget - HEADROOM) // max(1, 12 * n))
-    return int(min(words, fits))
+    """32-bit words (32 sources each) per block: the three n x words bit arrays within ``budget``
+    (`MemoryPlanError` if not even one word fits)."""
+    from ..errors import MemoryPlanError
+    from ..sizes import format_size
+
+    fits = (budget - HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
+    if fits < 1:
+        raise MemoryPlanError(
+            f"the GPU reductions for n={n} need at least {format_size(HEADROOM + 60 * n)} of GPU "
+            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
+            f"allowed (gpu_memory); use backend='cpu'")
+    return int(min(max(1, (n + 31) // 32), fits))
 
 
 def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memory=None,
@@ -80,7 +88,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
     elif dev.type == "cuda":
         budget = device_memory(device)[0]
     else:
-        budget = HEADROOM + (64 << 20)  # the interpreter: small blocks
+        budget = HEADROOM + 48 * n + (64 << 20)  # the interpreter: small blocks
     words = int(words or block_words(n, budget))
     per_block = 32 * words
     starts = np.unique(src // per_block) * per_block

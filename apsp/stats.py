@@ -76,6 +76,8 @@ class DistanceStats:
     eccentricity: np.ndarray
     #: sum of 1/d over the finite distances d != 0
     harmonic: np.ndarray
+    #: (source, target) pairs of distinct vertices: what averages divide by
+    pairs: int = 0
     #: the distances' histogram (index: distance; the sources' own 0 included), when asked for
     histogram: np.ndarray | None = None
     #: the graph's distances are symmetric (an undirected graph)
@@ -154,13 +156,11 @@ class DistanceStats:
         unreachable); exact division of the exact sum."""
         if not self.reaches_all.all():
             return math.inf
-        pairs = int((self.reachable - 1).sum()) if self.targets else 0
-        return self.total_distance() / pairs if pairs else 0.0
+        return self.total_distance() / self.pairs if self.pairs else 0.0
 
     def global_efficiency(self) -> float:
-        """Mean of 1/d over ordered pairs of distinct vertices (1/inf = 0)."""
-        pairs = len(self.sources) * (self.n - 1)
-        return math.fsum(self.harmonic.tolist()) / pairs if pairs else 0.0
+        """Mean of 1/d over (source, target) pairs of distinct vertices (1/inf = 0)."""
+        return math.fsum(self.harmonic.tolist()) / self.pairs if self.pairs else 0.0
 
 
 def source_slices(k: int, parts: int, align: int = 64) -> list[tuple[int, int]]:
@@ -195,11 +195,12 @@ def merge_stats(parts: list) -> DistanceStats:
         reachable=np.concatenate([p.reachable for p in parts]),
         total=np.concatenate([t.astype(object) if exact else t for t in totals]),
         eccentricity=np.concatenate([p.eccentricity for p in parts]),
-        harmonic=np.concatenate([p.harmonic for p in parts]), histogram=hist,
+        harmonic=np.concatenate([p.harmonic for p in parts]),
+        pairs=sum(p.pairs for p in parts), histogram=hist,
         symmetric=first.symmetric, info={**first.info, "parts": [p.info for p in parts]})
 
 
-def choose_stats_method(graph, method: str = "auto", sources: int | None = None) -> tuple[str, str]:
+def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
     """The search that produces the rows, and why: ``(method, reason)``.
 
     Every weight 1: breadth-first search (bit-parallel, 64 sources a sweep, unless
@@ -318,9 +319,12 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     if hist is not None:
         hist = np.trim_zeros(hist, "b")
     count, total, ecc, harmonic = acc
-    return DistanceStats(n=n, sources=src, targets=int(mask.sum()), direction=direction,
+    ntargets = int(mask.sum())
+    return DistanceStats(n=n, sources=src, targets=ntargets, direction=direction,
                          method=chosen, reason=reason, dtype=dt, reachable=count, total=total,
-                         eccentricity=ecc, harmonic=harmonic, histogram=hist, symmetric=symmetric,
+                         eccentricity=ecc, harmonic=harmonic,
+                         pairs=len(src) * ntargets - int(mask[src].sum()), histogram=hist,
+                         symmetric=symmetric,
                          info={"seconds": time.perf_counter() - t0, "memory": plan,
                                "bit_parallel": batched, "backend": where, **gpu_info})
 

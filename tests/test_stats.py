@@ -272,3 +272,14 @@ def test_cli_distributed_equals_one_process(ranks, tmp_path, capsys):
         assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
     bad = mpirun(ranks, ["-m", "apsp", "stats", str(graph), "--distributed", "--sources", "999"])
     assert bad.returncode == 1 and bad.stderr.count("is not a vertex") == 1
+
+
+def test_averages_divide_by_the_pairs_counted():
+    # a directed 4-cycle of weight 1: every vertex reaches the others at 1, 2, 3
+    cycle = [(0, 1), (1, 2), (2, 3), (3, 0)]
+    s = distance_stats(cycle, progress=False)
+    assert s.pairs == 12 and s.average_distance() == 2.0
+    assert s.global_efficiency() == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+    # sources 0 and 1 to targets 2 and 3 (no source among the targets): pairs 0-2, 0-3, 1-2, 1-3
+    part = distance_stats(cycle, [0, 1], targets=[2, 3], progress=False)
+    assert part.pairs == 4 and part.average_distance() == (2 + 3 + 1 + 2) / 4

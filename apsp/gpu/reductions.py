@@ -86,7 +86,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
     if gpu_memory is not None:
         budget = parse_size(gpu_memory)
     elif dev.type == "cuda":
-        budget = device_memory(device)[0]
+        budget = int(0.9 * device_memory(device)[0])  # a tenth left to torch's allocator and Triton
     else:
         budget = HEADROOM + 48 * n + (64 << 20)  # the interpreter: small blocks
     words = int(words or block_words(n, budget))

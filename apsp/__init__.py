@@ -21,6 +21,8 @@ _EXPORTS = {
     "Result": "apsp.api",
     "as_graph": "apsp.api",
     "shortest_path_between": "apsp.query",
+    "distance_stats": "apsp.stats",
+    "DistanceStats": "apsp.stats",
     "Route": "apsp.query",
     "floyd_warshall": "apsp.scipy_compat",
     "shortest_path": "apsp.scipy_compat",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names load lazily (
     from .paths import reconstruct_path
     from .query import Route, shortest_path_between
     from .scipy_compat import floyd_warshall, shortest_path
+    from .stats import DistanceStats, distance_stats
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -10,7 +10,11 @@ or ``NETWORKX_BACKEND_PRIORITY=apsp`` runs apsp. Implemented (same arguments,
 results and return types as networkx): `floyd_warshall_numpy`,
 `floyd_warshall`, `floyd_warshall_predecessor_and_distance`,
 `all_pairs_shortest_path_length`, `all_pairs_dijkstra_path_length`,
-`all_pairs_bellman_ford_path_length`, `all_pairs_shortest_path`.
+`all_pairs_bellman_ford_path_length`, `all_pairs_shortest_path`; and on
+`apsp.distance_stats` (rows reduced as they are searched, no n x n matrix):
+`closeness_centrality`, `harmonic_centrality`, `eccentricity`, `diameter`,
+`radius`, `center`, `periphery`, `average_shortest_path_length`,
+`wiener_index`, `global_efficiency`.
 
 How results relate to networkx's:
 
@@ -657,6 +661,204 @@ def all_pairs_shortest_path(G, cutoff=None):
         for v, p in zip(order[1:].tolist(), parent[order[1:]].tolist()):
             paths[labels[v]] = paths[labels[p]] + [labels[v]]
         yield u, paths
+
+
+# -- distance reductions (apsp.stats: rows reduced as they are searched, no n x n matrix) --------
+
+#: node count from which automatic dispatch picks the reductions (benchmarks/networkx_threshold.py:
+#: apsp faster for 9 of the 10 functions at n = 100, for all at 200; BENCHMARKS.md section 16)
+STATS_FASTER_FROM = 100
+
+
+def _reduced(G, weight, direction, sources=None, targets=None):
+    """`apsp.distance_stats` of ``G`` under networkx's search semantics, or None where networkx's
+    own code must decide: negative weights (networkx's Dijkstra has its own answer), weights too
+    large for an exact dtype."""
+    from .errors import DtypeError
+    from .stats import distance_stats
+
+    graph = G.to_apsp_graph(weight, drop_self_loops=True)  # a search never uses a self-loop
+    if graph.has_negative_weights:
+        return None
+    try:
+        return distance_stats(graph, sources, targets=targets, direction=direction, progress=False)
+    except DtypeError as exc:
+        log.info("networkx backend: %s; networkx's own code decides", exc)
+        return None
+
+
+def _node_indices(G, nodes) -> np.ndarray:
+    index = {node: i for i, node in enumerate(G.nodes)}
+    return np.fromiter((index[v] for v in nodes), dtype=np.int64, count=len(nodes))
+
+
+def _python_numbers(values, int_values: bool) -> list:
+    return [int(x) for x in values] if int_values else [float(x) for x in values]
+
+
+def _int_values(G, weight) -> bool:
+    return weight is None or G.int_weights.get(weight, False)
+
+
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
+             faster_from=STATS_FASTER_FROM)
+def closeness_centrality(G, u=None, distance=None, wf_improved=True):
+    G = _as_apsp(G, distance)
+    if u is not None and u not in set(G.nodes):
+        return _networkx("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
+    nodes = G.nodes if u is None else [u]
+    if not nodes:
+        return {}
+    # networkx's closeness counts the distances *to* each node (the reversed graph when directed)
+    stats = _reduced(G, distance, "in", sources=_node_indices(G, nodes))
+    if stats is None:
+        return _networkx("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
+    values = stats.closeness(wf_improved).tolist()
+    return values[0] if u is not None else dict(zip(nodes, values))
+
+
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
+             faster_from=STATS_FASTER_FROM)
+def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
+    G = _as_apsp(G, distance)
+    nxg = G.to_networkx()
+    nbunch = set(nxg.nbunch_iter(nbunch) if nbunch is not None else nxg.nodes)
+    sources_set = set(nxg.nbunch_iter(sources) if sources is not None else nxg.nodes)
+    rows = list(nbunch)  # networkx's dict follows this set's order
+    if not rows:
+        return {}
+    stats = _reduced(G, distance, "in", sources=_node_indices(G, rows),
+                     targets=_node_indices(G, list(sources_set)))
+    if stats is None:
+        return _networkx("harmonic_centrality", G, nbunch=nbunch, distance=distance,
+                         sources=sources_set)
+    # a node no source reaches keeps networkx's starting value, the int 0
+    return {u: (h if h > 0 else 0) for u, h in zip(rows, stats.harmonic.tolist())}
+
+
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
+             faster_from=STATS_FASTER_FROM)
+def eccentricity(G, v=None, sp=None, weight=None):
+    import networkx as nx
+
+    G = _as_apsp(G, weight)
+    if sp is not None:
+        return _networkx("eccentricity", G, v=v, sp=sp, weight=weight)
+    nxg = G.to_networkx()
+    nodes = list(nxg.nbunch_iter(v))
+    e = {}
+    if nodes:
+        stats = _reduced(G, weight, "out", sources=_node_indices(G, nodes))
+        if stats is None:
+            return _networkx("eccentricity", G, v=v, weight=weight)
+        if not stats.reaches_all.all():
+            if G.directed:
+                raise nx.NetworkXError("Found infinite path length because the digraph is not "
+                                       "strongly connected")
+            raise nx.NetworkXError("Found infinite path length because the graph is not connected")
+        values = _python_numbers(stats.eccentricity, _int_values(G, weight))
+        # networkx takes max() over lengths starting with the source's int 0: a tie keeps it
+        e = {u: (0 if x == 0 else x) for u, x in zip(nodes, values)}
+    if v in nxg:
+        return e[v]
+    return e
+
+
+def _extreme(name, G, e, usebounds, weight):
+    """networkx's diameter, radius, center and periphery: from ``e`` or from the eccentricities;
+    the bounding algorithm (``usebounds``) stays networkx's."""
+    G = _as_apsp(G, weight)
+    if usebounds is True and e is None and not G.directed:
+        return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
+    if e is None:
+        e = eccentricity(G, weight=weight)
+    if name in ("diameter", "radius"):
+        return max(e.values()) if name == "diameter" else min(e.values())
+    best = min(e.values()) if name == "center" else max(e.values())
+    return [v for v in e if e[v] == best]
+
+
+@_implements("The largest eccentricity, from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def diameter(G, e=None, usebounds=False, weight=None):
+    return _extreme("diameter", G, e, usebounds, weight)
+
+
+@_implements("The smallest eccentricity, from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def radius(G, e=None, usebounds=False, weight=None):
+    return _extreme("radius", G, e, usebounds, weight)
+
+
+@_implements("Nodes of the smallest eccentricity, from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def center(G, e=None, usebounds=False, weight=None):
+    import networkx as nx
+
+    G = _as_apsp(G, weight)
+    if e is None and weight is None and not G.directed and nx.is_tree(G.to_networkx()):
+        return _networkx("center", G, e=e, usebounds=usebounds, weight=weight)  # its tree walk
+    return _extreme("center", G, e, usebounds, weight)
+
+
+@_implements("Nodes of the largest eccentricity, from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def periphery(G, e=None, usebounds=False, weight=None):
+    return _extreme("periphery", G, e, usebounds, weight)
+
+
+@_implements("Exact sum of all distances from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def average_shortest_path_length(G, weight=None, method=None):
+    import networkx as nx
+
+    supported = ["unweighted", "dijkstra", "bellman-ford", "floyd-warshall", "floyd-warshall-numpy"]
+    if method is None:
+        method = "unweighted" if weight is None else "dijkstra"
+    if method not in supported:
+        raise ValueError(f"method not supported: {method}")
+    G = _as_apsp(G, weight)
+    n = len(G)
+    if n == 0:
+        raise nx.NetworkXPointlessConcept(
+            "the null graph has no paths, thus there is no average shortest path length")
+    if n == 1:
+        return 0
+    used = None if method == "unweighted" else weight
+    stats = _reduced(G, used, "out")
+    if stats is None:
+        return _networkx("average_shortest_path_length", G, weight=weight, method=method)
+    if not stats.reaches_all.all():
+        raise nx.NetworkXError("Graph is not strongly connected." if G.directed
+                               else "Graph is not connected.")
+    return stats.total_distance() / (n * (n - 1))
+
+
+@_implements("Exact sum of all distances from searches reduced row by row.",
+             faster_from=STATS_FASTER_FROM)
+def wiener_index(G, weight=None):
+    G = _as_apsp(G, weight)
+    if len(G) == 0:
+        return _networkx("wiener_index", G, weight=weight)  # networkx's error for the null graph
+    stats = _reduced(G, weight, "out")
+    if stats is None:
+        return _networkx("wiener_index", G, weight=weight)
+    if not stats.reaches_all.all():
+        return float("inf")
+    total = stats.total_distance()
+    return total if G.directed else total / 2
+
+
+@_implements("Sums of 1/d from breadth-first searches reduced level by level.",
+             faster_from=STATS_FASTER_FROM)
+def global_efficiency(G):
+    G = _as_apsp(G, None)
+    if G.directed:
+        return _networkx("global_efficiency", G)  # networkx raises NetworkXNotImplemented
+    n = len(G)
+    if n * (n - 1) == 0:
+        return 0
+    return _reduced(G, None, "out").global_efficiency()
 
 
 for _hook in (can_run, should_run, convert_from_nx, convert_to_nx):

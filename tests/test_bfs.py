@@ -238,12 +238,13 @@ from apsp.gpu.bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel
 
 args = {"in_ptr": "*i32", "in_idx": "*i32", "frontier": "*i32", "nxt": "*i32", "visited": "*i32",
         "flags": "*i32", "dist": "*u8", "pred": "*i32", "succ": "*i32", "n": "i32",
-        "n_words": "i32", "level": "i32"}
+        "n_words": "i32", "level": "i32", "s_base": "i32"}
 for dist in ("*u8", "*i16", "*i32", "*i64"):
     for first in (True, False):
         for parents in (False, True):
             const = {"FIRST": first, "WITH_PRED": parents, "WITH_SUCC": parents,
-                     "WITH_PARENT": parents, "BLOCK_V": BLOCK_V, "BLOCK_W": BLOCK_W}
+                     "WITH_PARENT": parents, "WITH_DIST": True, "BLOCK_V": BLOCK_V,
+                     "BLOCK_W": BLOCK_W}
             sig = dict(args, dist=dist, **{k: "constexpr" for k in const})
             names = list(sig)
             src = ASTSource(fn=_bfs_level_kernel, signature=sig,
@@ -251,13 +252,29 @@ for dist in ("*u8", "*i16", "*i32", "*i64"):
             kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32),
                                     options={"num_warps": NUM_WARPS})
             assert kernel.asm.get("cubin"), "no cubin"
+# apsp.gpu.reductions: the level kernel without distance rows, and the counting kernel
+from apsp.gpu.reductions import _count_level_kernel
+
+counting = {"nxt": "*i32", "flags": "*i32", "targets": "*i8", "found": "*i32", "n": "i32",
+            "n_words": "i32", "level": "i32", "chunk": "i32"}
+for fn, sig, const in [(_bfs_level_kernel, args, {"FIRST": True}),
+                       (_bfs_level_kernel, args, {"FIRST": False}), (_count_level_kernel, counting, {})]:
+    if fn is _bfs_level_kernel:
+        const.update(WITH_PRED=False, WITH_SUCC=False, WITH_PARENT=False, WITH_DIST=False)
+    const.update(BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W)
+    sig = dict(sig, **{k: "constexpr" for k in const})
+    names = list(sig)
+    src = ASTSource(fn=fn, signature=sig, constexprs={(names.index(k),): v for k, v in const.items()})
+    kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": NUM_WARPS})
+    assert kernel.asm.get("cubin"), "no cubin"
 print("compiled")
 """
 
 
 @pytest.mark.gpu
 def test_gpu_kernel_compiles_for_hopper():
-    """The level kernel compiles for real (TTIR -> PTX -> cubin for sm_90), not only interprets."""
+    """The level kernels (whole solves, and `apsp.gpu.reductions`' blocks with its counting kernel)
+    compile for real (TTIR -> PTX -> cubin for sm_90), not only interpret."""
     import subprocess
     import sys
 

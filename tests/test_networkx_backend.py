@@ -350,8 +350,13 @@ def test_other_weight_attribute_and_weight_none(how):
 def test_empty_and_single_node_graphs(how):
     for G in (nx.Graph(), nx.DiGraph([(1, 1)]), nx.empty_graph(["only"])):
         for name in FUNCTIONS:
+            try:
+                theirs = reference(name, G)
+            except (nx.NetworkXException, ValueError) as exc:  # e.g. the diameter of no nodes
+                with pytest.raises(type(exc)):
+                    call(how, name, G)
+                continue
             ours = call(how, name, G)
-            theirs = reference(name, G)
             if isinstance(theirs, np.ndarray):
                 np.testing.assert_array_equal(ours, theirs)
             elif inspect.isgenerator(theirs):

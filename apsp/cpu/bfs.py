@@ -65,10 +65,41 @@ def _record_parents(bits, u, v, s0, parent, hop, table):
         bits &= bits - np.uint64(1)
 
 
+@njit(cache=True, inline="always")
+def _reduce_level(stats, s0, j0, j1, level, source):
+    """Fold level ``level``'s counts ``stats[0][j]`` (sources ``s0 + j``, j in ``j0..j1-1``) into
+    their reachable count, distance sum, eccentricity, sum of 1/d and (sources marked in
+    ``counted``) the histogram; a ``source`` >= 0 counts that source itself (distance 0) when
+    it is a target."""
+    per_source, count, total, ecc, harmonic, hist, targets, counted = stats
+    if source >= 0:
+        if targets[source]:
+            count[source] += 1
+            if counted[source]:
+                hist[0] += 1
+        return
+    for j in range(j0, j1):
+        c = per_source[j]
+        if c == 0:
+            continue
+        s = s0 + j
+        count[s] += c
+        total[s] += c * level
+        ecc[s] = level
+        harmonic[s] += c / level
+        if counted[s]:
+            hist[level] += c
+        per_source[j] = 0
+
+
 @njit(cache=True)
 def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, succ, want_pred,
-               want_succ, table, push_factor, ws_bits, ws_lists, found, parent, hop):
+               want_succ, table, push_factor, ws_bits, ws_lists, found, parent, hop, stats=None):
     """Searches from sources ``s0 .. s0+ns-1``; fills their rows of dist (and pred/succ).
+
+    With ``stats`` (`apsp.cpu.reductions.bfs_stats_tasks`' tuple), nothing is
+    written to ``dist`` or ``found``: each level's new vertices are counted per
+    source as they are found and reduced when the level ends, so no row exists.
 
     Levels whose frontier has few out-edges go top-down (push over the CSR),
     the others bottom-up (pull over the transposed CSR, stopping at a vertex
@@ -88,7 +119,8 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
     visited[:] = zero
     frontier[:] = zero
     nxt[:] = zero
-    found[:, :] = max_level + 1
+    if stats is None:
+        found[:, :] = max_level + 1
     nfront = 0
     front_edges = 0
     for j in range(ns):
@@ -96,7 +128,10 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
         bit = one << np.uint64(j)
         visited[s] = bit
         frontier[s] = bit
-        found[s, j] = 0
+        if stats is None:
+            found[s, j] = 0
+        else:
+            _reduce_level(stats, s0, j, j + 1, np.int64(0), s)
         flist[nfront] = s
         nfront += 1
         front_edges += out_ptr[s + 1] - out_ptr[s]
@@ -149,14 +184,24 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
             fresh = nxt[v]
             visited[v] |= fresh
             front_edges += out_ptr[v + 1] - out_ptr[v]
-            while fresh != zero:
-                found[v, _low_bit(fresh, table)] = level
-                fresh &= fresh - one
+            if stats is None:
+                while fresh != zero:
+                    found[v, _low_bit(fresh, table)] = level
+                    fresh &= fresh - one
+            elif stats[6][v]:  # a target: count it for each source that found it
+                per_source = stats[0]
+                while fresh != zero:
+                    per_source[_low_bit(fresh, table)] += 1
+                    fresh &= fresh - one
+        if stats is not None:
+            _reduce_level(stats, s0, 0, ns, np.int64(level), -1)
         for i in range(nfront):
             frontier[flist[i]] = zero
         frontier, nxt = nxt, frontier
         flist, nlist = nlist, flist
         nfront = nnext
+    if stats is not None:
+        return level - 1
     # write the batch's rows: found (n x 64) transposed into dist (64 x n), blocks of 64 vertices
     unreachable = max_level + 1
     for v0 in range(0, n, WORD):

@@ -16,7 +16,8 @@ This is the only package of apsp that imports mpi4py (lazily: importing
 (read once on rank 0, validate, scatter), `fw` (the rounds, with look-ahead),
 `local` (CPU/GPU tile kernels and MPI buffers), `output` (gather, parallel
 ``.npy`` and text writes), `faults` (how a failing rank ends the job),
-`profile` (time split per rank).
+`profile` (time split per rank); `stats` (`apsp.distance_stats` with the sources
+split over the ranks).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from .._lazy import lazy_exports
 
 _EXPORTS = {
     "solve": "apsp.distributed.api",
+    "distance_stats": "apsp.distributed.stats",
     "DistributedRun": "apsp.distributed.api",
     "cuda_aware_mpi": "apsp.distributed.api",
     "rank_table": "apsp.distributed.api",

@@ -63,3 +63,22 @@ def _report(args, run) -> None:
         print(f"seconds per stage and rank ({info['ranks']} ranks, grid "
               f"{info['grid'][0]}x{info['grid'][1]}, {run.backend}):", file=sys.stderr)
         print(format_rank_table(info["rank_timings"]), file=sys.stderr, flush=True)
+
+
+def run_stats(args) -> int:
+    """``apsp stats GRAPH --distributed [options]`` on this rank: the sources split over the
+    ranks (`apsp.distributed.stats`); rank 0 prints and writes."""
+    from ..cli import stats_command
+    from .stats import distance_stats
+
+    comm = MPI.COMM_WORLD
+    try:
+        return stats_command(args, lambda g, sources, **options: distance_stats(
+            g, sources, comm=comm, **options))
+    except (APSPError, ValueError) as exc:  # bad input or arguments: every rank raised alike
+        if comm.rank == 0:
+            print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
+        return 1
+    except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
+        abort_job(comm, "running the distributed statistics", exc)
+        return 1

@@ -49,11 +49,13 @@ _TORCH_DTYPES = {np.dtype(np.uint8): torch.uint8, np.dtype(np.int16): torch.int1
 @triton.jit
 def _bfs_level_kernel(
     in_ptr, in_idx, frontier, nxt, visited, flags, dist, pred, succ,
-    n, n_words, level,
+    n, n_words, level, s_base,
     FIRST: tl.constexpr, WITH_PRED: tl.constexpr, WITH_SUCC: tl.constexpr,
-    WITH_PARENT: tl.constexpr,
+    WITH_PARENT: tl.constexpr, WITH_DIST: tl.constexpr,
     BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
+    # the words hold sources s_base .. s_base + 32 n_words - 1 (0 and all n for a whole solve;
+    # `apsp.gpu.reductions` runs blocks of them, WITH_DIST off: it counts nxt's bits instead)
     pid_v = tl.program_id(0)
     group = tl.program_id(1)
     # nothing reached at the previous level by these sources: their searches are over
@@ -80,10 +82,12 @@ def _bfs_level_kernel(
         has = k < deg
         u = tl.load(in_idx + start + k, mask=has, other=0)
         if FIRST:
-            # the frontier is the sources themselves: bit u of its own word
+            # the frontier is the sources themselves: bit u - s_base of its own word
             one = tl.full([BLOCK_V], 1, dtype=tl.int32)
-            f = tl.where((ws[:, None] == (u // 32)[None, :]) & has[None, :],
-                         (one << (u % 32))[None, :], 0)
+            rel = u - s_base
+            mine = (rel >= 0) & (rel < n_words * 32) & has
+            f = tl.where((ws[:, None] == (rel // 32)[None, :]) & mine[None, :],
+                         (one << (rel % 32))[None, :], 0)
         else:
             # unmasked load from clamped, always-valid addresses, then select: triton 3.6's
             # pass pipeline rejected the masked form ("mask type matches ptr type")
@@ -109,11 +113,12 @@ def _bfs_level_kernel(
     if tl.max((fresh != 0).to(tl.int32)) > 0:
         tl.store(visited + tile, seen | fresh, mask=tile_ok & (fresh != 0))
         tl.atomic_max(flags + group, level)
-        got = ((fresh[:, None, :] >> bit_no[None, :, None]) & 1) != 0
-        got = got & row_ok & v_ok[None, None, :]
-        at = rows.to(tl.int64) * n + vs[None, None, :]
-        value = (tl.zeros([BLOCK_W, 32, BLOCK_V], dtype=tl.int32) + level).to(dist.dtype.element_ty)
-        tl.store(dist + at, value, mask=got)
+        if WITH_DIST:
+            got = ((fresh[:, None, :] >> bit_no[None, :, None]) & 1) != 0
+            got = got & row_ok & v_ok[None, None, :]
+            at = rows.to(tl.int64) * n + vs[None, None, :]
+            value = (tl.zeros([BLOCK_W, 32, BLOCK_V], dtype=tl.int32) + level).to(dist.dtype.element_ty)
+            tl.store(dist + at, value, mask=got)
 
 
 def _device(opts: SolveOptions) -> torch.device:
@@ -187,9 +192,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
             dist, dt = wide, np.dtype(np.int32)
         _bfs_level_kernel[grid](
             in_ptr, in_idx, frontier, nxt, visited, flags, dist, pred, succ,
-            n, n_words, level,
+            n, n_words, level, 0,
             FIRST=level == 1, WITH_PRED=want_pred, WITH_SUCC=want_succ,
-            WITH_PARENT=want_pred or want_succ,
+            WITH_PARENT=want_pred or want_succ, WITH_DIST=True,
             BLOCK_V=block_v, BLOCK_W=block_w, num_warps=num_warps)
         frontier, nxt = nxt, frontier
         if int(flags.max()) < level:  # this level found nothing: every search is over

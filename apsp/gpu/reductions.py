@@ -1,0 +1,154 @@
+"""Per-source reductions of hop distances on the GPU: bit-parallel BFS over blocks of sources.
+
+The level step is `apsp.gpu.bfs`'s kernel (in-neighbour gathers of 32-bit frontier words, a
+vertex skipped once every source of a word has reached it, no distance rows written), run on one block of
+``32 * words`` consecutive sources at a time, so the bit arrays take
+``3 * n * words * 4`` bytes, not ``n^2 / 8``. Nothing is written per pair: each
+program counts, for every source of its words, the targets its tile found at this
+level, and adds them to the sources' accumulators with atomics (count, sum of
+distances, sum of 1/d, largest distance), the reductions of `apsp.stats`.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from ..cpu.bfs import csr_arrays
+from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel, _device, _sync
+
+#: headroom left on the device beside the block's bit arrays (Triton, the CSR, accumulators)
+HEADROOM = 1 << 30
+
+
+@triton.jit
+def _count_level_kernel(nxt, flags, targets, found, n, n_words, level, chunk,
+                        BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr):
+    """``found[32 w + b]`` += the targets whose word w of ``nxt`` has bit b: the level's new
+    vertices per source, summed over this program's ``chunk`` vertices."""
+    group = tl.program_id(0)
+    if tl.load(flags + group) < level:  # nothing found at this level: its nxt words are stale
+        return
+    ws = group * BLOCK_W + tl.arange(0, BLOCK_W)
+    w_ok = ws < n_words
+    bit_no = tl.arange(0, 32)
+    acc = tl.zeros([BLOCK_W, 32], dtype=tl.int32)
+    v_start = tl.program_id(1) * chunk
+    for v0 in range(v_start, tl.minimum(v_start + chunk, n), BLOCK_V):
+        vs = v0 + tl.arange(0, BLOCK_V)
+        v_ok = (vs < n) & (tl.load(targets + vs, mask=vs < n, other=0) != 0)
+        tile = tl.load(nxt + vs.to(tl.int64)[None, :] * n_words + ws[:, None],
+                       mask=w_ok[:, None] & v_ok[None, :], other=0)  # [BLOCK_W, BLOCK_V]
+        bits = (tile[:, None, :] >> bit_no[None, :, None]) & 1  # [BLOCK_W, 32, BLOCK_V]
+        acc += tl.sum(bits, axis=2)
+    rows = (ws * 32)[:, None] + bit_no[None, :]
+    tl.atomic_add(found + rows, acc, mask=(acc > 0) & w_ok[:, None])
+
+
+#: vertices one counting program sums (fewer atomics, enough programs to fill the device)
+COUNT_CHUNK = 4096
+
+
+def block_words(n: int, budget: int) -> int:
+    """32-bit words (32 sources each) per block: the three n x words bit arrays within ``budget``
+    (`MemoryPlanError` if not even one word fits)."""
+    from ..errors import MemoryPlanError
+    from ..sizes import format_size
+
+    fits = (budget - HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
+    if fits < 1:
+        raise MemoryPlanError(
+            f"the GPU reductions for n={n} need at least {format_size(HEADROOM + 60 * n)} of GPU "
+            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
+            f"allowed (gpu_memory); use backend='cpu'")
+    return int(min(max(1, (n + 31) // 32), fits))
+
+
+def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memory=None,
+              words=None, progress=None):
+    """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
+    ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources."""
+    from ..progress import progress_bar
+    from ..sizes import parse_size
+    from ..solvers import SolveOptions
+    from . import device_memory
+
+    dev = _device(SolveOptions(dtype=None, device=device))
+    n = graph.n
+    t0 = time.perf_counter()
+    _, _, in_ptr, in_idx = (torch.from_numpy(a).to(dev) for a in csr_arrays(graph))
+    targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
+    acc = [torch.zeros(n, dtype=dt, device=dev)
+           for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
+    if gpu_memory is not None:
+        budget = parse_size(gpu_memory)
+    elif dev.type == "cuda":
+        budget = int(0.9 * device_memory(device)[0])  # a tenth left to torch's allocator and Triton
+    else:
+        budget = HEADROOM + 48 * n + (64 << 20)  # the interpreter: small blocks
+    words = int(words or block_words(n, budget))
+    per_block = 32 * words
+    starts = np.unique(src // per_block) * per_block
+    bits = [torch.empty(n * words, dtype=torch.int32, device=dev) for _ in range(3)]
+    timings = {"h2d": time.perf_counter() - t0, "compute": 0.0}
+    levels = 0
+    with progress_bar(len(starts) * per_block, progress, desc=f"stats gpu bfs n={n}",
+                      unit="source") as bar:
+        for s_base in starts.tolist():
+            t0 = time.perf_counter()
+            nw = min(words, (n - s_base + 31) // 32)
+            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw,
+                                            dev))
+            _sync(dev)
+            timings["compute"] += time.perf_counter() - t0
+            bar.update(min(per_block, n - s_base))
+    t0 = time.perf_counter()
+    out = [t.cpu().numpy() for t in acc]
+    out[0][src] += mask[src]  # each source reaches itself at distance 0
+    timings["d2h"] = time.perf_counter() - t0
+    return tuple(a[src] for a in out), {"timings": timings, "words_per_block": words,
+                                        "levels": levels, "device": str(dev)}
+
+
+def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int:
+    """The ``32 * nw`` sources from ``s_base``: level after level until none finds anything."""
+    visited, frontier, nxt = (b[: n * nw].view(n, nw) for b in bits)
+    visited.zero_()
+    last = n - s_base
+    if last < 32 * nw:  # bits past the last vertex count as visited, so a word can become full
+        visited[:, nw - 1] = int(np.array(-(1 << (last % 32)), dtype=np.int64).astype(np.int32))
+    src = torch.arange(s_base, s_base + min(last, 32 * nw), device=device)
+    rel = src - s_base
+    own = src * nw + rel // 32
+    flat = visited.view(-1)
+    flat[own] = flat[own] | torch.bitwise_left_shift(torch.ones_like(src), rel % 32).to(torch.int32)
+    groups = triton.cdiv(nw, BLOCK_W)
+    flags = torch.zeros(groups, dtype=torch.int32, device=device)
+    found = torch.zeros(32 * nw, dtype=torch.int32, device=device)
+    rows = min(last, 32 * nw)
+    count, total, ecc, harmonic = (a[s_base:s_base + rows] for a in acc)
+    grid = (triton.cdiv(n, BLOCK_V), groups)
+    count_grid = (groups, triton.cdiv(n, COUNT_CHUNK))
+    unused = torch.empty(1, dtype=torch.int32, device=device)  # no dist, pred or succ rows
+    level = 0
+    while True:
+        level += 1
+        # level 1 writes every tile of nxt; later levels skip only groups whose search is over
+        _bfs_level_kernel[grid](in_ptr, in_idx, frontier, nxt, visited, flags, unused, unused,
+                                unused, n, nw, level, s_base, FIRST=level == 1, WITH_PRED=False,
+                                WITH_SUCC=False, WITH_PARENT=False, WITH_DIST=False,
+                                BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
+        if int(flags.max()) < level:
+            return level - 1
+        found.zero_()
+        _count_level_kernel[count_grid](nxt, flags, targets, found, n, nw, level, COUNT_CHUNK,
+                                        BLOCK_V=BLOCK_V, BLOCK_W=BLOCK_W, num_warps=NUM_WARPS)
+        c = found[:rows].to(torch.int64)
+        count += c
+        total += c * level
+        harmonic += c.to(torch.float64) / level
+        ecc[c > 0] = level
+        frontier, nxt = nxt, frontier

@@ -1,0 +1,473 @@
+"""Reductions of all shortest distances without the n x n matrix: centralities, eccentricity, diameter.
+
+`distance_stats` runs the searches in blocks of source rows and reduces each
+row where it is computed, then drops it: per source it keeps the number of
+targets reached, the sum of the finite distances, the largest one, the sum of
+1/d, and (on request) a histogram of the distances. The working set is a few
+n-long arrays per thread (bit-parallel BFS, which never writes a row) or one
+block of k x n rows (Dijkstra, Johnson), planned before it is allocated.
+Everything else is derived from those sums by `DistanceStats`: closeness
+(networkx's, with ``wf_improved``), harmonic centrality, eccentricity,
+diameter, radius, center, periphery, average distance, Wiener index, global
+efficiency.
+
+Integer sums are exact (Python ints past int64), hop counts and integer
+weights stay integers; float weights are summed in float64 with compensation.
+
+>>> import apsp
+>>> s = apsp.distance_stats([(0, 1), (1, 2), (2, 3)], directed=False)
+>>> s.eccentricity.tolist(), s.diameter(), s.radius(), s.center().tolist()
+([3, 2, 2, 3], 3, 2, [1, 2])
+>>> [round(float(c), 3) for c in s.closeness()]
+[0.5, 0.75, 0.75, 0.5]
+>>> s.wiener_index(), float(s.average_distance())
+(10, 1.6666666666666667)
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import MemoryPlanError
+
+__all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
+
+#: methods `distance_stats` takes ("bfs": every weight 1)
+STATS_METHODS = ("auto", "bfs", "dijkstra", "johnson")
+#: the integer distance histogram's largest size (bins); larger distances need no histogram
+MAX_HISTOGRAM_BINS = 1 << 24
+#: largest block of search rows kept at once, bytes (the blocks of Dijkstra and Johnson)
+MAX_BLOCK_BYTES = 64 << 20
+#: seconds one chunk of BFS batches should take: short enough for Ctrl-C to land promptly
+CHUNK_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class DistanceStats:
+    """Per-source reductions of shortest distances (entry i: source ``sources[i]``).
+
+    ``direction`` "out" reduces the distances from each source, "in" those to it
+    (networkx's closeness uses "in" on directed graphs). Distances to vertices
+    outside ``targets`` are not counted; unreachable targets count as infinitely far.
+    """
+
+    #: vertices of the graph
+    n: int
+    #: the source vertex of each entry
+    sources: np.ndarray
+    #: how many targets the distances were taken to
+    targets: int
+    #: "out" (distances from the source) or "in" (distances to it)
+    direction: str
+    #: the search: "bfs" (hop counts), "dijkstra" or "johnson"
+    method: str
+    #: why that search (`choose_stats_method`)
+    reason: str
+    #: the distances' dtype; sums and extremes below are exact in it (int64 / Python int, float64)
+    dtype: np.dtype
+    #: targets reached, the source itself included when it is a target
+    reachable: np.ndarray
+    #: sum of the finite distances (int64, Python ints past int64, or float64)
+    total: np.ndarray
+    #: largest finite distance (0 where nothing but the source is reached)
+    eccentricity: np.ndarray
+    #: sum of 1/d over the finite distances d != 0
+    harmonic: np.ndarray
+    #: (source, target) pairs of distinct vertices: what averages divide by
+    pairs: int = 0
+    #: the distances' histogram (index: distance; the sources' own 0 included), when asked for
+    histogram: np.ndarray | None = None
+    #: the graph's distances are symmetric (an undirected graph)
+    symmetric: bool = False
+    info: dict = field(default_factory=dict)
+
+    @property
+    def reaches_all(self) -> np.ndarray:
+        """Whether each source reaches every target (its eccentricity is finite)."""
+        return self.reachable == self.targets
+
+    def closeness(self, wf_improved: bool = True) -> np.ndarray:
+        """networkx's closeness: ``(r - 1) / total``, times ``(r - 1) / (n - 1)`` with
+        ``wf_improved`` (r: targets reached); 0 where the total is 0. Float64 per source."""
+        r = self.reachable.astype(np.float64) - 1.0
+        total = np.asarray(self.total, dtype=np.float64)
+        out = np.zeros(len(self.sources), dtype=np.float64)
+        ok = total > 0
+        if self.n > 1:
+            out[ok] = r[ok] / total[ok]
+            if wf_improved:
+                out[ok] *= r[ok] / (self.n - 1)
+        else:
+            out[:] = 0.0
+        return out
+
+    def _finite_eccentricities(self) -> np.ndarray:
+        """The eccentricities of the sources that reach every target."""
+        return self.eccentricity[self.reaches_all]
+
+    def diameter(self):
+        """The largest eccentricity (inf if some source misses a target; 0 without sources)."""
+        if not self.reaches_all.all():
+            return math.inf
+        return self.eccentricity.max(initial=0).item()
+
+    def radius(self):
+        """The smallest eccentricity (inf if every source misses a target; 0 without sources)."""
+        finite = self._finite_eccentricities()
+        if finite.size:
+            return finite.min().item()
+        return math.inf if len(self.sources) else 0
+
+    def center(self) -> np.ndarray:
+        """Sources whose eccentricity is the radius."""
+        radius = self.radius()
+        if math.isinf(radius):
+            return self.sources.copy()
+        return self.sources[self.reaches_all & (self.eccentricity == radius)]
+
+    def periphery(self) -> np.ndarray:
+        """Sources whose eccentricity is the diameter."""
+        diameter = self.diameter()
+        if math.isinf(diameter):
+            return self.sources[~self.reaches_all]
+        return self.sources[self.eccentricity == diameter]
+
+    def total_distance(self):
+        """Sum of every finite distance counted (exact: a Python int for integer distances)."""
+        if self.total.dtype.kind == "f":
+            return math.fsum(self.total.tolist())
+        return sum(self.total.tolist())
+
+    def wiener_index(self):
+        """Sum of the distances between pairs: ordered pairs, or unordered ones when the
+        distances are symmetric and every vertex is a source (inf if some pair is unreachable)."""
+        if not self.reaches_all.all():
+            return math.inf
+        total = self.total_distance()
+        if self.symmetric and len(self.sources) == self.n:
+            return total // 2 if isinstance(total, int) else total / 2
+        return total
+
+    def average_distance(self):
+        """Mean distance over (source, target) pairs of distinct vertices (inf if some pair is
+        unreachable); exact division of the exact sum."""
+        if not self.reaches_all.all():
+            return math.inf
+        return self.total_distance() / self.pairs if self.pairs else 0.0
+
+    def global_efficiency(self) -> float:
+        """Mean of 1/d over (source, target) pairs of distinct vertices (1/inf = 0)."""
+        return math.fsum(self.harmonic.tolist()) / self.pairs if self.pairs else 0.0
+
+
+def source_slices(k: int, parts: int, align: int = 64) -> list[tuple[int, int]]:
+    """``parts`` consecutive ``(lo, hi)`` slices of ``range(k)`` cut at multiples of ``align``
+    (one bit-parallel BFS batch), as even as that allows; some may be empty when k is small.
+
+    >>> source_slices(200, 3)
+    [(0, 64), (64, 128), (128, 200)]
+    >>> source_slices(10, 2)
+    [(0, 0), (0, 10)]
+    """
+    chunks = -(-k // align)
+    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]
+    cuts[-1] = k
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def merge_stats(parts: list) -> DistanceStats:
+    """One `DistanceStats` from parts over consecutive slices of the sources (the ranks of
+    `apsp.distributed.stats`), in order: entries concatenated, histograms added."""
+    first = parts[0]
+    totals = [p.total for p in parts]
+    exact = any(t.dtype == object for t in totals)
+    hist = None
+    if first.histogram is not None:
+        hist = np.zeros(max(len(p.histogram) for p in parts), dtype=np.int64)
+        for p in parts:
+            hist[:len(p.histogram)] += p.histogram
+    return DistanceStats(
+        n=first.n, sources=np.concatenate([p.sources for p in parts]), targets=first.targets,
+        direction=first.direction, method=first.method, reason=first.reason, dtype=first.dtype,
+        reachable=np.concatenate([p.reachable for p in parts]),
+        total=np.concatenate([t.astype(object) if exact else t for t in totals]),
+        eccentricity=np.concatenate([p.eccentricity for p in parts]),
+        harmonic=np.concatenate([p.harmonic for p in parts]),
+        pairs=sum(p.pairs for p in parts), histogram=hist,
+        symmetric=first.symmetric, info={**first.info, "parts": [p.info for p in parts]})
+
+
+def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
+    """The search that produces the rows, and why: ``(method, reason)``.
+
+    Every weight 1: breadth-first search (bit-parallel, 64 sources a sweep, unless
+    few sources are asked for); non-negative weights: Dijkstra; some negative
+    weight: Johnson (one Bellman-Ford, then Dijkstra on reweighted edges; a
+    negative cycle raises `NegativeCycleError`).
+    """
+    if method not in STATS_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
+    negative = graph.has_negative_weights
+    if method == "bfs" and not graph.unit_weights:
+        raise ValueError("method 'bfs' counts hops: every weight must be 1 (unweighted=True, "
+                         "--unweighted, ignores the weights)")
+    if method == "dijkstra" and negative:
+        raise ValueError("method 'dijkstra' needs non-negative weights; use method='johnson'")
+    if method != "auto":
+        return method, f"method {method!r} requested"
+    if graph.unit_weights:
+        return "bfs", "every weight is 1: breadth-first search"
+    if negative:
+        return "johnson", "some weight is negative: Johnson (Bellman-Ford reweighting, then Dijkstra)"
+    return "dijkstra", "non-negative weights: Dijkstra"
+
+
+def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
+                   method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
+                   directed: bool = True, unweighted: bool = False, progress: bool | None = None,
+                   host_memory=None, gpu_memory=None) -> DistanceStats:
+    """Per-source reductions of the shortest distances, computed without the distance matrix.
+
+    Parameters
+    ----------
+    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, str or os.PathLike
+        Anything `apsp.as_graph` reads.
+    sources : array_like of int, optional
+        The vertices to reduce rows of (default every vertex), in that order.
+    targets : array_like of int, optional
+        Only distances to these vertices count (default every vertex).
+    direction : {"out", "in"}
+        Distances from each source ("out") or to it ("in": the searches run on the
+        reversed graph; networkx's closeness and harmonic centrality use these).
+    method : {"auto", "bfs", "dijkstra", "johnson"}
+        The search (`choose_stats_method` for "auto").
+    backend : {"auto", "cpu", "gpu"}
+        Where the searches run. The GPU runs the bit-parallel BFS (unit weights) on blocks
+        of sources; "auto" takes it when a CUDA device is usable and BFS is the method.
+    dtype : dtype-like, optional
+        The distance dtype of weighted searches (default the narrowest exact one);
+        hop counts are always integers.
+    histogram : bool
+        Also count the distances by value (integer distances only).
+    directed, unweighted : bool
+        As in `apsp.as_graph`.
+    progress : bool or None
+        A progress bar over the sources (None: on a terminal only).
+    host_memory : int or str, optional
+        RAM budget of the working set (default what the system has available).
+    gpu_memory : int or str, optional
+        GPU memory for a block's bit arrays (default what the device has free).
+
+    Returns
+    -------
+    DistanceStats
+
+    Raises
+    ------
+    MemoryPlanError
+        The working set does not fit ``host_memory``.
+    NegativeCycleError
+        Johnson met a negative cycle.
+    ValueError, DtypeError
+        Bad arguments, or a dtype too narrow for the graph's distances.
+    BackendUnavailableError
+        ``backend="gpu"`` without a usable GPU.
+    """
+    from .api import as_graph, few_sources_for_bfs, source_vertices
+    from .graph import Graph
+
+    if direction not in ("out", "in"):
+        raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
+    g = as_graph(graph, directed=directed, unweighted=unweighted)
+    n = g.n
+    src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n)
+    mask = np.ones(n, dtype=np.bool_)
+    if targets is not None:
+        mask[:] = False
+        mask[source_vertices(targets, n)] = True
+    chosen, reason = choose_stats_method(g, method)
+    csr = g.to_csr()
+    symmetric = n == 0 or (csr != csr.T).nnz == 0
+    if direction == "in" and not symmetric:
+        g = Graph(n=n, csr=csr.T.tocsr(), source=g.source)
+    if chosen == "bfs":
+        if dtype is not None:
+            raise ValueError("dtype applies to weighted searches; hop counts are integers")
+        dt = np.dtype(np.int64)
+    else:
+        dt = g.choose_dtype(dtype)
+    if histogram and dt.kind == "f":
+        raise ValueError("histogram=True needs integer distances; these weights are fractional")
+    batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
+    where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram)
+    plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    t0 = time.perf_counter()
+    gpu_info = {}
+    if where == "gpu":
+        from .gpu.reductions import bfs_stats
+
+        acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+        hist = None
+        batched = True
+    elif batched:
+        acc, hist = _bfs_batched(g, src, mask, histogram, progress)
+    else:
+        acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan["block_rows"], progress)
+    if hist is not None:
+        hist = np.trim_zeros(hist, "b")
+    count, total, ecc, harmonic = acc
+    ntargets = int(mask.sum())
+    return DistanceStats(n=n, sources=src, targets=ntargets, direction=direction,
+                         method=chosen, reason=reason, dtype=dt, reachable=count, total=total,
+                         eccentricity=ecc, harmonic=harmonic,
+                         pairs=len(src) * ntargets - int(mask[src].sum()), histogram=hist,
+                         symmetric=symmetric,
+                         info={"seconds": time.perf_counter() - t0, "memory": plan,
+                               "bit_parallel": batched, "backend": where, **gpu_info})
+
+
+def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
+    from .errors import BackendUnavailableError
+    from .solvers import gpu_available
+
+    if backend not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    if backend == "gpu":
+        if method != "bfs":
+            raise ValueError("backend='gpu' reduces hop distances only (unit weights, method "
+                             f"'bfs'); this graph needs {method!r}: use backend='cpu'")
+        if histogram:
+            raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
+        ok, why = gpu_available(explicit=True)
+        if not ok:
+            raise BackendUnavailableError(f"backend='gpu': {why}")
+        return "gpu"
+    return "gpu" if method == "bfs" and bit_parallel and not histogram and gpu_available()[0] \
+        else "cpu"
+
+
+def plan_stats_memory(g, dtype, batched: bool, histogram: bool, host_memory=None) -> dict:
+    """The working set of `distance_stats` (bytes) and the search block, or `MemoryPlanError`.
+
+    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
+    n-long histogram; searches: one block of rows (at least 4 per thread, at most
+    `MAX_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
+    histogram; both: five n-long accumulators and the graph's CSR in both directions.
+    """
+    from .cpu.threads import thread_count
+    from .sizes import format_size, host_available, parse_size
+
+    n, m = g.n, g.nnz
+    threads = thread_count()
+    limit = parse_size(host_memory) if host_memory is not None else host_available()
+    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
+    if batched:
+        need = fixed + threads * (6 * 8 * n + (8 * n if histogram else 0))
+        block_rows = 0
+    else:
+        row = n * dtype.itemsize
+        workers = 4 * threads
+        heaps = workers * ((m + 1) * (dtype.itemsize + 8) + 4 * max(n, m + 1))
+        fixed += heaps + (threads * 8 * n if histogram else 0)
+        block_rows = max(workers, min(n, MAX_BLOCK_BYTES // max(row, 1)))
+        block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
+        need = fixed + block_rows * row
+    if need > limit:
+        raise MemoryPlanError(
+            f"distance statistics for n={n}, m={m} need {format_size(need)} of RAM "
+            f"({threads} threads), but {format_size(limit)} are allowed (host_memory). "
+            f"Ways out: fewer threads (NUMBA_NUM_THREADS), or the distributed solver")
+    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads,
+            "block_rows": int(block_rows)}
+
+
+def _bfs_batched(g, src, mask, histogram, progress):
+    """Bit-parallel BFS over the batches holding ``src``, reduced level by level."""
+    from .cpu.bfs import PUSH_FACTOR, WORD, csr_arrays
+    from .cpu.reductions import bfs_stats_tasks
+    from .cpu.threads import thread_count
+    from .progress import progress_bar
+
+    n = g.n
+    arrays = csr_arrays(g)
+    threads = thread_count()
+    count = np.zeros(n, dtype=np.int64)
+    total = np.zeros(n, dtype=np.int64)
+    ecc = np.zeros(n, dtype=np.int64)
+    harmonic = np.zeros(n, dtype=np.float64)
+    hist = np.zeros((threads, n + 1), dtype=np.int64)  # the kernels count levels either way
+    batches = np.unique(src // WORD)
+    counted = np.zeros(n, dtype=np.bool_)  # a batch's other sources are searched, not counted
+    counted[src] = True
+    done = 0
+    chunk = threads
+    with progress_bar(len(batches) * WORD, progress, desc=f"stats bfs n={n}", unit="source") as bar:
+        while done < len(batches):
+            part = batches[done:done + chunk]
+            t0 = time.perf_counter()
+            bfs_stats_tasks(arrays, part, PUSH_FACTOR, mask, counted, (count, total, ecc, harmonic), hist)
+            spent = time.perf_counter() - t0
+            bar.update(len(part) * WORD)
+            done += len(part)
+            chunk = max(threads, int(CHUNK_SECONDS / max(spent / len(part), 1e-9)))
+    acc = (count[src], total[src], ecc[src], harmonic[src])
+    return acc, hist.sum(axis=0) if histogram else None
+
+
+def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
+    """One search per source in blocks of ``block_rows`` rows, each block reduced then dropped."""
+    from . import dtypes
+    from .cpu.reductions import CARRY_UNIT, reduce_rows
+    from .cpu.searches import SearchGraph, search_rows
+    from .cpu.threads import thread_count
+    from .progress import progress_bar
+
+    k, n = len(src), g.n
+    sg = SearchGraph.from_csr(g.to_csr(), dt)
+    integer = dt.kind in "iu"
+    unreachable = dtypes.unreachable_value(dt)
+    count = np.zeros(k, dtype=np.int64)
+    total = np.zeros(k, dtype=np.int64 if integer else np.float64)
+    carry = np.zeros(k, dtype=np.int64) if integer else None
+    ecc = np.zeros(k, dtype=np.int64 if integer else np.float64)
+    harmonic = np.zeros(k, dtype=np.float64)
+    hist = np.zeros((thread_count(), 1), dtype=np.int64) if histogram else None
+    with progress_bar(k, progress, desc=f"stats {kind} n={n}", unit="source") as bar:
+        for lo in range(0, k, block_rows):
+            hi = min(k, lo + block_rows)
+            # Johnson finds its potentials again per block: one Bellman-Ford, cheap next to k searches
+            block = search_rows(sg, src[lo:hi], kind).dist
+            part = (count[lo:hi], total[lo:hi], None if carry is None else carry[lo:hi],
+                    ecc[lo:hi], harmonic[lo:hi])
+            reduce_rows(block, unreachable, mask, part)
+            if hist is not None:
+                hist = _block_histogram(block, unreachable, mask, ecc[lo:hi], hist)
+            bar.update(hi - lo)
+            del block
+    if carry is not None and carry.any():
+        total = np.array([int(t) + int(c) * CARRY_UNIT for t, c in zip(total, carry)], dtype=object)
+    return (count, total, ecc, harmonic), None if hist is None else hist.sum(axis=0)
+
+
+def _block_histogram(block, unreachable, mask, ecc, hist):
+    """Add ``block``'s finite distances to ``hist`` (threads x bins), grown to the block's largest."""
+    from .cpu.reductions import histogram_rows
+
+    if block.size and (block.min() < 0):
+        raise ValueError("histogram=True needs non-negative distances; this graph has negative ones")
+    bins = int(ecc.max(initial=0)) + 1
+    if bins > MAX_HISTOGRAM_BINS:
+        raise ValueError(f"histogram=True: a distance of {bins - 1} needs more than "
+                         f"{MAX_HISTOGRAM_BINS} bins; leave the histogram out")
+    if bins > hist.shape[1]:
+        wider = np.zeros((hist.shape[0], bins), dtype=np.int64)
+        wider[:, :hist.shape[1]] = hist
+        hist = wider
+    histogram_rows(block, unreachable, mask, hist)
+    return hist

@@ -149,6 +149,8 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
         c = found[:rows].to(torch.int64)
         count += c
         total += c * level
-        harmonic += c.to(torch.float64) / level
+        # divided by a tensor: torch divides by a scalar as a product with its reciprocal on CUDA,
+        # which rounds differently from the CPU's c / level
+        harmonic += c.to(torch.float64) / torch.full_like(harmonic, float(level))
         ecc[c > 0] = level
         frontier, nxt = nxt, frontier

@@ -190,19 +190,15 @@ def _last_assignment_wins(n: int, src, dst, weight):
 
 
 def check_build_memory(n: int, m: int, weight_dtype) -> None:
-    """Refuse, before allocating, a CSR build the RAM available cannot hold.
+    """Refuse, before allocating, a CSR build beyond the memory allowed (`apsp.sizes.check_memory`).
 
     The build keeps per vertex four int64 arrays (row starts, fill positions,
     stamps, the index pointer) and a weight, and per edge an index and a weight.
     """
-    from .errors import MemoryPlanError
-    from .sizes import format_size, host_available
+    from .sizes import check_memory
 
     need = (n + 1) * (4 * 8 + np.dtype(weight_dtype).itemsize) + m * (8 + np.dtype(weight_dtype).itemsize)
-    free = host_available()
-    if need > free:
-        raise MemoryPlanError(f"building the graph of n = {n} vertices and {m} edges needs "
-                              f"{format_size(need)} of memory, {format_size(free)} is available")
+    check_memory(need, f"building the graph of n = {n} vertices and {m} edges")
 
 
 def lightest_edges(n: int, rows, cols, data):
@@ -279,10 +275,10 @@ class Graph:
 
         n = int(edges.n)
         src, dst, w = edges.src, edges.dst, edges.weight
+        if edges.m and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+            raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
+        check_build_memory(n, edges.m, w.dtype)
         if edges.m:
-            if src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n:
-                raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
-            check_build_memory(n, edges.m, w.dtype)
             indptr, indices, w = _last_assignment_wins(n, src, dst, w)
         else:
             indptr = np.zeros(n + 1, dtype=np.int32)

@@ -51,8 +51,12 @@ class HostMatrix:
     """The n x n matrix an out-of-core solve streams: page-aligned RAM or a scratch file.
 
     The scratch file is unlinked as soon as it is mapped (on POSIX), so no
-    file is left behind whatever happens to the process; the mapping lives as
-    long as ``array`` (and any view of it, such as the returned distances).
+    file is left behind whatever happens to the process, and no other process
+    can truncate it; the mapping lives as long as ``array`` (and any view of it,
+    such as the returned distances). Its blocks are allocated before it is
+    mapped (``posix_fallocate``): a store into a map of a sparse file on a disk
+    that fills up meanwhile would end the process with SIGBUS, whereas a disk
+    too small is then an `apsp.errors.MemoryPlanError` naming the file at once.
 
     Examples
     --------
@@ -71,7 +75,7 @@ class HostMatrix:
             directory = scratch_dir or tempfile.gettempdir()
             fd, path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
             try:
-                os.ftruncate(fd, nbytes)
+                _allocate(fd, nbytes, path)
                 self._map = mmap.mmap(fd, nbytes)
             finally:
                 os.close(fd)
@@ -80,6 +84,23 @@ class HostMatrix:
         else:
             self._map = mmap.mmap(-1, nbytes)  # anonymous: page-aligned, so the GPU can pin it
         self.array = np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
+
+
+def _allocate(fd: int, nbytes: int, path: str) -> None:
+    """Reserve every block of the scratch file, or raise MemoryPlanError saying what is missing."""
+    from .errors import MemoryPlanError
+    from .sizes import disk_available, format_size
+
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, nbytes)
+        else:  # pragma: no cover - no such call (macOS): the file stays sparse
+            os.ftruncate(fd, nbytes)
+    except OSError as exc:
+        raise MemoryPlanError(
+            f"cannot allocate the out-of-core matrix file {path} ({format_size(nbytes)}): {exc.strerror} "
+            f"({format_size(disk_available(os.path.dirname(path)))} free there); give another directory "
+            "with scratch_dir= (--scratch DIR), or a smaller dtype") from exc
 
 
 # ----------------------------------------------------------------------------- the CPU engine

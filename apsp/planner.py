@@ -23,9 +23,10 @@ import numpy as np
 
 from . import dtypes
 from .errors import MemoryPlanError
-from .sizes import disk_available, format_size, host_available, matrix_bytes, parse_size
+from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
-__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream"]
+__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream",
+           "search_bytes"]
 
 #: the GPU solver pads n to a multiple of this, so phase-3 tiles need no bounds masks
 #: (16 under the Triton interpreter, whose tiles are 16 wide)
@@ -224,6 +225,29 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     return host, gpu
 
 
+def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
+    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
+    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
+    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
+    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
+    counted.
+
+    Examples
+    --------
+    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
+    True
+    """
+    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
+    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
+    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
+    need = edges + workers * one
+    if method in ("bidirectional-dijkstra", "bellman-ford"):
+        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
+    if method in ("bellman-ford", "johnson"):
+        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
+    return need
+
+
 # ----------------------------------------------------------------------------- the plan
 def _interpreted(backend: str) -> bool:
     if backend != "gpu":
@@ -238,6 +262,12 @@ def _interpreted(backend: str) -> bool:
         return interpreting() and not torch.cuda.is_available()
     except ImportError:  # pragma: no cover - the GPU backend needs torch anyway
         return False
+
+
+def _search_threads() -> int:
+    from .cpu.threads import thread_count
+
+    return thread_count()
 
 
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
@@ -292,7 +322,7 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
     interpreted = _interpreted(backend)
-    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else host_available()
+    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
     if backend == "gpu":
         if opts.gpu_memory is not None:
@@ -309,7 +339,9 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted)
     if getattr(opts, "sources", None) is not None:  # searches write k rows only
-        host = len(opts.sources) * n * (dt.itemsize + 4 * paths)
+        k = len(opts.sources)
+        host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
+            n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     streamable = method == "fw" and backend in ("cpu", "gpu")

@@ -540,7 +540,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # refuse early what cannot fit (MemoryPlanError) in the dtype tried now; stream out of
         # core when the plan says so
         t_plan = time.perf_counter()
-        plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
+        plan = plan_memory(g, chosen, where, opts, cast_to=attempt.cast_to)  # GPU: asks the card for its free memory
         t1 = time.perf_counter()
         log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
                  g.n, g.nnz, chosen, method, where, backend,

@@ -486,7 +486,7 @@ class Graph:
             self.csr.sort_indices()
         return self.csr
 
-    def fw_matrix(self, dtype, out: np.ndarray | None = None) -> np.ndarray:
+    def fw_matrix(self, dtype, out: np.ndarray | None = None, rows: tuple[int, int] | None = None) -> np.ndarray:
         """The Floyd-Warshall start matrix.
 
         Parameters
@@ -494,7 +494,10 @@ class Graph:
         dtype : dtype-like
             The matrix's type.
         out : numpy.ndarray, optional
-            An (n, n) C-contiguous array of ``dtype`` to fill instead of a new one.
+            An array of ``dtype`` and the result's shape to fill instead of a new one.
+        rows : (int, int), optional
+            Only rows ``i0:i1`` (an (i1 - i0) x n block), so a matrix streamed out of
+            core is built a stripe at a time.
 
         Returns
         -------
@@ -504,13 +507,16 @@ class Graph:
         """
         dt = np.dtype(dtype)
         n = self.n
-        d = out if out is not None else np.empty((n, n), dtype=dt)
+        i0, i1 = (0, n) if rows is None else rows
+        d = out if out is not None else np.empty((i1 - i0, n), dtype=dt)
         d.fill(dtypes.inf_value(dt))
         if self.dense is not None:
-            np.copyto(d, self.dense, where=self.edge_mask, casting="unsafe")
+            np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:
             csr = self.csr
-            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
-            d[rows, csr.indices] = csr.data.astype(dt)
-        d.flat[:: n + 1] = np.minimum(d.flat[:: n + 1], 0)
+            lo, hi = csr.indptr[i0], csr.indptr[i1]
+            r = np.repeat(np.arange(i1 - i0, dtype=np.int64), np.diff(csr.indptr[i0:i1 + 1]))
+            d[r, csr.indices[lo:hi]] = csr.data[lo:hi].astype(dt)
+        diagonal = np.arange(i0, i1)
+        d[diagonal - i0, diagonal] = np.minimum(d[diagonal - i0, diagonal], 0)
         return d

@@ -93,8 +93,10 @@ class StreamPlan:
 
     @property
     def panel_bytes(self) -> int:
-        # current and next round's row and column panels, the pivot block and its transpose
-        return (4 * self.block * self.n + 2 * self.block * self.block) * self.itemsize
+        # current and next round's row and column panels, the pivot block and its transpose; in RAM
+        # also phase 2's copy of the panel it updates (the old values it reads while they change)
+        panels = 5 if self.where == "RAM" else 4
+        return (panels * self.block * self.n + 2 * self.block * self.block) * self.itemsize
 
     @property
     def device_bytes(self) -> int:
@@ -138,8 +140,8 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
     >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
     (4096, 4480, 3, True)
-    >>> plan_stream(100, 100, 4, 5000, depth=1, block=2, rows=3, where="RAM").describe()
-    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 4.33 KiB of 4.88 KiB RAM budget'
+    >>> plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM").describe()
+    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.11 KiB of 5.86 KiB RAM budget'
     """
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
@@ -210,6 +212,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
             host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
+        host += dtypes.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
     if backend == "gpu":
         n_pad = gpu_padded(n, interpreted)
         # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a
@@ -282,7 +285,7 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
@@ -292,6 +295,8 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     not fit its budget; True = always stream; False = never), ``scratch_dir``
     (where a host matrix too big for RAM is memory-mapped; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
+    ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
+    whose copy is held beside it.
 
     Returns
     -------
@@ -314,7 +319,7 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    apsp.errors.MemoryPlanError: the fw solver on the cpu needs 3.81 MiB of RAM ... but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs 1.91 MiB; out_of_core=True (--out-of-core) streams ...
+    apsp.errors.MemoryPlanError: the fw solver on the cpu needs ... MiB of RAM for n=1000 with int32 distances, but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs ... MiB; out_of_core=True (--out-of-core) streams ...
     """
     from .solvers import DEFAULT_BLOCK
 
@@ -342,6 +347,9 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
             n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
+    if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
+        rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
+        host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     streamable = method == "fw" and backend in ("cpu", "gpu")
@@ -409,9 +417,9 @@ def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted:
 def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = False) -> str:
     ways = []
     for cand in _smaller_dtypes(graph, plan.dtype):
-        scale = cand.itemsize / plan.dtype.itemsize
-        need = plan.gpu_bytes if gpu else plan.host_bytes
-        ways.append(f"dtype {cand.name} needs {format_size(need * scale)}")
+        need = (plan.gpu_bytes * cand.itemsize / plan.dtype.itemsize if gpu else  # the matrices scale
+                plan.host_bytes - matrix_bytes(plan.n, plan.dtype) + matrix_bytes(plan.n, cand))
+        ways.append(f"dtype {cand.name} needs {format_size(need)}")
         break
     if plan.method != "fw":
         ways.append("method='fw' streams out of core (out_of_core=True)")

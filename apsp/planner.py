@@ -93,10 +93,10 @@ class StreamPlan:
 
     @property
     def panel_bytes(self) -> int:
-        # current and next round's row and column panels, the pivot block and its transpose; in RAM
-        # also phase 2's copy of the panel it updates (the old values it reads while they change)
-        panels = 5 if self.where == "RAM" else 4
-        return (panels * self.block * self.n + 2 * self.block * self.block) * self.itemsize
+        # current and next round's row and column panels, the pivot block and (on a GPU) its
+        # transpose; in RAM also phase 2's copy of the panel it updates (the old values it reads)
+        in_ram = self.where == "RAM"
+        return ((4 + in_ram) * self.block * self.n + (2 - in_ram) * self.block * self.block) * self.itemsize
 
     @property
     def device_bytes(self) -> int:
@@ -141,7 +141,7 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
     (4096, 4480, 3, True)
     >>> plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM").describe()
-    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.11 KiB of 5.86 KiB RAM budget'
+    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.09 KiB of 5.86 KiB RAM budget'
     """
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")

@@ -54,7 +54,7 @@ g = Graph.from_edges(EdgeList(n, src, dst, w))
 small = Graph.from_edges(EdgeList(600, src[:2400] % 600, dst[:2400] % 600, w[:2400]))
 warm = dict(options, **({"host_memory": "2MB"} if "host_memory" in options else {}))
 if "sources" in warm:
-    warm["sources"] = list(range(60))
+    warm["sources"] = list(range(30))  # few enough for one search each, as in the measured solve
 apsp.shortest_paths(small, backend="cpu", **warm)
 g.nnz, g.has_negative_weights, g.max_abs_weight, g.unit_weights
 if options.get("method") == "nd-fw":
@@ -80,6 +80,8 @@ CASES = [
     pytest.param("grid", dict(method="nd-fw"), id="nd-fw"),
     pytest.param("unit", dict(method="bfs"), id="bfs"),
     pytest.param("sparse", dict(method="dijkstra"), id="dijkstra"),
+    # rows: the plan counts each search worker's scratch at its largest (heaps, queues), whose
+    # pages a search may never touch, so only the upper side is measured
     pytest.param("sparse", dict(method="dijkstra", sources=list(range(0, N, 4))), id="dijkstra-rows"),
     pytest.param("unit", dict(method="bfs", sources=list(range(0, N, 20))), id="bfs-rows"),
     pytest.param("dense", dict(method="fw", out_of_core=True, host_memory="40MB"), id="fw-out-of-core-int16",
@@ -98,8 +100,9 @@ def test_measured_peak_matches_the_plan(kind, options):
     assert got["out_of_core"] == bool(options.get("out_of_core"))
     ratio = got["rise"] / got["planned"]
     print(kind, options.get("method"), got, f"ratio {ratio:.3f}")
-    # within 5% above; below, the plan's bounds (a search's heaps at their largest) may be loose
-    assert 0.85 <= ratio <= 1.05, (got, ratio)
+    assert ratio <= 1.05, (got, ratio)
+    if "sources" not in options:
+        assert ratio >= 0.95, (got, ratio)
 
 
 @pytest.mark.parametrize("options", [dict(method="fw"), dict(method="dijkstra"),

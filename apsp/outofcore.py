@@ -1,7 +1,7 @@
 """Out-of-core blocked Floyd-Warshall: the matrix stays on the host, stripes stream through a device.
 
-The distance matrix lives in host memory (pinned RAM, or a memory-mapped
-scratch file when it is bigger than RAM); the device (a GPU, or RAM itself
+The distance matrix lives in host memory (pinned RAM, or a scratch file
+when it is bigger than RAM, read and written a stripe at a time); the device (a GPU, or RAM itself
 for a matrix on disk) holds only what the memory budget allows:
 
 * the pivot row panel ``R`` (B x n) and column panel ``C`` (n x B, stored

@@ -7,7 +7,7 @@ budget the user allows: ``gpu_memory=``, ``host_memory=``), and either
 
 * returns a `MemoryPlan` saying where the matrix lives: in core, or streamed
   through the GPU (or through RAM) from a host matrix in pinned RAM or in a
-  memory-mapped scratch file (``out_of_core``); or
+  scratch file (``out_of_core``); or
 * raises `apsp.errors.MemoryPlanError` naming what does not fit, how much it
   needs, and what would fit instead (a smaller dtype, out-of-core streaming,
   the distributed solver).
@@ -50,7 +50,7 @@ class MemoryPlan:
     gpu_limit: int = 0
     #: the matrix is streamed through the GPU (or RAM) in stripes
     out_of_core: bool = False
-    #: the streamed matrix lives in a memory-mapped scratch file (else in RAM)
+    #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
     #: `StreamPlan` when out_of_core
@@ -293,7 +293,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
     ``host_memory`` (RAM budget; default what the OS reports available),
     ``out_of_core`` (None = stream through the GPU only when the matrix does
     not fit its budget; True = always stream; False = never), ``scratch_dir``
-    (where a host matrix too big for RAM is memory-mapped; default the system
+    (where a host matrix too big for RAM is kept; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
     whose copy is held beside it.

@@ -69,10 +69,14 @@ def format_size(nbytes: float) -> str:
 
 def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
-    batch job's cgroup limit; free pages elsewhere)."""
+    batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
+    process; free pages elsewhere)."""
     from .cgroup import cgroup_memory_available
 
-    capped = cgroup_memory_available()
+    capped = _address_space_left()
+    cgroup = cgroup_memory_available()
+    if cgroup is not None:
+        capped = cgroup if capped is None else min(capped, cgroup)
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -125,6 +129,21 @@ def check_memory(need: int, what: str) -> None:
 
         raise MemoryPlanError(f"{what} needs {format_size(need)} of memory, but {format_size(limit)} "
                               f"is {words}")
+
+
+def _address_space_left() -> int | None:
+    """Bytes of address space ``RLIMIT_AS`` still allows (None: no limit, or not Linux)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as f:
+            used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+    return max(0, limit - used)
 
 
 def disk_available(directory) -> int:

@@ -234,3 +234,15 @@ def test_row_queries_never_order_the_whole_graph(monkeypatch):
     grid = EdgeList(4000, np.arange(3999), np.arange(1, 4000), np.full(3999, 2))
     r = shortest_paths(grid, sources=[0, 5])
     assert r.distances[1, 3999] == 2 * 3994
+
+
+def test_an_address_space_limit_caps_the_memory_available():
+    code = """
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        from apsp.sizes import host_available
+        print(host_available())
+        """
+    r = _python(code)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) < 6 << 30

@@ -12,11 +12,12 @@ import textwrap
 import numpy as np
 import pytest
 
+from test_hostile_files import tiny_fs  # noqa: F401 - the 1 MiB tmpfs fixture
+
 from apsp import EdgeList, shortest_paths
 from apsp.errors import MemoryPlanError
 
 APSP = [sys.executable, "-m", "apsp"]
-SIGBUS = -7
 
 
 def _python(code: str, *args, timeout=300):
@@ -24,21 +25,9 @@ def _python(code: str, *args, timeout=300):
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.fixture
-def small_fs(tmp_path):
-    """A 4 MiB tmpfs (needs root and a kernel that lets us mount)."""
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
-
-
 # ----------------------------------------------------------------------------- scratch files
-def test_scratch_disk_filling_during_an_out_of_core_solve_cannot_kill_it(small_fs):
-    # 800 x 800 int32 = 2.4 MiB of scratch; as soon as the solve has made its scratch file,
+def test_scratch_disk_filling_during_an_out_of_core_solve_cannot_kill_it(tiny_fs):
+    # 400 x 400 int32 = 625 KiB of scratch; as soon as the solve has made its scratch file,
     # another writer takes the rest of the disk
     code = f"""
         import numpy as np, os
@@ -47,7 +36,7 @@ def test_scratch_disk_filling_during_an_out_of_core_solve_cannot_kill_it(small_f
         def made_then_filled(self, *args, **kwargs):
             made(self, *args, **kwargs)
             try:
-                with open(os.path.join({str(small_fs)!r}, "filler"), "wb") as f:
+                with open(os.path.join({str(tiny_fs)!r}, "filler"), "wb") as f:
                     while True:
                         f.write(b"x" * 65536)
                         f.flush()
@@ -55,27 +44,27 @@ def test_scratch_disk_filling_during_an_out_of_core_solve_cannot_kill_it(small_f
                 pass
         outofcore.HostMatrix.__init__ = made_then_filled
         rng = np.random.default_rng(3)
-        n = 800
-        w = np.where(rng.random((n, n)) < 0.01, rng.integers(1, 50, (n, n)), 0)
+        n = 400
+        w = np.where(rng.random((n, n)) < 0.02, rng.integers(1, 50, (n, n)), 0)
         r = shortest_paths(w, method="fw", backend="cpu", dtype="int32", out_of_core=True,
-                           host_memory="2MB", scratch_dir={str(small_fs)!r}, block_size=64, ooc_rows=100)
+                           host_memory="1MB", scratch_dir={str(tiny_fs)!r}, block_size=32, ooc_rows=50)
         ref = shortest_paths(w, method="fw", backend="cpu", dtype="int32").distances
         print("ok" if np.array_equal(ref, r.distances) else "wrong")
         """
     r = _python(code)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
-    assert os.listdir(small_fs) == ["filler"]  # the scratch file was unlinked
+    assert os.listdir(tiny_fs) == ["filler"]  # the scratch file was unlinked
 
 
-def test_two_scratch_matrices_on_a_small_disk_refuse_cleanly(small_fs):
+def test_two_scratch_matrices_on_a_small_disk_refuse_cleanly(tiny_fs):
     # each fits the disk's free space when asked for; together they do not
     code = f"""
         import numpy as np
         from apsp.errors import MemoryPlanError
         from apsp.outofcore import HostMatrix
-        a = HostMatrix(800, np.int32, on_disk=True, scratch_dir={str(small_fs)!r})
+        a = HostMatrix(400, np.int32, on_disk=True, scratch_dir={str(tiny_fs)!r})
         try:
-            b = HostMatrix(800, np.int32, on_disk=True, scratch_dir={str(small_fs)!r})
+            b = HostMatrix(400, np.int32, on_disk=True, scratch_dir={str(tiny_fs)!r})
             a.array[:] = 1
             b.array[:] = 1
             print("both written")
@@ -84,8 +73,8 @@ def test_two_scratch_matrices_on_a_small_disk_refuse_cleanly(small_fs):
         """
     r = _python(code)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
-    assert r.stdout.startswith("refused:") and str(small_fs) in r.stdout and "apsp-matrix-" in r.stdout
-    assert os.listdir(small_fs) == []
+    assert r.stdout.startswith("refused:") and str(tiny_fs) in r.stdout and "apsp-matrix-" in r.stdout
+    assert os.listdir(tiny_fs) == []
 
 
 # ----------------------------------------------------------------------------- checkpoints

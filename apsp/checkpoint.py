@@ -187,7 +187,7 @@ def read_rows(path, meta: dict, write_rows) -> None:
 
 def _read_into(f, array: np.ndarray) -> int:
     """Fill ``array`` (contiguous) from ``f``; the bytes read (fewer at the end of the file)."""
-    view = memoryview(array.reshape(-1).view(np.uint8))
+    view = array.reshape(-1).view(np.uint8).data
     got = 0
     while got < len(view):
         k = f.readinto(view[got:])

@@ -73,8 +73,8 @@ class HostMatrix:
         self.dtype = np.dtype(dtype)
         self.on_disk = bool(on_disk)
         self._nbytes = max(1, self.n * self.n * self.dtype.itemsize)
-        self._fd = None
-        self._array = None
+        self._fd: int | None = None
+        self._array: np.ndarray | None = None
         if on_disk:
             directory = scratch_dir or tempfile.gettempdir()
             fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
@@ -93,11 +93,13 @@ class HostMatrix:
     @property
     def array(self) -> np.ndarray:
         """The whole matrix (for a file: a memory map of it, made on first use)."""
-        if self._array is None:
+        array = self._array
+        if array is None:
             if self._fd is not None:
                 self._map = mmap.mmap(self._fd, self._nbytes)
-            self._array = np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
-        return self._array
+            array = self._array = np.frombuffer(self._map, dtype=self.dtype,
+                                                count=self.n * self.n).reshape(self.n, self.n)
+        return array
 
     def read(self, i0: int, i1: int, out: np.ndarray | None = None) -> np.ndarray:
         """Rows ``i0:i1`` copied into ``out`` (C-contiguous; default a new array)."""
@@ -105,7 +107,7 @@ class HostMatrix:
         if self._fd is None:
             np.copyto(out, self.array[i0:i1])
             return out
-        view = memoryview(out.reshape(-1).view(np.uint8))
+        view = out.reshape(-1).view(np.uint8).data
         offset, got = i0 * self.n * self.dtype.itemsize, 0
         while got < len(view):
             k = os.preadv(self._fd, [view[got:]], offset + got)
@@ -119,7 +121,7 @@ class HostMatrix:
         if self._fd is None:
             self.array[i0:i0 + rows.shape[0]] = rows
             return
-        view = memoryview(np.ascontiguousarray(rows, dtype=self.dtype).reshape(-1).view(np.uint8))
+        view = np.ascontiguousarray(rows, dtype=self.dtype).reshape(-1).view(np.uint8).data
         offset, done = i0 * self.n * self.dtype.itemsize, 0
         while done < len(view):
             done += os.pwritev(self._fd, [view[done:]], offset + done)
@@ -361,7 +363,7 @@ class StreamSolve:
         self.negative = engine.negative
         self.cutoff_band = cutoff_band
         #: after `finalize` with a ``cutoff_band``: whether a distance may have been cut off
-        self.cutoff_suspected = None
+        self.cutoff_suspected: bool | None = None
         self._padded = False
 
     def _stripes(self):

@@ -80,7 +80,7 @@ def _gunzip(path: Path) -> np.ndarray:
                             f"{path}: the gzip data expand to more than {format_size(limit)}, the memory "
                             f"{words}; decompressing stopped there (host_memory= sets the budget)")
                     out.resize(min(2 * total, limit + 1), refcheck=False)
-                got = g.readinto(memoryview(out)[total:total + CHUNK_BYTES])
+                got = g.readinto(out.data[total:total + CHUNK_BYTES])
                 if not got:
                     break
                 total += got

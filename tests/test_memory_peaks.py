@@ -75,7 +75,7 @@ print(json.dumps({"planned": planned, "rise": rise, "method": r.method, "dtype":
 
 N = 6000
 CASES = [
-    pytest.param("dense", dict(method="fw"), id="fw-int16", marks=pytest.mark.slow),
+    pytest.param("dense", dict(method="fw"), id="fw-int16"),
     pytest.param("dense", dict(method="fw", dtype="int32"), id="fw-int32", marks=pytest.mark.slow),
     pytest.param("grid", dict(method="nd-fw"), id="nd-fw"),
     pytest.param("unit", dict(method="bfs"), id="bfs"),
@@ -84,8 +84,7 @@ CASES = [
     # pages a search may never touch, so only the upper side is measured
     pytest.param("sparse", dict(method="dijkstra", sources=list(range(0, N, 4))), id="dijkstra-rows"),
     pytest.param("unit", dict(method="bfs", sources=list(range(0, N, 20))), id="bfs-rows"),
-    pytest.param("dense", dict(method="fw", out_of_core=True, host_memory="40MB"), id="fw-out-of-core-int16",
-                 marks=pytest.mark.slow),
+    pytest.param("dense", dict(method="fw", out_of_core=True, host_memory="40MB"), id="fw-out-of-core-int16"),
     pytest.param("dense", dict(method="fw", out_of_core=True, host_memory="100MB", dtype="int32"),
                  id="fw-out-of-core-int32", marks=pytest.mark.slow),
 ]

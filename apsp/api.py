@@ -318,7 +318,7 @@ def choose_backend(backend: str, method: str, n: int) -> str:
     return "cpu"
 
 
-def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
+def choose_method(g: Graph, method: str, backend: str = "auto", rows: bool = False) -> str:
     """The documented automatic choice (see README, "Choosing a method").
 
     * every weight 1: multi-source BFS (bit-parallel), on the CPU or the GPU;
@@ -332,7 +332,9 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
       its estimated time is lower: `estimated_seconds` counts its updates from
       the graph's ordering (grids, meshes, road and geometric graphs have small
       separators; random graphs do not) against n^3 for dense FW and
-      n (m + n) log2 n for Dijkstra, at the rates in `WORK_RATES`.
+      n (m + n) log2 n for Dijkstra, at the rates in `WORK_RATES`; not for ``rows``
+      (some source rows asked for: `method_for_sources` weighs searches against dense FW,
+      and the ordering, a whole-graph dissection, is never computed for them).
 
     "A GPU" follows `apsp.solvers.gpu_available`, the same rule as
     `choose_backend`: the Triton interpreter never counts for ``"auto"``.
@@ -353,7 +355,7 @@ def choose_method(g: Graph, method: str, backend: str = "auto") -> str:
     pick = "fw"
     if not on_gpu and g.nnz <= SPARSE_EDGES_PER_VERTEX * g.n:
         pick = "johnson" if g.has_negative_weights else "dijkstra"
-    if _nd_usable(g):
+    if not rows and _nd_usable(g):
         where = "gpu" if on_gpu else "cpu"
         if estimated_seconds(g, "nd-fw", where) < estimated_seconds(g, pick, where):
             pick = "nd-fw"
@@ -471,13 +473,16 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     for name in options:
         if name not in KEYWORD_OPTIONS:
             raise unknown_option(name, KEYWORD_OPTIONS + _PARAMETERS)
-    g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
+    from .sizes import memory_limit
+
+    with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
+        g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     src = None if sources is None else source_vertices(sources, g.n)
     t_query = time.perf_counter()
     if backend == "auto" and g.n >= GPU_MIN_VERTICES:
         gpu_available()  # asking for a GPU may import torch: booked as "setup", not as validation
     t_query = time.perf_counter() - t_query
-    chosen = choose_method(g, method, backend)
+    chosen = choose_method(g, method, backend, rows=src is not None)
     if src is not None:
         chosen = method_for_sources(g, chosen, method, backend, len(src))
     if chosen == "bfs" and not g.unit_weights:
@@ -536,14 +541,15 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # core when the plan says so
         t_plan = time.perf_counter()
         try:
-            plan = plan_memory(g, chosen, where, opts)  # GPU: asks the card for its free memory
+            # GPU: asks the card for its free memory
+            plan = plan_memory(g, chosen, where, opts, cast_to=attempt.cast_to)
         except MemoryPlanError as exc:
             if not (method == "auto" and chosen == "nd-fw"):
                 raise
             # the automatic choice refuses only where no route fits: dense FW can stream
             fallback = f"nd-fw does not fit: {str(exc).split('. Ways out')[0]}"
             chosen = "fw"
-            plan = plan_memory(g, chosen, where, opts)
+            plan = plan_memory(g, chosen, where, opts, cast_to=attempt.cast_to)
         t1 = time.perf_counter()
         log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
                  g.n, g.nnz, chosen, method, where, backend,

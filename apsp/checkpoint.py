@@ -156,22 +156,45 @@ def read_header(path) -> dict:
 
 
 def read_rows(path, meta: dict, write_rows) -> None:
-    """Stream the saved matrix to ``write_rows(i0, i1, rows)``, checking the crc32."""
+    """Stream the saved matrix to ``write_rows(i0, i1, rows)``, checking the crc32.
+
+    Plain reads, never a memory map: a file truncated meanwhile is a `CheckpointError`
+    naming it, where a map would end the process with SIGBUS.
+    """
     n, dt = int(meta["n"]), np.dtype(meta["dtype"])
     if n == 0:
         return
-    data = np.memmap(path, dtype=dt, mode="r", offset=DATA_OFFSET, shape=(n, n))
+    step = max(1, _CHUNK // (n * dt.itemsize))
+    rows = np.empty((min(step, n), n), dtype=dt)
+    crc = 0
     try:
-        step = max(1, _CHUNK // (n * dt.itemsize))
-        crc = 0
-        for i0 in range(0, n, step):
-            rows = np.array(data[i0:i0 + step])
-            crc = zlib.crc32(rows.data, crc)
-            write_rows(i0, min(n, i0 + step), rows)
-    finally:
-        del data
+        with open(path, "rb", buffering=0) as f:
+            f.seek(DATA_OFFSET)
+            for i0 in range(0, n, step):
+                part = rows[:min(n, i0 + step) - i0]
+                if _read_into(f, part) != part.nbytes:
+                    raise CheckpointError(f"checkpoint {path} is truncated: it changed while it was read "
+                                          f"(rows {i0}..{i0 + part.shape[0] - 1} of {n} missing)")
+                crc = zlib.crc32(part.data, crc)
+                write_rows(i0, i0 + part.shape[0], part)
+            if f.read(1):
+                raise CheckpointError(f"checkpoint {path} changed while it was read (it grew)")
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
     if crc != int(meta["crc32"]):
         raise CheckpointError(f"checkpoint {path} is damaged: its matrix fails the crc32 check")
+
+
+def _read_into(f, array: np.ndarray) -> int:
+    """Fill ``array`` (contiguous) from ``f``; the bytes read (fewer at the end of the file)."""
+    view = array.reshape(-1).view(np.uint8).data
+    got = 0
+    while got < len(view):
+        k = f.readinto(view[got:])
+        if not k:
+            break
+        got += k
+    return got
 
 
 # ----------------------------------------------------------------------------- the session
@@ -200,6 +223,7 @@ class CheckpointSession:
         self._meta = None
         if self.path.is_dir():
             raise CheckpointError(f"checkpoint {self.path} is a directory; give a file name")
+        _remove_stale_temporaries(self.path)
         if self.path.exists():
             if not resume:
                 raise CheckpointError(
@@ -310,12 +334,21 @@ class CheckpointSession:
     def finish(self) -> None:
         """The solve is complete: the checkpoint has served its purpose."""
         self.path.unlink(missing_ok=True)
+        _remove_stale_temporaries(self.path)
 
     def info(self) -> dict:
         out = {"checkpoint": str(self.path), "checkpoints_saved": self.saves}
         if self.resumed_from is not None:
             out["resumed_from_vertex"] = self.resumed_from
         return out
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Temporaries of this checkpoint left by savers killed mid-write (their process is gone;
+    a live process's temporary is kept)."""
+    from .io.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(path)
 
 
 def open_session(graph, opts, solver: str, block: int) -> CheckpointSession | None:

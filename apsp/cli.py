@@ -224,7 +224,16 @@ def main(argv: list[str] | None = None) -> int:
         _log_to_stderr()
     handler = {"solve": _cmd_solve, "gen": _cmd_gen, "info": _cmd_info, "path": _cmd_path,
                "stats": _cmd_stats}[args.command]
-    return _guarded(lambda: handler(args), args)
+    return _guarded(lambda: _within_memory(handler, args), args)
+
+
+def _within_memory(handler, args) -> int:
+    """Run a command with ``--memory`` as the budget of every allocation proportional to the input
+    (reads, graph build, searches), not only of the solve's plan."""
+    from .sizes import memory_limit
+
+    with memory_limit(getattr(args, "host_memory", None)):
+        return handler(args)
 
 
 def _log_to_stderr() -> None:

@@ -62,6 +62,10 @@ SUPPORTED = (np.int16, np.int32, np.int64, np.float32, np.float64)
 #: extra dtypes for hop counts (BFS): no negative values, so unsigned types are safe
 HOP_ONLY = (np.uint8, np.uint16)
 
+#: entries of a row chunk of the passes over a whole result (cut-off check, finalize, casts): their
+#: masks, a few bytes an entry on each core, stay a few MB beside the n x n matrix
+ROW_CHUNK = 1 << 18
+
 
 def as_dtype(dtype, allowed=SUPPORTED) -> np.dtype:
     """Normalise a user dtype (str, numpy type) and refuse those not in ``allowed``."""
@@ -276,7 +280,7 @@ def cutoff_band(dtype, max_abs_weight) -> tuple[int, int]:
     return inf - int(max_abs_weight), inf
 
 
-def cutoff_suspected(dist, band: tuple[int, int], chunk: int = 1 << 22) -> bool:
+def cutoff_suspected(dist, band: tuple[int, int], chunk: int = ROW_CHUNK) -> bool:
     """Whether a checked solve's distances may have been cut off: some value lies in `cutoff_band`.
 
     False proves every value exact (module docstring). ``dist`` is the n x n result,
@@ -289,7 +293,19 @@ def cutoff_suspected(dist, band: tuple[int, int], chunk: int = 1 << 22) -> bool:
                                dist.shape, chunk, threads=isinstance(dist, np.ndarray)))
 
 
-def over_row_chunks(fn, shape: tuple, chunk: int = 1 << 22, threads: bool = True) -> list:
+def row_chunk_threads() -> int:
+    """Threads of `over_row_chunks`: every core, at most 8 (the passes are bound by memory)."""
+    return min(8, os.cpu_count() or 1)
+
+
+def row_pass_bytes(entries: int) -> int:
+    """What the passes over a result of ``entries`` entries (cut-off check, finalize) hold beside
+    it: up to three boolean masks of a row chunk per thread (the memory planner counts them)."""
+    chunks = -(-entries // ROW_CHUNK)
+    return 3 * min(entries, ROW_CHUNK) * min(chunks, row_chunk_threads() if chunks >= 4 else 1)
+
+
+def over_row_chunks(fn, shape: tuple, chunk: int = ROW_CHUNK, threads: bool = True) -> list:
     """``[fn(i0, i1), ...]`` over the row chunks ``i0:i1`` of about ``chunk`` entries of a matrix of
     ``shape``, in row order; on every core with ``threads`` and four chunks or more (numpy's
     comparisons and casts release the GIL), else chunk after chunk (a torch tensor on its device).
@@ -301,7 +317,7 @@ def over_row_chunks(fn, shape: tuple, chunk: int = 1 << 22, threads: bool = True
         return [fn(i, min(i + step, n_rows)) for i in starts]
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(min(len(starts), row_chunk_threads())) as pool:
         return list(pool.map(lambda i: fn(i, min(i + step, n_rows)), starts))
 
 
@@ -330,7 +346,7 @@ def explain_check(tried: list, check: str, bound: int | float) -> str:
     return f"holds every possible distance: bound (n-1)*max|w| = {shown(bound)}{retried}"
 
 
-def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
+def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = ROW_CHUNK,
                  out: np.ndarray | None = None) -> np.ndarray:
     """An exact, finalized integer result ``dist`` in the narrower ``dtype``.
 
@@ -367,10 +383,17 @@ def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = 1 << 22,
 
 
 def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
-    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and return ``dist``."""
+    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and return ``dist``;
+    in row chunks, so the only temporaries are a chunk's masks (`ROW_CHUNK`), never an n x n one."""
     if dist.dtype.kind == "f":
         return dist
-    dist[dist > reachable_limit(dist.dtype, negative)] = unreachable_value(dist.dtype)
+    limit, unreachable = reachable_limit(dist.dtype, negative), unreachable_value(dist.dtype)
+
+    def rows(i0: int, i1: int) -> None:
+        part = dist[i0:i1]
+        np.copyto(part, unreachable, where=part > limit)
+
+    over_row_chunks(rows, dist.shape)
     return dist
 
 

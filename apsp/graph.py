@@ -190,19 +190,15 @@ def _last_assignment_wins(n: int, src, dst, weight):
 
 
 def check_build_memory(n: int, m: int, weight_dtype) -> None:
-    """Refuse, before allocating, a CSR build the RAM available cannot hold.
+    """Refuse, before allocating, a CSR build beyond the memory allowed (`apsp.sizes.check_memory`).
 
     The build keeps per vertex four int64 arrays (row starts, fill positions,
     stamps, the index pointer) and a weight, and per edge an index and a weight.
     """
-    from .errors import MemoryPlanError
-    from .sizes import format_size, host_available
+    from .sizes import check_memory
 
     need = (n + 1) * (4 * 8 + np.dtype(weight_dtype).itemsize) + m * (8 + np.dtype(weight_dtype).itemsize)
-    free = host_available()
-    if need > free:
-        raise MemoryPlanError(f"building the graph of n = {n} vertices and {m} edges needs "
-                              f"{format_size(need)} of memory, {format_size(free)} is available")
+    check_memory(need, f"building the graph of n = {n} vertices and {m} edges")
 
 
 def lightest_edges(n: int, rows, cols, data):
@@ -279,10 +275,10 @@ class Graph:
 
         n = int(edges.n)
         src, dst, w = edges.src, edges.dst, edges.weight
+        if edges.m and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+            raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
+        check_build_memory(n, edges.m, w.dtype)
         if edges.m:
-            if src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n:
-                raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
-            check_build_memory(n, edges.m, w.dtype)
             indptr, indices, w = _last_assignment_wins(n, src, dst, w)
         else:
             indptr = np.zeros(n + 1, dtype=np.int32)
@@ -518,7 +514,7 @@ class Graph:
             self.csr.sort_indices()
         return self.csr
 
-    def fw_matrix(self, dtype, out: np.ndarray | None = None) -> np.ndarray:
+    def fw_matrix(self, dtype, out: np.ndarray | None = None, rows: tuple[int, int] | None = None) -> np.ndarray:
         """The Floyd-Warshall start matrix.
 
         Parameters
@@ -526,7 +522,10 @@ class Graph:
         dtype : dtype-like
             The matrix's type.
         out : numpy.ndarray, optional
-            An (n, n) C-contiguous array of ``dtype`` to fill instead of a new one.
+            An array of ``dtype`` and the result's shape to fill instead of a new one.
+        rows : (int, int), optional
+            Only rows ``i0:i1`` (an (i1 - i0) x n block), so a matrix streamed out of
+            core is built a stripe at a time.
 
         Returns
         -------
@@ -536,13 +535,16 @@ class Graph:
         """
         dt = np.dtype(dtype)
         n = self.n
-        d = out if out is not None else np.empty((n, n), dtype=dt)
+        i0, i1 = (0, n) if rows is None else rows
+        d = out if out is not None else np.empty((i1 - i0, n), dtype=dt)
         d.fill(dtypes.inf_value(dt))
         if self.dense is not None:
-            np.copyto(d, self.dense, where=self.edge_mask, casting="unsafe")
+            np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:
             csr = self.csr
-            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
-            d[rows, csr.indices] = csr.data.astype(dt)
-        d.flat[:: n + 1] = np.minimum(d.flat[:: n + 1], 0)
+            lo, hi = csr.indptr[i0], csr.indptr[i1]
+            r = np.repeat(np.arange(i1 - i0, dtype=np.int64), np.diff(csr.indptr[i0:i1 + 1]))
+            d[r, csr.indices[lo:hi]] = csr.data[lo:hi].astype(dt)
+        diagonal = np.arange(i0, i1)
+        d[diagonal - i0, diagonal] = np.minimum(d[diagonal - i0, diagonal], 0)
         return d

@@ -1,7 +1,7 @@
 """Out-of-core blocked Floyd-Warshall: the matrix stays on the host, stripes stream through a device.
 
-The distance matrix lives in host memory (pinned RAM, or a memory-mapped
-scratch file when it is bigger than RAM); the device (a GPU, or RAM itself
+The distance matrix lives in host memory (pinned RAM, or a scratch file
+when it is bigger than RAM, read and written a stripe at a time); the device (a GPU, or RAM itself
 for a matrix on disk) holds only what the memory budget allows:
 
 * the pivot row panel ``R`` (B x n) and column panel ``C`` (n x B, stored
@@ -50,42 +50,119 @@ __all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve
 class HostMatrix:
     """The n x n matrix an out-of-core solve streams: page-aligned RAM or a scratch file.
 
-    The scratch file is unlinked as soon as it is mapped (on POSIX), so no
-    file is left behind whatever happens to the process; the mapping lives as
-    long as ``array`` (and any view of it, such as the returned distances).
+    The scratch file is unlinked as soon as it is made (on POSIX), so no file
+    is left behind whatever happens to the process, and no other process can
+    truncate it. Its blocks are allocated first (``posix_fallocate``): a disk
+    too small is an `apsp.errors.MemoryPlanError` naming the file at once,
+    never a store into a sparse file on a disk that filled meanwhile (SIGBUS
+    under a memory map). Stripes move with plain reads and writes (`read`,
+    `write`), so the file's pages never count as this process's memory;
+    ``array``, the whole matrix as a memory map, is made only when asked for
+    (the result, the GPU engine) and brings pages into RAM only as they are used.
 
     Examples
     --------
     >>> h = HostMatrix(3, np.int32, on_disk=True)
-    >>> h.array[:] = 7
-    >>> int(h.array.sum()), h.on_disk
-    (63, True)
+    >>> h.write(0, np.full((3, 3), 7, dtype=np.int32))
+    >>> int(h.read(1, 3).sum()), int(h.array.sum()), h.on_disk
+    (42, 63, True)
     """
 
     def __init__(self, n: int, dtype, on_disk: bool = False, scratch_dir=None):
         self.n = int(n)
         self.dtype = np.dtype(dtype)
         self.on_disk = bool(on_disk)
-        nbytes = max(1, self.n * self.n * self.dtype.itemsize)
+        self._nbytes = max(1, self.n * self.n * self.dtype.itemsize)
+        self._fd: int | None = None
+        self._array: np.ndarray | None = None
         if on_disk:
             directory = scratch_dir or tempfile.gettempdir()
-            fd, path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
+            fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
             try:
-                os.ftruncate(fd, nbytes)
-                self._map = mmap.mmap(fd, nbytes)
-            finally:
+                _allocate(fd, self._nbytes, self.path)
+            except BaseException:
                 os.close(fd)
+                raise
+            finally:
                 with contextlib.suppress(OSError):
-                    os.unlink(path)  # the mapping keeps the data; nothing is left on disk
+                    os.unlink(self.path)  # the open file keeps the data; nothing is left on disk
+            self._fd = fd
         else:
-            self._map = mmap.mmap(-1, nbytes)  # anonymous: page-aligned, so the GPU can pin it
-        self.array = np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
+            self._map = mmap.mmap(-1, self._nbytes)  # anonymous: page-aligned, so the GPU can pin it
+
+    @property
+    def array(self) -> np.ndarray:
+        """The whole matrix (for a file: a memory map of it, made on first use)."""
+        array = self._array
+        if array is None:
+            if self._fd is not None:
+                self._map = mmap.mmap(self._fd, self._nbytes)
+            array = self._array = np.frombuffer(self._map, dtype=self.dtype,
+                                                count=self.n * self.n).reshape(self.n, self.n)
+        return array
+
+    def read(self, i0: int, i1: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Rows ``i0:i1`` copied into ``out`` (C-contiguous; default a new array)."""
+        out = np.empty((i1 - i0, self.n), dtype=self.dtype) if out is None else out
+        if self._fd is None:
+            np.copyto(out, self.array[i0:i1])
+            return out
+        view = out.reshape(-1).view(np.uint8).data
+        offset, got = i0 * self.n * self.dtype.itemsize, 0
+        while got < len(view):
+            k = os.preadv(self._fd, [view[got:]], offset + got)
+            if k <= 0:
+                raise OSError(f"cannot read rows {i0}..{i1 - 1} of the out-of-core matrix file {self.path}")
+            got += k
+        return out
+
+    def write(self, i0: int, rows: np.ndarray) -> None:
+        """Rows ``i0:i0+len(rows)`` (full width) from ``rows``."""
+        if self._fd is None:
+            self.array[i0:i0 + rows.shape[0]] = rows
+            return
+        view = np.ascontiguousarray(rows, dtype=self.dtype).reshape(-1).view(np.uint8).data
+        offset, done = i0 * self.n * self.dtype.itemsize, 0
+        while done < len(view):
+            done += os.pwritev(self._fd, [view[done:]], offset + done)
+
+    def diagonal(self, n: int) -> np.ndarray:
+        """The first ``n`` diagonal entries."""
+        if self._fd is None:
+            return np.diagonal(self.array[:n, :n]).copy()
+        step = (self.n + 1) * self.dtype.itemsize
+        return np.frombuffer(b"".join(os.pread(self._fd, self.dtype.itemsize, i * step) for i in range(n)),
+                             dtype=self.dtype)
+
+    def __del__(self):
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # an existing map keeps the file's data
+            self._fd = None
+
+
+def _allocate(fd: int, nbytes: int, path: str) -> None:
+    """Reserve every block of the scratch file, or raise MemoryPlanError saying what is missing."""
+    from .errors import MemoryPlanError
+    from .sizes import disk_available, format_size
+
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, nbytes)
+        else:  # pragma: no cover - no such call (macOS): the file stays sparse
+            os.ftruncate(fd, nbytes)
+    except OSError as exc:
+        raise MemoryPlanError(
+            f"cannot allocate the out-of-core matrix file {path} ({format_size(nbytes)}): {exc.strerror} "
+            f"({format_size(disk_available(os.path.dirname(path)))} free there); give another directory "
+            "with scratch_dir= (--scratch DIR), or a smaller dtype") from exc
 
 
 # ----------------------------------------------------------------------------- the CPU engine
-def cpu_stream_engine(dtype, negative: bool, host: np.ndarray, threads: int | None = None):
+def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | None = None):
     """Engine for a matrix on disk streamed through RAM: `apsp.cpu.blocked.CPUEngine`'s tile kernels
-    (big products split by rows over threads) plus synchronous stripe copies (one buffer is enough)."""
+    (big products split by rows over threads) plus synchronous stripe reads and writes of ``host``
+    (one buffer is enough)."""
     from .cpu.blocked import CPUEngine, fw_inplace
 
     class CPUStreamEngine(CPUEngine):
@@ -100,13 +177,13 @@ def cpu_stream_engine(dtype, negative: bool, host: np.ndarray, threads: int | No
                 t[...] = work
 
         def load(self, slot: int, buf, i0: int, i1: int) -> None:
-            buf[...] = self.host[i0:i1]
+            self.host.read(i0, i1, out=buf)
 
         def wait_loaded(self, slot: int) -> None:
             pass
 
         def store(self, slot: int, buf, i0: int, i1: int) -> None:
-            self.host[i0:i1] = buf
+            self.host.write(i0, buf)
 
         def release(self, slot: int) -> None:
             pass
@@ -126,37 +203,35 @@ def _outside(k0: int, k1: int, n: int):
     return [(a, b) for a, b in ((0, k0), (k1, n)) if b > a]
 
 
-def stream_fw(host: np.ndarray, engine, plan: StreamPlan, start_vertex: int = 0):
-    """Blocked Floyd-Warshall on the host matrix, in place, streaming stripes through ``engine``.
+def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
+    """Blocked Floyd-Warshall on the engine's host matrix, in place, streaming stripes through ``engine``.
 
     A generator: yields the vertices done after each round's stripes are queued
-    (call ``engine.sync()`` before reading ``host``). Stopping it early (an
+    (call ``engine.sync()`` before reading the host matrix). Stopping it early (an
     exception in the caller, Ctrl-C) lets the queued copies finish, leaving a
     valid state to resume from.
 
     Parameters
     ----------
-    host : (n, n) ndarray
-        The start matrix (`apsp.graph.Graph.fw_matrix`), or a saved state in
-        which vertices ``0..start_vertex-1`` already served as intermediates.
     engine : `cpu_stream_engine` or apsp.gpu.outofcore.GPUStreamEngine
+        Over the start matrix (`apsp.graph.Graph.fw_matrix`), or a saved state in
+        which vertices ``0..start_vertex-1`` already served as intermediates.
     plan : StreamPlan
     start_vertex : int
         First pivot vertex (resume from a checkpoint).
 
     Examples
     --------
-    >>> d = np.array([[0, 3, 50], [50, 0, 4], [1, 50, 0]], dtype=np.int32)
+    >>> h = HostMatrix(3, np.int32, on_disk=True)
+    >>> h.write(0, np.array([[0, 3, 50], [50, 0, 4], [1, 50, 0]], dtype=np.int32))
     >>> from apsp.planner import plan_stream
-    >>> eng = cpu_stream_engine(np.int32, negative=False, host=d, threads=1)
-    >>> list(stream_fw(d, eng, plan_stream(3, 3, 4, 10**6, depth=1, block=2, rows=2)))
+    >>> eng = cpu_stream_engine(np.int32, negative=False, host=h, threads=1)
+    >>> list(stream_fw(eng, plan_stream(3, 3, 4, 10**6, depth=1, block=2, rows=2)))
     [2, 3]
-    >>> d.tolist()
+    >>> h.read(0, 3).tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
-    n = host.shape[0]
-    if plan.n != n:
-        raise ValueError(f"plan for n={plan.n}, matrix of {n}")
+    n = plan.n
     block, height, nbuf = plan.block, plan.rows, plan.buffers
     pivots = [(k, min(k + block, plan.n_pivots)) for k in range(start_vertex, plan.n_pivots, block)]
     if not pivots:
@@ -266,53 +341,98 @@ def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: Str
         # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
         pin = opts.pin_host and not host.on_disk
         return GPUStreamEngine(dtype, negative, host.array, plan, device=opts.device, pin_host=pin)
-    return cpu_stream_engine(dtype, negative, host.array, threads=opts.threads)
+    return cpu_stream_engine(dtype, negative, host, threads=opts.threads)
 
 
 class StreamSolve:
     """The out-of-core solve as an engine of the FW skeleton (`apsp.fwsolve`): the host matrix,
-    its rounds streamed through ``engine`` (a tile engine with stripe copies)."""
+    its rounds streamed through ``engine`` (a tile engine with stripe copies).
+
+    Loading, resuming, finalizing and the cut-off check (``cutoff_band``) also go a stripe
+    of ``stream.rows`` rows at a time, so RAM holds no more than the plan's stripes."""
 
     early_cycle_check = False
     sync_for_progress = False
     #: every round's state is exact whatever the pivot width, so a resume may start anywhere
     resumes_anywhere = True
 
-    def __init__(self, graph, host: HostMatrix, engine, stream: StreamPlan):
+    def __init__(self, graph, host: HostMatrix, engine, stream: StreamPlan, cutoff_band=None):
         self.graph, self.host, self.engine, self.stream = graph, host, engine, stream
         self.kind = f"out-of-core {engine.kind}"
         self.n = graph.n
         self.negative = engine.negative
-        self._resumed = False
+        self.cutoff_band = cutoff_band
+        #: after `finalize` with a ``cutoff_band``: whether a distance may have been cut off
+        self.cutoff_suspected: bool | None = None
+        self._padded = False
+
+    def _stripes(self):
+        """(i0, i1, rows) over the host matrix; one stripe buffer of the plan's height, reused."""
+        side, height = self.host.n, self.stream.rows
+        buf = np.empty((min(height, side), side), dtype=self.host.dtype)
+        for i0 in range(0, side, height):
+            i1 = min(i0 + height, side)
+            yield i0, i1, buf[:i1 - i0]
+
+    def _isolated(self, i0: int, i1: int, rows: np.ndarray) -> None:
+        """Rows ``i0:i1`` set to INF, 0 on the padding vertices' diagonal (the caller fills the
+        real part; padding vertices are isolated)."""
+        rows.fill(dtypes.inf_value(self.host.dtype))
+        pad = np.arange(max(i0, self.n), i1)
+        rows[pad - i0, pad] = 0
 
     def load(self, graph) -> None:
         """The FW start matrix in the top-left n x n of the host matrix; padding isolated."""
-        _pad_only(self.host.array, self.n, self.host.dtype)
-        graph.fw_matrix(self.host.dtype, out=self.host.array[:self.n, :self.n])
+        for i0, i1, rows in self._stripes():
+            self._isolated(i0, i1, rows)
+            if i0 < self.n:
+                i1 = min(i1, self.n)
+                graph.fw_matrix(self.host.dtype, out=rows[:i1 - i0, :self.n], rows=(i0, i1))
+            self.host.write(i0, rows)
+        self._padded = True
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
-        if not self._resumed:
-            _pad_only(self.host.array, self.n, self.host.dtype)
-            self._resumed = True
-        self.host.array[i0:i1, :self.n] = rows
+        if self.host.n == self.n:
+            self.host.write(i0, rows)
+            return
+        if not self._padded:  # the padding rows of a resumed matrix
+            for p0, p1, part in self._stripes():
+                if p1 > self.n:
+                    self._isolated(p0, p1, part)
+                    self.host.write(p0, part)
+            self._padded = True
+        wide = np.empty((i1 - i0, self.host.n), dtype=self.host.dtype)
+        self._isolated(i0, i1, wide)
+        wide[:, :self.n] = rows
+        self.host.write(i0, wide)
 
     def rounds(self, block: int, start_vertex: int = 0):
         with self.engine.context():
-            yield from stream_fw(self.host.array, self.engine, self.stream, start_vertex)
+            yield from stream_fw(self.engine, self.stream, start_vertex)
 
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
-        return self.host.array[i0:i1, :self.n]
+        return self.host.read(i0, i1)[:, :self.n]
 
     def sync(self) -> None:
         self.engine.sync()
 
     def negative_diagonal(self) -> np.ndarray:
-        return np.flatnonzero(np.diagonal(self.host.array[:self.n, :self.n]) < 0)
+        return np.flatnonzero(self.host.diagonal(self.n) < 0)
 
     def finalize(self) -> np.ndarray:
-        dist = self.host.array[:self.n, :self.n]
-        dtypes.over_row_chunks(lambda i0, i1: dtypes.finalize_unreachable(dist[i0:i1], self.negative), dist.shape)
-        return dist
+        """Unreachable pairs marked, and the cut-off check made, a stripe at a time."""
+        suspect = False
+        for i0, i1, rows in self._stripes():
+            if i0 >= self.n:
+                break
+            real = self.host.read(i0, i1, out=rows)[:min(i1, self.n) - i0, :self.n]
+            if self.cutoff_band is not None and not suspect:
+                suspect = dtypes.cutoff_suspected(real, self.cutoff_band)
+            dtypes.finalize_unreachable(real, self.negative)
+            self.host.write(i0, rows)
+        if self.cutoff_band is not None:
+            self.cutoff_suspected = suspect
+        return self.host.array[:self.n, :self.n]
 
 
 def solve(graph, opts, memplan):
@@ -340,21 +460,12 @@ def solve(graph, opts, memplan):
     engine = make_engine(memplan.backend, dt, graph.has_negative_weights, host, stream, opts)
     timings = {}
     try:
-        dist, block, info = run(graph, opts, StreamSolve(graph, host, engine, stream), solver="fw-out-of-core",
-                                block=stream.block, timings=timings)
+        solve = StreamSolve(graph, host, engine, stream, cutoff_band=opts.cutoff_band)
+        dist, block, info = run(graph, opts, solve, solver="fw-out-of-core", block=stream.block, timings=timings)
     finally:
         engine.close()
+    if solve.cutoff_suspected is not None:
+        info["cutoff_suspected"] = solve.cutoff_suspected
     info.update({"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
                  **(engine.info() if hasattr(engine, "info") else {"engine": engine.kind})})
     return SolveOutput(dist=dist, block_size=stream.block, timings=timings, info=info)
-
-
-def _pad_only(host: np.ndarray, n: int, dtype) -> None:
-    """Padding rows/columns of a resumed matrix: isolated vertices."""
-    if host.shape[0] > n:
-        inf = dtypes.inf_value(dtype)
-        host[n:, :] = inf
-        host[:n, n:] = inf
-        pad = np.arange(n, host.shape[0])
-        host[pad, pad] = 0
-

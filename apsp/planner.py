@@ -7,7 +7,7 @@ budget the user allows: ``gpu_memory=``, ``host_memory=``), and either
 
 * returns a `MemoryPlan` saying where the matrix lives: in core, or streamed
   through the GPU (or through RAM) from a host matrix in pinned RAM or in a
-  memory-mapped scratch file (``out_of_core``); or
+  scratch file (``out_of_core``); or
 * raises `apsp.errors.MemoryPlanError` naming what does not fit, how much it
   needs, and what would fit instead (a smaller dtype, out-of-core streaming,
   the distributed solver).
@@ -23,9 +23,10 @@ import numpy as np
 
 from . import dtypes
 from .errors import MemoryPlanError
-from .sizes import disk_available, format_size, host_available, matrix_bytes, parse_size
+from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
-__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream"]
+__all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream",
+           "search_bytes"]
 
 #: the GPU solver pads n to a multiple of this, so phase-3 tiles need no bounds masks
 #: (16 under the Triton interpreter, whose tiles are 16 wide)
@@ -49,7 +50,7 @@ class MemoryPlan:
     gpu_limit: int = 0
     #: the matrix is streamed through the GPU (or RAM) in stripes
     out_of_core: bool = False
-    #: the streamed matrix lives in a memory-mapped scratch file (else in RAM)
+    #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
     #: `StreamPlan` when out_of_core
@@ -93,8 +94,10 @@ class StreamPlan:
 
     @property
     def panel_bytes(self) -> int:
-        # current and next round's row and column panels, the pivot block and its transpose
-        return (4 * self.block * self.n + 2 * self.block * self.block) * self.itemsize
+        # current and next round's row and column panels, the pivot block and (on a GPU) its
+        # transpose; in RAM also phase 2's copy of the panel it updates (the old values it reads)
+        in_ram = self.where == "RAM"
+        return ((4 + in_ram) * self.block * self.n + (2 - in_ram) * self.block * self.block) * self.itemsize
 
     @property
     def device_bytes(self) -> int:
@@ -138,8 +141,8 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
     >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
     (4096, 4480, 3, True)
-    >>> plan_stream(100, 100, 4, 5000, depth=1, block=2, rows=3, where="RAM").describe()
-    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 4.33 KiB of 4.88 KiB RAM budget'
+    >>> plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM").describe()
+    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.09 KiB of 5.86 KiB RAM budget'
     """
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
@@ -213,6 +216,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
             host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
+        host += dtypes.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
     if backend == "gpu" and method == "nd-fw":
         gpu = _nd_gpu_needs(n, dt, paths, block, interpreted, layout or n, checked)
     elif backend == "gpu":
@@ -247,6 +251,29 @@ def _nd_gpu_needs(n: int, dt: np.dtype, paths: int, tile: int, interpreted: bool
     return need + max(finalize, check)
 
 
+def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
+    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
+    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
+    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
+    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
+    counted.
+
+    Examples
+    --------
+    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
+    True
+    """
+    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
+    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
+    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
+    need = edges + workers * one
+    if method in ("bidirectional-dijkstra", "bellman-ford"):
+        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
+    if method in ("bellman-ford", "johnson"):
+        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
+    return need
+
+
 # ----------------------------------------------------------------------------- the plan
 def _interpreted(backend: str) -> bool:
     if backend != "gpu":
@@ -263,6 +290,12 @@ def _interpreted(backend: str) -> bool:
         return False
 
 
+def _search_threads() -> int:
+    from .cpu.threads import thread_count
+
+    return thread_count()
+
+
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
     """dtypes narrower than ``dt`` that still hold every distance of ``graph``."""
     out = []
@@ -275,7 +308,7 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
@@ -283,8 +316,10 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     ``host_memory`` (RAM budget; default what the OS reports available),
     ``out_of_core`` (None = stream through the GPU only when the matrix does
     not fit its budget; True = always stream; False = never), ``scratch_dir``
-    (where a host matrix too big for RAM is memory-mapped; default the system
+    (where a host matrix too big for RAM is kept; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
+    ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
+    whose copy is held beside it.
 
     Returns
     -------
@@ -307,7 +342,7 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    apsp.errors.MemoryPlanError: the fw solver on the cpu needs 3.81 MiB of RAM ... but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs 1.91 MiB; out_of_core=True (--out-of-core) streams ...
+    apsp.errors.MemoryPlanError: the fw solver on the cpu needs ... MiB of RAM for n=1000 with int32 distances, but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs ... MiB; out_of_core=True (--out-of-core) streams ...
     """
     from .solvers import DEFAULT_BLOCK
 
@@ -315,7 +350,7 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
     interpreted = _interpreted(backend)
-    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else host_available()
+    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
     if backend == "gpu":
         if opts.gpu_memory is not None:
@@ -339,7 +374,12 @@ def plan_memory(graph, method: str, backend: str, opts) -> MemoryPlan:
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted,
                              layout, opts.cutoff_band is not None)
     if getattr(opts, "sources", None) is not None:  # searches write k rows only
-        host = len(opts.sources) * n * (dt.itemsize + 4 * paths)
+        k = len(opts.sources)
+        host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
+            n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
+    if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
+        rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
+        host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
@@ -436,9 +476,9 @@ def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted:
 def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = False) -> str:
     ways = []
     for cand in _smaller_dtypes(graph, plan.dtype):
-        scale = cand.itemsize / plan.dtype.itemsize
-        need = plan.gpu_bytes if gpu else plan.host_bytes
-        ways.append(f"dtype {cand.name} needs {format_size(need * scale)}")
+        need = (plan.gpu_bytes * cand.itemsize / plan.dtype.itemsize if gpu else  # the matrices scale
+                plan.host_bytes - matrix_bytes(plan.n, plan.dtype) + matrix_bytes(plan.n, cand))
+        ways.append(f"dtype {cand.name} needs {format_size(need)}")
         break
     if plan.method != "fw":
         ways.append("method='fw' streams out of core (out_of_core=True)")

@@ -130,7 +130,7 @@ def choose_search(g, dtype) -> tuple[str, str]:
 
 
 def shortest_path_between(graph, source: int, target: int, *, directed: bool = True,
-                          unweighted: bool = False, null_value=0.0, dtype=None) -> Route:
+                          unweighted: bool = False, null_value=0.0, dtype=None, host_memory=None) -> Route:
     """A shortest path from ``source`` to ``target`` (0-based), by a single search.
 
     Parameters
@@ -143,6 +143,9 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
         As in `apsp.shortest_paths`.
     dtype : optional
         Distance dtype; default the smallest that holds every distance.
+    host_memory : int or str, optional
+        RAM the read, the graph and the search may use (``"2GB"``; default what is available),
+        checked before each allocation proportional to the graph.
 
     Returns
     -------
@@ -157,6 +160,8 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
         ``dtype`` cannot hold every possible distance, or a float sum could overflow to ``inf``.
     NegativeCycleError
         A negative cycle lies on some walk from source to target (named in the message).
+    MemoryPlanError
+        The graph or the search does not fit the memory allowed (the message says how much it needs).
 
     Examples
     --------
@@ -167,9 +172,12 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
     True
     """
     from .api import as_graph
+    from .planner import search_bytes
+    from .sizes import check_memory, memory_limit
 
     t0 = time.perf_counter()
-    g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
+    with memory_limit(host_memory):
+        g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     for name, v in (("source", source), ("target", target)):
         if isinstance(v, bool) or int(v) != v or not 0 <= v < g.n:
             raise ValueError(f"{name} vertex {v!r} is not in 0..{g.n - 1}")
@@ -179,6 +187,9 @@ def shortest_path_between(graph, source: int, target: int, *, directed: bool = T
     # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
     dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, method,
                                                           g.has_negative_weights))
+    with memory_limit(host_memory):
+        check_memory(search_bytes(g.n, g.nnz, np.dtype(dt).itemsize, method),
+                     f"a {method} search on n = {g.n} vertices and {g.nnz} edges")
     t1 = time.perf_counter()
     route = _search(g, s, t, method, dt)
     t2 = time.perf_counter()

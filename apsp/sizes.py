@@ -5,13 +5,19 @@ Sizes accept ``parse_size`` strings: ``"8GB"`` (10**9 bytes), ``"8GiB"`` or ``"8
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
 import shutil
 
 import numpy as np
 
-__all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes"]
+__all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes",
+           "memory_limit", "memory_allowed", "check_memory"]
+
+#: the RAM budget the caller gave (``host_memory=`` / ``--memory``) while a call runs; None: none given
+_HOST_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("apsp_host_memory", default=None)
 
 _UNITS = {"": 1, "b": 1,
           "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
@@ -63,10 +69,14 @@ def format_size(nbytes: float) -> str:
 
 def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
-    batch job's cgroup limit; free pages elsewhere)."""
+    batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
+    process; free pages elsewhere)."""
     from .cgroup import cgroup_memory_available
 
-    capped = cgroup_memory_available()
+    capped = _address_space_left()
+    cgroup = cgroup_memory_available()
+    if cgroup is not None:
+        capped = cgroup if capped is None else min(capped, cgroup)
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -81,6 +91,59 @@ def host_available() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
         return 1 << 62
+
+
+@contextlib.contextmanager
+def memory_limit(limit):
+    """Within the block, `memory_allowed` answers ``limit`` (bytes or a `parse_size` string;
+    None keeps what holds outside): readers and graph builds honour the user's budget."""
+    token = _HOST_LIMIT.set(parse_size(limit) if limit is not None else _HOST_LIMIT.get())
+    try:
+        yield
+    finally:
+        _HOST_LIMIT.reset(token)
+
+
+def memory_allowed() -> tuple[int, str]:
+    """(bytes a new allocation may take, the words for it in a message): the budget given to
+    `memory_limit`, else the RAM available (`host_available`).
+
+    Examples
+    --------
+    >>> with memory_limit("1MB"):
+    ...     memory_allowed()
+    (1000000, 'allowed (host_memory)')
+    """
+    limit = _HOST_LIMIT.get()
+    if limit is not None:
+        return limit, "allowed (host_memory)"
+    return host_available(), "available"
+
+
+def check_memory(need: int, what: str) -> None:
+    """Raise `apsp.errors.MemoryPlanError` before allocating ``need`` bytes for ``what`` when
+    they exceed `memory_allowed`; the message says what is needed and what is allowed."""
+    limit, words = memory_allowed()
+    if need > limit:
+        from .errors import MemoryPlanError
+
+        raise MemoryPlanError(f"{what} needs {format_size(need)} of memory, but {format_size(limit)} "
+                              f"is {words}")
+
+
+def _address_space_left() -> int | None:
+    """Bytes of address space ``RLIMIT_AS`` still allows (None: no limit, or not Linux)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as f:
+            used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+    return max(0, limit - used)
 
 
 def disk_available(directory) -> int:

@@ -336,17 +336,30 @@ def minplus_update(c: np.ndarray, a: np.ndarray, b: np.ndarray, negative: bool =
     s = b.shape[1]
     # Operands sharing memory with c are read as copies of their old values, exactly as
     # fw_inplace's phase 2 reads them, so that float results agree bit for bit with the
-    # single-process solve (in exact arithmetic either way gives the same result).
-    if not b.flags.c_contiguous or np.shares_memory(b, c):
+    # single-process solve (in exact arithmetic either way gives the same result). Other
+    # blocks of C-contiguous arrays (stripes, panels) are read and written where they lie.
+    if np.shares_memory(b, c) or _block_of(b) is None:
         b = np.array(b, order="C")
-    if not a.flags.c_contiguous or np.shares_memory(a, c):
+    if np.shares_memory(a, c) or _block_of(a) is None:
         a = np.array(a, order="C")
-    work = c if c.flags.c_contiguous else np.ascontiguousarray(c)
+    target = _block_of(c)
+    work, ci, cj = target if target is not None else (np.ascontiguousarray(c), 0, 0)
     if r and kk and s:
-        _relax(work, 0, 0, a, 0, 0, b, 0, 0, r, kk, s, *_kernel_args(c.dtype, negative))
-    if work is not c:
+        _relax(work, ci, cj, *_block_of(a), *_block_of(b), r, kk, s, *_kernel_args(c.dtype, negative))
+    if target is None:
         c[...] = work
     return c
+
+
+def _block_of(x: np.ndarray):
+    """``(array, row, column)``: the C-contiguous 2-D array ``x`` is a block of, and where it
+    starts; None for other layouts."""
+    base = x if x.base is None else x.base
+    if (not isinstance(base, np.ndarray) or base.ndim != 2 or not base.flags.c_contiguous
+            or base.dtype != x.dtype or (x.size > 1 and base.strides != x.strides)):
+        return None
+    offset = (x.ctypes.data - base.ctypes.data) // x.itemsize
+    return base, offset // base.shape[1], offset % base.shape[1]
 
 
 def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False, progress=None) -> np.ndarray:
@@ -435,10 +448,12 @@ class CPUEngine:
         rows = c.shape[0]
         if c.size == 0 or a.shape[1] == 0:
             return
+        # operands overlapping c are copied here, once, not by each thread: one copy at a time
+        # (a thread's freed copy would stay in its own malloc arena, beyond the memory plan)
         if np.shares_memory(b, c):
             b = np.array(b, order="C")
-        else:
-            b = np.ascontiguousarray(b)
+        if np.shares_memory(a, c):
+            a = np.array(a, order="C")
         work = max(1, c.shape[0] * c.shape[1] * a.shape[1])
         parts = min(self.threads, rows, max(1, work // (1 << 22))) if parallel else 1
         if parts <= 1:

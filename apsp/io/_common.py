@@ -25,14 +25,11 @@ def is_gzip(path) -> bool:
 
 
 def memory_check(path, nbytes: int, what: str) -> None:
-    """Refuse, before allocating, a buffer of ``nbytes`` that the RAM available cannot hold."""
-    from ..errors import MemoryPlanError
-    from ..sizes import format_size, host_available
+    """Refuse, before allocating, a buffer of ``nbytes`` beyond the memory allowed
+    (`apsp.sizes.memory_allowed`: the user's budget, else the RAM available)."""
+    from ..sizes import check_memory
 
-    free = host_available()
-    if nbytes > free:
-        raise MemoryPlanError(f"{path}: {what} needs {format_size(nbytes)} of memory, "
-                              f"{format_size(free)} is available")
+    check_memory(nbytes, f"{path}: {what}")
 
 
 def load_bytes(path) -> np.ndarray:
@@ -66,26 +63,30 @@ def load_bytes(path) -> np.ndarray:
 
 
 def _gunzip(path: Path) -> np.ndarray:
-    chunk = CHUNK_BYTES
-    parts, total = [], 0
+    """Decompress into one buffer grown in place (``realloc``), never past the memory allowed:
+    the output is refused as soon as it outgrows the budget, before it is all in memory."""
+    from ..errors import MemoryPlanError
+    from ..sizes import format_size, memory_allowed
+
+    limit, words = memory_allowed()
+    out = np.empty(min(CHUNK_BYTES, limit + 1), dtype=np.uint8)
+    total = 0
     try:
         with gzip.open(path, "rb") as g:
             while True:
-                part = g.read(chunk)
-                if not part:
+                if total == out.shape[0]:
+                    if total > limit:
+                        raise MemoryPlanError(
+                            f"{path}: the gzip data expand to more than {format_size(limit)}, the memory "
+                            f"{words}; decompressing stopped there (host_memory= sets the budget)")
+                    out.resize(min(2 * total, limit + 1), refcheck=False)
+                got = g.readinto(out.data[total:total + CHUNK_BYTES])
+                if not got:
                     break
-                total += len(part)
-                # what is held so far, and the copy that joins the parts, must fit
-                memory_check(path, 2 * total, "decompressing the gzip file")
-                parts.append(part)
+                total += got
     except (OSError, EOFError, zlib.error) as exc:
         raise GraphFormatError(path, None, f"corrupt gzip data ({exc})") from exc
-    out = np.empty(total, dtype=np.uint8)
-    pos = 0
-    while parts:
-        part = parts.pop(0)
-        out[pos:pos + len(part)] = np.frombuffer(part, dtype=np.uint8)
-        pos += len(part)
+    out.resize(total, refcheck=False)
     return out
 
 

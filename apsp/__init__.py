@@ -8,7 +8,14 @@ Importing apsp imports numpy only; everything else loads when first used.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time as _time
+
+#: when ``import apsp`` began (`time.perf_counter`), and the CPU seconds the process had used by
+#: then (the interpreter's own start): the CLI's ``startup`` stage is their sum (`cli._since_start`)
+_IMPORT_STARTED = _time.perf_counter()
+_CPU_BEFORE_IMPORT = _time.process_time()
+
+from typing import TYPE_CHECKING  # noqa: E402
 
 from ._lazy import lazy_exports
 from ._version import __version__

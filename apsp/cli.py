@@ -289,16 +289,14 @@ def _progress_flag(args) -> bool | None:
     return False if args.quiet else None
 
 
-def _process_age() -> float | None:
-    """Seconds since this process started (Linux), else None."""
-    try:
-        with open("/proc/self/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
+def _since_start() -> float:
+    """The ``startup`` stage: seconds since ``import apsp`` began, plus the interpreter's own start
+    before it, counted as the CPU time the process had used by then (that start is CPU-bound work;
+    a wait before exec uses none). Not the process's age: that counts whatever ran before exec,
+    so ``bash -c 'sleep 3 && apsp ...'`` would report 3 s more."""
+    from . import _CPU_BEFORE_IMPORT, _IMPORT_STARTED
+
+    return time.perf_counter() - _IMPORT_STARTED + _CPU_BEFORE_IMPORT
 
 
 def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_input: bool = False) -> None:
@@ -346,9 +344,8 @@ def _input_bytes(args) -> int:
 
 
 def _start_solve_command(args) -> dict:
-    """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since the
-    process started (interpreter, imports), so a profile accounts for the whole wall time."""
-    t0 = time.perf_counter()
+    """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since
+    the interpreter started (`_since_start`), so a profile accounts for the wall time."""
     # first: torch's import and CUDA's start are the longest chain; our imports and the read
     # (whose kernels release the GIL) run beside it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
@@ -359,8 +356,7 @@ def _start_solve_command(args) -> dict:
     from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
 
     _listen_for_compiles(args)
-    age = _process_age()
-    return {"startup": age if age is not None else time.perf_counter() - t0}
+    return {"startup": _since_start()}
 
 
 def _listen_for_compiles(args) -> None:
@@ -609,15 +605,14 @@ def _cmd_path(args) -> int:
     from .query import shortest_path_between
 
     _listen_for_compiles(args)
-    startup = _process_age()  # interpreter and imports: so that the stages add up to the wall time
+    startup = _since_start()  # imports: so that the stages add up to the wall time
     t0 = time.perf_counter()
     compiled = compile_seconds()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
     s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
     route = shortest_path_between(g, s, t, dtype=args.dtype)
-    stages = {"startup": startup} if startup is not None else {}
-    route.timings = book_compile({**stages, "read": t_read, **route.timings}, compile_seconds() - compiled,
+    route.timings = book_compile({"startup": startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
     if args.verbose:
         print(f"apsp: n={g.n} edges={g.nnz}; vertices numbered from {first} as in the input; "

@@ -38,9 +38,10 @@ search when every weight is 1, Dijkstra (stopping at the target; from both
 ends on larger graphs) for non-negative weights, Bellman-Ford with negative weights (a negative cycle
 that lies on a walk from --from to --to is an error naming it). Another
 --method solves all pairs first, then reads the route.
-Exit status 1 when there is no path. --json prints one object (schema 1):
-  {"schema", "source", "target", "reachable", "length", "path", "hops",
+Exit status 1 when there is no path. --json prints one object (schema_version 1):
+  {"schema_version", "source", "target", "reachable", "length", "path", "hops",
    "first_vertex", "method", "dtype", "timings_s", "n", "edges"}
+  ("schema", the same number under its former name, goes in the next release)
 
 examples:
   apsp path graph.txt --from 1 --to 4
@@ -49,6 +50,8 @@ examples:
 
 
 def _add_solve_options(p: argparse.ArgumentParser) -> None:
+    from .cli_messages import add_renamed_option
+
     p.add_argument("--method", default="auto",
                    choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
@@ -61,7 +64,8 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", dest="fmt", default=None,
                    help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
-    p.add_argument("--block", type=int, default=None, help="blocking factor (default: backend's best)")
+    add_renamed_option(p, "--block-size", type=int, default=None, metavar="B",
+                       help="blocking factor (default: the backend's best)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--profile", action="store_true",
@@ -76,13 +80,13 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
     big.add_argument("--gpu-memory", metavar="SIZE", default=None,
                      help="GPU memory the solve may use, e.g. 8GB or 6GiB (default: what is free); "
                           "a matrix that does not fit streams through the GPU out of core")
-    big.add_argument("--memory", dest="host_memory", metavar="SIZE", default=None,
+    add_renamed_option(big, "--host-memory", metavar="SIZE", default=None,
                      help="RAM the solve may use (default: what the OS reports available, capped "
                           "by a container's or batch job's cgroup memory limit)")
     big.add_argument("--out-of-core", action="store_const", const=True, default=None,
                      help="stream the matrix in stripes even if it fits (on the CPU backend: from a "
                           "scratch file, for matrices bigger than RAM)")
-    big.add_argument("--scratch", dest="scratch_dir", metavar="DIR", default=None,
+    add_renamed_option(big, "--scratch-dir", metavar="DIR", default=None,
                      help="directory for an out-of-core matrix file (default: the system temp dir)")
     big.add_argument("--checkpoint", metavar="FILE", default=None,
                      help="save the solve's state to FILE every --checkpoint-every seconds (fw only)")
@@ -108,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solve", help="solve a graph file and write the distance matrix",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp solve graph.txt -o dist.txt --block 64 --profile")
+                       epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile")
     p.add_argument("input", help="graph file")
     p.add_argument("-o", "--output", required=True, help="distance file (.txt homework text, .npy)")
     p.add_argument("--paths", metavar="FILE", default=None,
@@ -191,7 +195,7 @@ def _homework_argv(argv: list[str]) -> list[str] | None:
         return None
     rest = ["solve", positional[0], "-o", positional[1]]
     if len(positional) == 3:
-        rest += ["--block", positional[2]]
+        rest += ["--block-size", positional[2]]
     return rest + argv[len(positional):]
 
 
@@ -377,8 +381,8 @@ def _solve_file(args):
 
     loaded = read_graph(args.input, fmt=args.fmt)
     n = loaded.n if hasattr(loaded, "n") else len(loaded)
-    if args.block is not None and args.block < 1:
-        raise ValueError(f"blocking factor must be a positive integer, got {args.block}")
+    if args.block_size is not None and args.block_size < 1:
+        raise ValueError(f"blocking factor must be a positive integer, got {args.block_size}")
     sources = _sources_arg(args, n)  # a typo should not wait for the solve
     # before the graph's n-sized arrays: the result alone must fit somewhere
     _check_result_fits(args, n, n if sources is None else len(sources))
@@ -387,7 +391,7 @@ def _solve_file(args):
     compiled = compile_seconds() - compiled
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             sources=sources,
-                            block_size=args.block, progress=_progress_flag(args),
+                            block_size=args.block_size, progress=_progress_flag(args),
                             return_successors=getattr(args, "_need_paths", False)
                             or bool(getattr(args, "paths", None)),
                             **_large_problem_options(args))
@@ -426,9 +430,9 @@ def _check_solve_outputs(args) -> None:
                          "drop --json or write the output to a file")
     scratch = getattr(args, "scratch_dir", None)
     if scratch is not None and not os.path.isdir(scratch):
-        raise FileNotFoundError(f"--scratch {scratch}: no such directory")
+        raise FileNotFoundError(f"--scratch-dir {scratch}: no such directory")
     if scratch is not None and not os.access(scratch, os.W_OK | os.X_OK):
-        raise PermissionError(f"--scratch {scratch}: the directory is not writable")
+        raise PermissionError(f"--scratch-dir {scratch}: the directory is not writable")
     check_outputs({"-o": (args.output, args.out_format, "distances"),
                    "--paths": (args.paths, "npy", "distances"),
                    "--checkpoint": (args.checkpoint, None, "file")})

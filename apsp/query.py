@@ -78,7 +78,7 @@ class Route:
         return self.path is not None
 
     def to_json(self, first_vertex: int = 0) -> dict:
-        """The route as a JSON-ready dict of stable shape (``schema`` `ROUTE_SCHEMA`).
+        """The route as a JSON-ready dict of stable shape (``schema_version`` `ROUTE_SCHEMA`).
 
         Parameters
         ----------
@@ -89,12 +89,14 @@ class Route:
         Returns
         -------
         dict
-            ``schema``, ``source``, ``target``, ``reachable``, ``length``, ``path``,
-            ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``.
+            ``schema_version``, ``source``, ``target``, ``reachable``, ``length``, ``path``,
+            ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``; and ``schema``,
+            the same number under its former name, until the next release.
         """
         shift = int(first_vertex)
         return {
-            "schema": ROUTE_SCHEMA,
+            "schema_version": ROUTE_SCHEMA,
+            "schema": ROUTE_SCHEMA,  # its former name, kept until the next release
             "source": self.source + shift,
             "target": self.target + shift,
             "reachable": self.reachable,

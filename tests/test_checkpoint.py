@@ -274,7 +274,7 @@ def _slow_solve_args(tmp_path, rng, n=64):
         pytest.skip("needs the Triton interpreter (a deliberately slow solver)")
     graph = tmp_path / "g.txt"
     write_graph(graph, random_edges(rng, n, 0.1, lo=1, hi=50))
-    return graph, ["--backend", "gpu", "--method", "fw", "--block", "16", "-q"], {"TRITON_INTERPRET": "1"}
+    return graph, ["--backend", "gpu", "--method", "fw", "--block-size", "16", "-q"], {"TRITON_INTERPRET": "1"}
 
 
 def _wait_for(path: Path, proc, timeout=120.0, newer_than=None) -> None:

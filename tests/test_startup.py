@@ -132,7 +132,7 @@ def test_startup_benchmark_runs_and_checks(cache, tmp_path):
     from apsp.bench.startup import main
 
     (tmp_path / "g.txt").write_text(GRAPH)
-    assert main(["--input", str(tmp_path / "g.txt"), "--block", "2", "--variants", "int32,predecessors",
+    assert main(["--input", str(tmp_path / "g.txt"), "--block-size", "2", "--variants", "int32,predecessors",
                  "--repeat", "1", "--cache", str(cache), "--json", str(tmp_path / "runs.json")]) == 0
     runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
     assert [r["run"] for r in runs] == ["cold", "warm1", "cold", "warm1"]

@@ -577,7 +577,7 @@ def _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, tmp: Path) -> None:
     if ctx.dtype:
         cmd += ["--dtype", ctx.dtype]
     if ctx.block:
-        cmd += ["--block", str(ctx.block)]
+        cmd += ["--block-size", str(ctx.block)]
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # this checkout, installed or not
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -325,3 +325,11 @@ def test_homework_blocking_factor_needs_no_renamed_option(homework, tmp_path, ca
     assert main([str(homework), str(tmp_path / "d.txt"), "2", "--backend", "cpu", "--method", "fw", "--json"]) == 0
     captured = capsys.readouterr()
     assert "Deprecation" not in captured.err and json.loads(captured.out)["block_size"] == 2
+
+
+def test_unknown_output_suffix_lists_only_formats_that_can_hold_distances(homework, tmp_path, capsys):
+    assert main(["solve", str(homework), "-o", str(tmp_path / "dist.csv")]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert "--out-format" in line and "homework" in line and "npy" in line and "mtx" in line
+    for input_only in ("metis", "graphml", "snap", "dimacs"):
+        assert input_only not in line, line

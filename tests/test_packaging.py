@@ -38,6 +38,15 @@ def test_license_is_an_spdx_expression_with_its_file():
     assert not any(c.startswith("License ::") for c in meta["classifiers"])  # SPDX replaces them
 
 
+def test_python_classifiers_match_requires_python_and_ci():
+    """Every minor version from requires-python's floor to the newest tested one is named."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floor = int(meta["requires-python"].removeprefix(">=3."))
+    named = sorted(int(c.rsplit(".", 1)[1]) for c in meta["classifiers"]
+                   if c.startswith("Programming Language :: Python :: 3."))
+    assert named == list(range(floor, 14)), named
+
+
 def test_readme_links_work_on_a_package_index_page():
     """Relative links break on a package index page: links must be absolute."""
     import re

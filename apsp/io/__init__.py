@@ -61,16 +61,19 @@ _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "hom
              ".graph": "metis", ".metis": "metis", ".graphml": "graphml"}
 
 
-def _known() -> str:
+def _known(able: int = 1) -> str:
+    """The formats that can do column ``able`` of `FORMATS` (1: read a graph), with their suffixes."""
     def suffixes(name):
         found = [s for s, f in _SUFFIXES.items() if f == name and s]
         return " ".join(found) + (" or none" if _SUFFIXES[""] == name else "")
 
-    return "; ".join(f"{name} ({suffixes(name)})" for name in FORMATS) + "; each also + .gz"
+    return "; ".join(f"{name} ({suffixes(name)})" for name, spec in FORMATS.items() if spec[able]) \
+        + "; each also + .gz"
 
 
-def guess_format(path, fmt: str | None = None) -> str:
+def guess_format(path, fmt: str | None = None, able: int = 1) -> str:
     """The format name for ``path``: ``fmt`` (a name or alias) if given, else from the suffix.
+    ``able``: the `FORMATS` column the caller needs, so that an error lists only those formats.
 
     Examples
     --------
@@ -81,7 +84,7 @@ def guess_format(path, fmt: str | None = None) -> str:
         key = str(fmt).lower().lstrip(".")
         key = key[:-3] if key.endswith(".gz") else key
         if key not in _ALIASES:
-            raise ValueError(f"unknown format {fmt!r}; known formats: {_known()}")
+            raise ValueError(f"unknown format {fmt!r}; known formats: {_known(able)}")
         return _ALIASES[key]
     p = Path(path)
     suffix = p.suffix.lower()
@@ -89,7 +92,7 @@ def guess_format(path, fmt: str | None = None) -> str:
         suffix = Path(p.stem).suffix.lower()
     if suffix not in _SUFFIXES:
         raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
-                         f"give it explicitly (fmt= or --format); known formats: {_known()}")
+                         f"give it explicitly (fmt= or --format); known formats: {_known(able)}")
     return _SUFFIXES[suffix]
 
 
@@ -342,7 +345,7 @@ def check_outputs(outputs) -> None:
         seen[key] = label
         try:
             if kind in ("distances", "graph"):
-                name = guess_format(path, fmt)
+                name = guess_format(path, fmt, 3 if kind == "distances" else 2)
                 _able(name, 3 if kind == "distances" else 2,
                       "hold distances" if kind == "distances" else "hold a graph written by apsp")
             elif is_stream(path):

@@ -49,7 +49,9 @@ examples:
 """
 
 
-def _add_solve_options(p: argparse.ArgumentParser) -> None:
+def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
+    """The options of ``solve``; ``route``: those ``path`` has (no output file, no large-problem
+    options; its own stages and JSON)."""
     from .cli_messages import add_renamed_option
 
     p.add_argument("--method", default="auto",
@@ -63,19 +65,27 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
                         "verified after the solve; uint8/uint16 for --method bfs only)")
     p.add_argument("--format", dest="fmt", default=None,
                    help="input format (default: from the suffix; homework for .txt)")
-    p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
+    if not route:
+        p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
     add_renamed_option(p, "--block-size", type=int, default=None, metavar="B",
                        help="blocking factor (default: the backend's best)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--profile", action="store_true",
-                   help="print the time of each stage (read, transfer, compute, write)")
+                   help="print the time of each stage (" + (
+                       "startup, read, search; compile on a first run; with another --method the "
+                       "solve's stages" if route else
+                       "startup, read, validate, setup, transfers, compute, write; compile on a "
+                       "first run") + ")")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON summary on stdout (same keys every run, schema_version 1; "
-                        "see README 'JSON summary')")
+                   help="print the route as one JSON object (see below)" if route else
+                   "print a JSON summary on stdout (same keys every run, schema_version 1; "
+                   "see README 'JSON summary')")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or notes")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say what was chosen and why (the decisions logged under the 'apsp' logger)")
+    if route:
+        return
     big = p.add_argument_group("large problems (memory, out-of-core, checkpoints)")
     big.add_argument("--gpu-memory", metavar="SIZE", default=None,
                      help="GPU memory the solve may use, e.g. 8GB or 6GiB (default: what is free); "
@@ -165,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start vertex, numbered as in the input (see below)")
     p.add_argument("--to", dest="target", type=int, required=True,
                    help="end vertex, numbered as in the input")
-    _add_solve_options(p)
+    _add_solve_options(p, route=True)
 
     p = sub.add_parser("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -474,10 +484,10 @@ def _large_problem_options(args) -> dict:
     for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "checkpoint"):
         if getattr(args, name, None) is not None:
             opts[name] = getattr(args, name)
-    if args.checkpoint is not None:
+    if getattr(args, "checkpoint", None) is not None:
         opts["checkpoint_every"] = args.checkpoint_every
         opts["resume"] = args.resume
-    elif args.resume:
+    elif getattr(args, "resume", False):
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
     return opts
 

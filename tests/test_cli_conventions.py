@@ -333,3 +333,20 @@ def test_unknown_output_suffix_lists_only_formats_that_can_hold_distances(homewo
     assert "--out-format" in line and "homework" in line and "npy" in line and "mtx" in line
     for input_only in ("metis", "graphml", "snap", "dimacs"):
         assert input_only not in line, line
+
+
+def test_path_help_names_only_what_path_has(capsys):
+    with pytest.raises(SystemExit):
+        main(["path", "--help"])
+    text = capsys.readouterr().out
+    for solve_only in ("--gpu-memory", "--host-memory", "--out-of-core", "--scratch-dir", "--checkpoint",
+                       "--resume", "--out-format", "transfer", "write"):
+        assert solve_only not in text, solve_only
+    assert "search" in text and "--block-size" in text
+
+
+def test_bench_help_names_every_suite(capsys):
+    from apsp.bench.cli import build_parser
+
+    usage = build_parser().format_usage()
+    assert "startup" in usage and "report" in usage

@@ -26,8 +26,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from .api import GraphLike
 
 #: version of the JSON object `Route.to_json` returns (and ``apsp path --json`` prints)
 ROUTE_SCHEMA = 1
@@ -129,8 +135,9 @@ def choose_search(g, dtype) -> tuple[str, str]:
     return "dijkstra", "edge weights are non-negative"
 
 
-def shortest_path_between(graph, source: int, target: int, *, directed: bool = True,
-                          unweighted: bool = False, null_value=0.0, dtype=None) -> Route:
+def shortest_path_between(graph: GraphLike, source: int, target: int, *, directed: bool = True,
+                          unweighted: bool = False, null_value: float = 0.0,
+                          dtype: DTypeLike | None = None) -> Route:
     """A shortest path from ``source`` to ``target`` (0-based), by a single search.
 
     Parameters

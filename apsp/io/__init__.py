@@ -24,7 +24,15 @@ Malformed input raises `apsp.errors.GraphFormatError` naming the file, the
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+    from ..graph import EdgeList
 
 __all__ = ["read_graph", "write_graph", "write_distances", "check_outputs", "FORMATS", "FIRST_VERTEX",
            "guess_format", "detect_format"]
@@ -144,7 +152,8 @@ def _able(name: str, what: int, verb: str) -> None:
         raise ValueError(f"the {name} format cannot {verb}; formats that can: {', '.join(able)}")
 
 
-def read_graph(path, fmt: str | None = None, *, n: int | None = None):
+def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
+               n: int | None = None) -> EdgeList | np.ndarray:
     """Read a graph file.
 
     Parameters
@@ -250,7 +259,7 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
     _module(name).write_graph(path, edges)
 
 
-def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
+def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
                     first_row: int | None = None, progress: bool | None = None) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
@@ -311,8 +320,6 @@ def _identity(path) -> str:
 
     if str(path) == STDOUT:
         return STDOUT
-    import os
-
     return os.path.realpath(path)
 
 

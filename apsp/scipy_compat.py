@@ -389,6 +389,12 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     if not directed:
         csr = _both_ways(csr)
         weights = csr.data
+    if unweighted and indices is None and not return_predecessors:
+        # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
+        from .cpu.bfs import solve as all_pairs_hops
+        from .solvers import SolveOptions
+
+        return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
     if unweighted:
         weights = np.ones_like(weights)
     integral = bool(np.all(np.floor(weights) == weights)) if weights.size else True

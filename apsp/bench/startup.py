@@ -65,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_cli(args: list[str], cache: Path, cwd: Path) -> dict:
     """One CLI run in a fresh process: wall seconds, stages, whether it announced a compile."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    from .environment import with_this_apsp
+
+    env = with_this_apsp({**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "apsp", *args, "--profile", "--json"], cwd=cwd, env=env,

@@ -578,9 +578,9 @@ def _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, tmp: Path) -> None:
         cmd += ["--dtype", ctx.dtype]
     if ctx.block:
         cmd += ["--block-size", str(ctx.block)]
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # this checkout, installed or not
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    from .environment import with_this_apsp
+
+    env = with_this_apsp(dict(os.environ))
     runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
     try:
         for i in range(max(1, ctx.warmup) + ctx.repeat):

@@ -8,7 +8,14 @@ Importing apsp imports numpy only; everything else loads when first used.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time as _time
+
+#: when ``import apsp`` began (`time.perf_counter`), and the CPU seconds the process had used by
+#: then (the interpreter's own start): the CLI's ``startup`` stage is their sum (`cli._since_start`)
+_IMPORT_STARTED = _time.perf_counter()
+_CPU_BEFORE_IMPORT = _time.process_time()
+
+from typing import TYPE_CHECKING  # noqa: E402
 
 from ._lazy import lazy_exports
 from ._version import __version__
@@ -40,20 +47,27 @@ _EXPORTS = {
     "unreachable_value": "apsp.dtypes",
 }
 
-if TYPE_CHECKING:  # what type checkers see; at run time the names load lazily (below)
-    from .api import Result, as_graph, shortest_paths
-    from .dtypes import unreachable_value
-    from .errors import (BackendUnavailableError, DtypeError, GraphFormatError, MemoryPlanError,
-                         NegativeCycleError)
-    from .generate import random_graph
-    from .graph import EdgeList, Graph
-    from .io import read_graph, write_distances
-    from .paths import reconstruct_path
-    from .query import Route, shortest_path_between
-    from .scipy_compat import floyd_warshall, shortest_path
-    from .stats import DistanceStats, distance_stats
+if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
+    from .api import Result as Result, as_graph as as_graph, shortest_paths as shortest_paths
+    from .dtypes import unreachable_value as unreachable_value
+    from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
+    from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError
+    from .errors import NegativeCycleError as NegativeCycleError
+    from .generate import random_graph as random_graph
+    from .graph import EdgeList as EdgeList, Graph as Graph
+    from .io import read_graph as read_graph, write_distances as write_distances
+    from .paths import reconstruct_path as reconstruct_path
+    from .query import Route as Route, shortest_path_between as shortest_path_between
+    from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path
+    from .stats import DistanceStats as DistanceStats, distance_stats as distance_stats
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+# a literal list, so that type checkers read it (tests/test_public_api_docs.py keeps it = _EXPORTS)
+__all__ = [
+    "BackendUnavailableError", "DistanceStats", "DtypeError", "EdgeList", "Graph", "GraphFormatError",
+    "MemoryPlanError", "NegativeCycleError", "Result", "Route", "__version__", "as_graph", "distance_stats",
+    "floyd_warshall", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
+    "shortest_path_between", "shortest_paths", "unreachable_value", "write_distances",
+]
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS, globals(), submodules=True)

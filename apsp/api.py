@@ -378,7 +378,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         ``"fw"`` is blocked Floyd-Warshall; ``"nd-fw"`` the same in nested-dissection
         order, skipping products that cannot change anything (sparse graphs with
         small separators; needs pymetis, ``leaf_size=`` tunes it); ``"bfs"`` multi-source BFS (unit
-        weights); ``"dijkstra"`` / ``"johnson"`` scipy's sparse searches (CPU
+        weights); ``"dijkstra"`` / ``"johnson"`` apsp's parallel Numba searches (CPU
         only; Johnson for negative weights); ``"reference"`` the plain O(n^3)
         oracle; ``"auto"`` chooses as the README's "Choosing a method" says.
     backend : {"auto", "cpu", "gpu"}
@@ -523,6 +523,12 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                 g.n, g.max_abs_weight, chosen, g.has_negative_weights))
     else:
         attempts = [dtypes.Attempt(dt)]
+    checkpoint = options.get("checkpoint")
+    if options.get("resume") and checkpoint and not Path(checkpoint).exists():
+        from .checkpoint import CheckpointError
+
+        raise CheckpointError(f"checkpoint {checkpoint} does not exist, so there is nothing to resume; "
+                              "drop resume=True (--resume) to start a solve that saves to it")
     from .planner import plan_memory
 
     t_first = time.perf_counter()

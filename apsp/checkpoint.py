@@ -285,7 +285,7 @@ class CheckpointSession:
                 return int(b)
         raise CheckpointError(
             f"checkpoint {self.path} stopped after vertex {self.start_vertex}, which block size "
-            f"{requested} does not divide; pass block_size={self.saved_block} (--block {self.saved_block})")
+            f"{requested} does not divide; pass block_size={self.saved_block} (--block-size {self.saved_block})")
 
     def restore(self, write_rows) -> None:
         """Stream the saved matrix into the solver: ``write_rows(i0, i1, rows)``."""

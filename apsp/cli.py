@@ -40,9 +40,10 @@ search when every weight is 1, Dijkstra (stopping at the target; from both
 ends on larger graphs) for non-negative weights, Bellman-Ford with negative weights (a negative cycle
 that lies on a walk from --from to --to is an error naming it). Another
 --method solves all pairs first, then reads the route.
-Exit status 1 when there is no path. --json prints one object (schema 1):
-  {"schema", "source", "target", "reachable", "length", "path", "hops",
+Exit status 1 when there is no path. --json prints one object (schema_version 1):
+  {"schema_version", "source", "target", "reachable", "length", "path", "hops",
    "first_vertex", "method", "dtype", "timings_s", "n", "edges"}
+  ("schema", the same number under its former name, goes in the next release)
 
 examples:
   apsp path graph.txt --from 1 --to 4
@@ -50,7 +51,11 @@ examples:
 """
 
 
-def _add_solve_options(p: argparse.ArgumentParser) -> None:
+def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
+    """The options of ``solve``; ``route``: those ``path`` has (no output file, no large-problem
+    options; its own stages and JSON)."""
+    from .cli_messages import add_renamed_option
+
     p.add_argument("--method", default="auto",
                    choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
@@ -62,29 +67,38 @@ def _add_solve_options(p: argparse.ArgumentParser) -> None:
                         "verified after the solve; uint8/uint16 for --method bfs only)")
     p.add_argument("--format", dest="fmt", default=None,
                    help="input format (default: from the suffix; homework for .txt)")
-    p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
-    p.add_argument("--block", type=int, default=None, help="blocking factor (default: backend's best)")
+    if not route:
+        p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
+    add_renamed_option(p, "--block-size", type=int, default=None, metavar="B",
+                       help="blocking factor (default: the backend's best)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--profile", action="store_true",
-                   help="print the time of each stage (read, transfer, compute, write)")
+                   help="print the time of each stage (" + (
+                       "startup, read, search; compile on a first run; with another --method the "
+                       "solve's stages" if route else
+                       "startup, read, validate, setup, transfers, compute, write; compile on a "
+                       "first run") + ")")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON summary on stdout (same keys every run, schema_version 1; "
-                        "see README 'JSON summary')")
+                   help="print the route as one JSON object (see below)" if route else
+                   "print a JSON summary on stdout (same keys every run, schema_version 1; "
+                   "see README 'JSON summary')")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or notes")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say what was chosen and why (the decisions logged under the 'apsp' logger)")
+    if route:
+        return
     big = p.add_argument_group("large problems (memory, out-of-core, checkpoints)")
     big.add_argument("--gpu-memory", metavar="SIZE", default=None,
                      help="GPU memory the solve may use, e.g. 8GB or 6GiB (default: what is free); "
                           "a matrix that does not fit streams through the GPU out of core")
-    big.add_argument("--memory", dest="host_memory", metavar="SIZE", default=None,
+    add_renamed_option(big, "--host-memory", metavar="SIZE", default=None,
                      help="RAM the solve may use (default: what the OS reports available, capped "
                           "by a container's or batch job's cgroup memory limit)")
     big.add_argument("--out-of-core", action="store_const", const=True, default=None,
                      help="stream the matrix in stripes even if it fits (on the CPU backend: from a "
                           "scratch file, for matrices bigger than RAM)")
-    big.add_argument("--scratch", dest="scratch_dir", metavar="DIR", default=None,
+    add_renamed_option(big, "--scratch-dir", metavar="DIR", default=None,
                      help="directory for an out-of-core matrix file (default: the system temp dir)")
     big.add_argument("--checkpoint", metavar="FILE", default=None,
                      help="save the solve's state to FILE every --checkpoint-every seconds (fw only)")
@@ -110,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solve", help="solve a graph file and write the distance matrix",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp solve graph.txt -o dist.txt --block 64 --profile")
+                       epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile")
     p.add_argument("input", help="graph file")
     p.add_argument("-o", "--output", required=True, help="distance file (.txt homework text, .npy)")
     p.add_argument("--paths", metavar="FILE", default=None,
@@ -163,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start vertex, numbered as in the input (see below)")
     p.add_argument("--to", dest="target", type=int, required=True,
                    help="end vertex, numbered as in the input")
-    _add_solve_options(p)
+    _add_solve_options(p, route=True)
 
     _add_stats_parser(sub)
 
@@ -195,7 +209,7 @@ def _homework_argv(argv: list[str]) -> list[str] | None:
         return None
     rest = ["solve", positional[0], "-o", positional[1]]
     if len(positional) == 3:
-        rest += ["--block", positional[2]]
+        rest += ["--block-size", positional[2]]
     return rest + argv[len(positional):]
 
 
@@ -304,16 +318,14 @@ def _progress_flag(args) -> bool | None:
     return False if args.quiet else None
 
 
-def _process_age() -> float | None:
-    """Seconds since this process started (Linux), else None."""
-    try:
-        with open("/proc/self/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
+def _since_start() -> float:
+    """The ``startup`` stage: seconds since ``import apsp`` began, plus the interpreter's own start
+    before it, counted as the CPU time the process had used by then (that start is CPU-bound work;
+    a wait before exec uses none). Not the process's age: that counts whatever ran before exec,
+    so ``bash -c 'sleep 3 && apsp ...'`` would report 3 s more."""
+    from . import _CPU_BEFORE_IMPORT, _IMPORT_STARTED
+
+    return time.perf_counter() - _IMPORT_STARTED + _CPU_BEFORE_IMPORT
 
 
 def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_input: bool = False) -> None:
@@ -361,9 +373,8 @@ def _input_bytes(args) -> int:
 
 
 def _start_solve_command(args) -> dict:
-    """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since the
-    process started (interpreter, imports), so a profile accounts for the whole wall time."""
-    t0 = time.perf_counter()
+    """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since
+    the interpreter started (`_since_start`), so a profile accounts for the wall time."""
     # first: torch's import and CUDA's start are the longest chain; our imports and the read
     # (whose kernels release the GIL) run beside it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
@@ -374,8 +385,7 @@ def _start_solve_command(args) -> dict:
     from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
 
     _listen_for_compiles(args)
-    age = _process_age()
-    return {"startup": age if age is not None else time.perf_counter() - t0}
+    return {"startup": _since_start()}
 
 
 def _listen_for_compiles(args) -> None:
@@ -396,8 +406,8 @@ def _solve_file(args):
 
     loaded = read_graph(args.input, fmt=args.fmt)
     n = loaded.n if hasattr(loaded, "n") else len(loaded)
-    if args.block is not None and args.block < 1:
-        raise ValueError(f"blocking factor must be a positive integer, got {args.block}")
+    if args.block_size is not None and args.block_size < 1:
+        raise ValueError(f"blocking factor must be a positive integer, got {args.block_size}")
     sources = _sources_arg(args, n)  # a typo should not wait for the solve
     # before the graph's n-sized arrays: the result alone must fit somewhere
     _check_result_fits(args, n, n if sources is None else len(sources))
@@ -406,7 +416,7 @@ def _solve_file(args):
     compiled = compile_seconds() - compiled
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             sources=sources,
-                            block_size=args.block, progress=_progress_flag(args),
+                            block_size=args.block_size, progress=_progress_flag(args),
                             return_successors=getattr(args, "_need_paths", False)
                             or bool(getattr(args, "paths", None)),
                             **_large_problem_options(args))
@@ -445,9 +455,9 @@ def _check_solve_outputs(args) -> None:
                          "drop --json or write the output to a file")
     scratch = getattr(args, "scratch_dir", None)
     if scratch is not None and not os.path.isdir(scratch):
-        raise FileNotFoundError(f"--scratch {scratch}: no such directory")
+        raise FileNotFoundError(f"--scratch-dir {scratch}: no such directory")
     if scratch is not None and not os.access(scratch, os.W_OK | os.X_OK):
-        raise PermissionError(f"--scratch {scratch}: the directory is not writable")
+        raise PermissionError(f"--scratch-dir {scratch}: the directory is not writable")
     check_outputs({"-o": (args.output, args.out_format, "distances"),
                    "--paths": (args.paths, "npy", "distances"),
                    "--checkpoint": (args.checkpoint, None, "file")}, inputs={"the input": args.input})
@@ -491,10 +501,10 @@ def _large_problem_options(args) -> dict:
     for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "checkpoint"):
         if getattr(args, name, None) is not None:
             opts[name] = getattr(args, name)
-    if args.checkpoint is not None:
+    if getattr(args, "checkpoint", None) is not None:
         opts["checkpoint_every"] = args.checkpoint_every
         opts["resume"] = args.resume
-    elif args.resume:
+    elif getattr(args, "resume", False):
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
     return opts
 
@@ -626,15 +636,14 @@ def _cmd_path(args) -> int:
     from .query import shortest_path_between
 
     _listen_for_compiles(args)
-    startup = _process_age()  # interpreter and imports: so that the stages add up to the wall time
+    startup = _since_start()  # imports: so that the stages add up to the wall time
     t0 = time.perf_counter()
     compiled = compile_seconds()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
     s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
     route = shortest_path_between(g, s, t, dtype=args.dtype)
-    stages = {"startup": startup} if startup is not None else {}
-    route.timings = book_compile({**stages, "read": t_read, **route.timings}, compile_seconds() - compiled,
+    route.timings = book_compile({"startup": startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
     if args.verbose:
         print(f"apsp: n={g.n} edges={g.nnz}; vertices numbered from {first} as in the input; "

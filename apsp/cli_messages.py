@@ -8,12 +8,14 @@ Examples
 --------
 >>> cli_words("method='bfs' needs unit weights: pass unweighted=True or choose another method")
 '--method bfs needs unit weights: pass --unweighted or choose another method'
->>> cli_words("give another directory with scratch_dir= (--scratch DIR), or a smaller dtype")
-'give another directory with --scratch DIR, or a smaller dtype'
+>>> cli_words("give another directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+'give another directory with --scratch-dir DIR, or a smaller dtype'
 """
 from __future__ import annotations
 
+import argparse
 import re
+import sys
 
 #: version of the ``--json`` summary's layout; it changes only when a key changes meaning or goes
 SOLVE_JSON_SCHEMA = 1
@@ -29,13 +31,13 @@ _WORDS = [
     (r"\bmethod='(\w+)'", r"--method \1"),
     (r"\bbackend='(\w+)'", r"--backend \1"),
     (r"\bdtype='(\w+)'", r"--dtype \1"),
-    (r"\bblock_size\b", "--block"),
+    (r"\bblock_size\b", "--block-size"),
     (r"\bout_of_core=True\b", "--out-of-core"),
     (r"\s*\(out_of_core=False\)", ""),
     (r"\bgpu_memory=", "--gpu-memory "),
-    (r"\(host_memory\)", "(--memory)"),
-    (r"\bhost_memory=", "--memory "),
-    (r"\bscratch_dir=", "--scratch "),
+    (r"\(host_memory\)", "(--host-memory)"),
+    (r"\bhost_memory=", "--host-memory "),
+    (r"\bscratch_dir=", "--scratch-dir "),
     (r"\bcheckpoint_every\b", "--checkpoint-every"),
     (r"\bresume=True\b", "--resume"),
     (r"\bcheckpoint=FILE\b", "--checkpoint FILE"),
@@ -43,6 +45,28 @@ _WORDS = [
     (r"\breturn_predecessors=True or return_successors=True\b", "--paths FILE"),
     (r"\brows=\((\d+), (\d+)\)", r"--rows \1:\2"),
 ]
+
+
+#: former option spellings, still accepted for one release: old -> new
+RENAMED_OPTIONS = {"--block": "--block-size", "--memory": "--host-memory", "--scratch": "--scratch-dir"}
+
+
+class _RenamedOption(argparse.Action):
+    """A former spelling: stores its value under the new option's name and says it was renamed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"apsp: DeprecationWarning: {option_string} is now {RENAMED_OPTIONS[option_string]}; "
+              "the old spelling goes in the next release", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed_option(parser, name: str, **kwargs) -> None:
+    """``parser.add_argument(name, **kwargs)``, plus its former spelling (`RENAMED_OPTIONS`),
+    hidden from ``--help``."""
+    action = parser.add_argument(name, **kwargs)
+    old = next(o for o, n in RENAMED_OPTIONS.items() if n == name)
+    parser.add_argument(old, dest=action.dest, type=kwargs.get("type"), metavar=action.metavar,
+                        default=argparse.SUPPRESS, action=_RenamedOption, help=argparse.SUPPRESS)
 
 
 def cli_words(message: str, output: str | None = None) -> str:

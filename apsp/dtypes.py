@@ -52,10 +52,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import DtypeError
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 #: dtypes every backend accepts for distances
 SUPPORTED = (np.int16, np.int32, np.int64, np.float32, np.float64)
@@ -87,7 +91,7 @@ def inf_value(dtype):
     return dt.type(np.iinfo(dt).max // 2)
 
 
-def unreachable_value(dtype):
+def unreachable_value(dtype: DTypeLike) -> int | float:
     """The value apsp returns for 'no path': ``inf`` for floats, ``iinfo.max`` for integers.
 
     Parameters

@@ -7,6 +7,11 @@ should not pay. Modules raise it through `negative_cycle_error` or import it whe
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 class APSPError(Exception):
     """Base class of apsp's own errors."""
@@ -26,6 +31,15 @@ def _negative_cycle_error_class():
     NegativeCycleError.__module__ = __name__
     NegativeCycleError.__qualname__ = "NegativeCycleError"
     return NegativeCycleError
+
+
+if TYPE_CHECKING:  # the class `_negative_cycle_error_class` builds, as type checkers see it
+    from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
+
+    class NegativeCycleError(_ScipyNegativeCycleError, APSPError):
+        vertices: ArrayLike | None
+
+        def __init__(self, message: str = ..., vertices: ArrayLike | None = None) -> None: ...
 
 
 def __getattr__(name):

@@ -26,8 +26,9 @@ LINK_GRAPH_OUT_EXPONENT = 2.7
 LINK_GRAPH_IN_EXPONENT = 2.1
 
 
-def random_graph(n: int, density: float | None = None, weights=(0, 100), seed=None,
-                 kind: str = "uniform", directed: bool = True) -> EdgeList:
+def random_graph(n: int, density: float | None = None, weights: tuple[float, float] | None = (0, 100),
+                 seed: int | np.random.Generator | None = None, kind: str = "uniform",
+                 directed: bool = True) -> EdgeList:
     """A random graph on vertices ``0..n-1`` without self-loops or repeated edges.
 
     Parameters

@@ -13,7 +13,7 @@ Examples
 >>> from apsp.info import backend_report
 >>> report = backend_report()
 >>> sorted(report)
-['cpu', 'gpu', 'mpi', 'networkx', 'scipy']
+['cpu', 'gpu', 'mpi', 'nd-fw', 'networkx', 'scipy']
 >>> report["scipy"]["available"]
 True
 """
@@ -32,8 +32,9 @@ HINTS = {
     "gpu": "pip install 'apsp[gpu]' on a machine with an NVIDIA GPU and its CUDA driver",
     "torch-cuda": "install a CUDA build of torch (see pytorch.org) on a machine with an NVIDIA GPU",
     "mpi4py": "pip install 'apsp[mpi]'",
-    "mpiexec": "install an MPI library that provides mpiexec (e.g. apt-get install mpich, "
+    "mpiexec": "install an MPI library that provides mpiexec (e.g. pip install mpich, "
                "or Open MPI)",
+    "pymetis": "pip install 'apsp[sparse]'",
     "networkx": "pip install 'apsp[networkx]'",
     "networkx-register": "install apsp as a package (pip install . or pip install apsp): "
                          "networkx finds backends through installed entry points only",
@@ -120,7 +121,7 @@ def _gpu_hint(facts: dict) -> str:
 
 #: optional module -> the apsp extra that installs it
 EXTRAS = {"mpi4py": "mpi", "networkx": "networkx", "matplotlib": "plot", "torch": "gpu",
-          "triton": "gpu"}
+          "triton": "gpu", "pymetis": "sparse"}
 
 
 def require(module: str, feature: str) -> None:
@@ -188,6 +189,16 @@ def networkx_report() -> dict:
                   networkx=version, registered=True)
 
 
+def ndfw_report() -> dict:
+    """Nested-dissection Floyd-Warshall (``method="nd-fw"``, and ``auto``'s choice of it): pymetis."""
+    version = _version("pymetis") if _has_module("pymetis") else None
+    if version is None:
+        return _entry(False, "method nd-fw (nested-dissection Floyd-Warshall for sparse graphs) needs "
+                             "pymetis, which is not installed", ["pymetis"], pymetis=None)
+    return _entry(True, f"pymetis {version}; method nd-fw, and auto picks it where it is faster",
+                  pymetis=version)
+
+
 def scipy_report() -> dict:
     """scipy (a dependency) and the drop-in replacements built on it."""
     version = _version("scipy")
@@ -205,14 +216,14 @@ def backend_report(timings: dict | None = None) -> dict:
     -------
     dict
         ``{"cpu": {...}, "gpu": {...}, "mpi": {...}, "networkx": {...},
-        "scipy": {...}}``; each value has ``available`` (bool), ``detail``
+        "scipy": {...}, "nd-fw": {...}}``; each value has ``available`` (bool), ``detail``
         (str), ``hint`` (str or None) and backend-specific facts. Plain
         JSON types only.
     """
     import time
 
     probes = {"cpu": cpu_report, "gpu": gpu_report, "mpi": mpi_report, "networkx": networkx_report,
-              "scipy": scipy_report}
+              "scipy": scipy_report, "nd-fw": ndfw_report}
     report = {}
     for name, probe in probes.items():
         t0 = time.perf_counter()

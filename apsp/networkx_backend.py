@@ -49,8 +49,9 @@ always runs apsp.
 
 Configuration (``nx.config.backends.apsp``, or ``get_info()["default_config"]``):
 ``backend`` ("auto", "cpu" or "gpu"), ``dtype`` (None for the narrowest exact
-type, or a dtype name as in `apsp.shortest_paths`) and ``block`` (the
-Floyd-Warshall blocking factor, None for the backend's best). For example
+type, or a dtype name as in `apsp.shortest_paths`) and ``block_size`` (the
+Floyd-Warshall blocking factor, None for the backend's best; its former name
+``block`` still works in this release, with a DeprecationWarning). For example
 ``nx.config.backends.apsp.backend = "cpu"``.
 
 Graphs convert once per weight attribute (edge arrays are built in one pass
@@ -83,7 +84,7 @@ FUNCTIONS: dict[str, str] = {}
 SHOULD_RUN_FROM: dict[str, int | None] = {}
 
 #: ``nx.config.backends.apsp`` starts from these (see the module docstring)
-DEFAULT_CONFIG = {"backend": "auto", "dtype": None, "block": None}
+DEFAULT_CONFIG = {"backend": "auto", "dtype": None, "block_size": None, "block": None}
 
 
 def get_info() -> dict:
@@ -404,7 +405,14 @@ def configured_options() -> dict:
         values = {key: getattr(config, key, default) for key, default in DEFAULT_CONFIG.items()}
     except (ImportError, AttributeError):
         values = dict(DEFAULT_CONFIG)
-    return {"backend": values["backend"], "dtype": values["dtype"], "block_size": values["block"]}
+    block_size = values["block_size"]
+    if values["block"] is not None:
+        import warnings
+
+        warnings.warn("nx.config.backends.apsp.block is now block_size; the old name goes in the next "
+                      "release", DeprecationWarning, stacklevel=2)
+        block_size = values["block"] if block_size is None else block_size
+    return {"backend": values["backend"], "dtype": values["dtype"], "block_size": block_size}
 
 
 def _solve(G, weight, method, predecessors=False, drop_self_loops=False, nonnegative=False):

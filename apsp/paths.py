@@ -20,7 +20,12 @@ neighbour on a shortest path whose own walk succeeds, which cannot loop.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 from .errors import APSPError
 
@@ -36,7 +41,7 @@ class NoPathError(PathError):
     """There is no path between the two vertices."""
 
 
-def reconstruct_path(matrix, i: int, j: int, kind: str = "successors") -> list[int]:
+def reconstruct_path(matrix: ArrayLike, i: int, j: int, kind: str = "successors") -> list[int]:
     """Vertices of the shortest path from ``i`` to ``j`` stored in a pointer matrix.
 
     Parameters

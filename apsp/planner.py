@@ -455,7 +455,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
             raise MemoryPlanError(
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
-                f"directory with scratch_dir= (--scratch DIR), or a smaller dtype")
+                f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:

@@ -26,10 +26,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import dtypes
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from .api import GraphLike
 
 #: version of the JSON object `Route.to_json` returns (and ``apsp path --json`` prints)
 ROUTE_SCHEMA = 1
@@ -80,7 +86,7 @@ class Route:
         return self.path is not None
 
     def to_json(self, first_vertex: int = 0) -> dict:
-        """The route as a JSON-ready dict of stable shape (``schema`` `ROUTE_SCHEMA`).
+        """The route as a JSON-ready dict of stable shape (``schema_version`` `ROUTE_SCHEMA`).
 
         Parameters
         ----------
@@ -91,12 +97,14 @@ class Route:
         Returns
         -------
         dict
-            ``schema``, ``source``, ``target``, ``reachable``, ``length``, ``path``,
-            ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``.
+            ``schema_version``, ``source``, ``target``, ``reachable``, ``length``, ``path``,
+            ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``; and ``schema``,
+            the same number under its former name, until the next release.
         """
         shift = int(first_vertex)
         return {
-            "schema": ROUTE_SCHEMA,
+            "schema_version": ROUTE_SCHEMA,
+            "schema": ROUTE_SCHEMA,  # its former name, kept until the next release
             "source": self.source + shift,
             "target": self.target + shift,
             "reachable": self.reachable,
@@ -129,8 +137,9 @@ def choose_search(g, dtype) -> tuple[str, str]:
     return "dijkstra", "edge weights are non-negative"
 
 
-def shortest_path_between(graph, source: int, target: int, *, directed: bool = True,
-                          unweighted: bool = False, null_value=0.0, dtype=None, host_memory=None) -> Route:
+def shortest_path_between(graph: GraphLike, source: int, target: int, *, directed: bool = True,
+                          unweighted: bool = False, null_value: float = 0.0,
+                          dtype: DTypeLike | None = None, host_memory: int | str | None = None) -> Route:
     """A shortest path from ``source`` to ``target`` (0-based), by a single search.
 
     Parameters

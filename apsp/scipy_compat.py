@@ -1,9 +1,13 @@
 """Drop-in replacements for ``scipy.sparse.csgraph.floyd_warshall`` and ``shortest_path``.
 
 Same parameters, same input conventions, same outputs (float64 distances with
-``inf``, int32 predecessors with ``-9999``), same exceptions. Floyd-Warshall
-runs on apsp's blocked solvers (CPU, or the GPU when one is usable); Dijkstra,
-Bellman-Ford and Johnson (``method='D'``, ``'BF'``, ``'J'``) are scipy's own.
+``inf``, int32 predecessors with ``-9999``), same exceptions and messages.
+Floyd-Warshall distances run on apsp's blocked solvers (CPU, or the GPU when one
+is usable); with ``return_predecessors`` it runs scipy's own loop order in Numba
+(`apsp.cpu.scipyfw`), so where shortest paths tie the predecessor is scipy's.
+Dijkstra and Johnson (``method='D'``, ``'J'``, and ``unweighted=True``) run
+apsp's parallel searches with scipy's conventions (a tie may name another
+predecessor); Bellman-Ford (``'BF'``) is scipy's own.
 
 How scipy reads a graph, and so how these functions read it:
 
@@ -122,7 +126,24 @@ def _as_scipy_reads_it(csgraph):
     return validate_graph(csgraph, directed=True, dense_output=False)
 
 
-def _start_matrix(csgraph, overwrite: bool) -> np.ndarray:
+def _start_matrix(csgraph, overwrite: bool, unweighted: bool) -> np.ndarray:
+    """`_weights_matrix`, with every edge 1 if ``unweighted``."""
+    w = _weights_matrix(csgraph, overwrite)
+    if unweighted:
+        w[~np.isinf(w)] = 1
+    return w
+
+
+def _ready_for_floyd_warshall(w: np.ndarray, directed: bool) -> np.ndarray:
+    """What scipy's loop does first, in place: a zero diagonal (self-loops are ignored) and,
+    for an undirected graph, the lighter of the two directions both ways."""
+    w.flat[:: w.shape[0] + 1] = 0
+    if not directed:
+        _symmetrize_min(w)
+    return w
+
+
+def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     """The float64 C-contiguous matrix scipy's Floyd-Warshall starts from (inf = no edge).
 
     With ``overwrite`` and a C-contiguous float64 array, this is the caller's
@@ -236,8 +257,8 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     predecessors : ndarray of int32, shape (N, N)
         Only with ``return_predecessors``: ``predecessors[i, j]`` is the vertex
         before j on a shortest path from i (-9999 on the diagonal and where
-        there is no path). Where several shortest paths exist, the one chosen
-        may differ from scipy's.
+        there is no path). Computed by scipy's own loop order (rows over
+        threads), so where several shortest paths tie it names scipy's choice.
 
     Raises
     ------
@@ -254,12 +275,11 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
            [1., 4., 0.]])
     """
     from .api import shortest_paths
+    from .cpu.scipyfw import scipy_floyd_warshall
 
     csgraph = _pydata_to_scipy(csgraph)
-    w = _start_matrix(csgraph, overwrite)
+    w = _start_matrix(csgraph, overwrite, unweighted)
     n = w.shape[0]
-    if unweighted:
-        w[~np.isinf(w)] = 1
     if n and np.isneginf(w).any():
         # only a sparse matrix can store -inf as an edge; no dtype of ours holds
         # such distances, so scipy computes them (same semantics by construction)
@@ -269,29 +289,37 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
             return scipy_floyd_warshall(csgraph, directed=directed,
                                         return_predecessors=return_predecessors,
                                         unweighted=unweighted, overwrite=overwrite)
-    w.flat[:: n + 1] = 0  # scipy ignores self-loops
-    if not directed:
-        _symmetrize_min(w)
+    _ready_for_floyd_warshall(w, directed)
     if n == 0:
         empty = np.empty((0, 0), dtype=np.int32)
         return (w, empty) if return_predecessors else w
-
-    result = shortest_paths(_graph_for_solver(w), method="fw", backend="auto",
-                            return_predecessors=return_predecessors, progress=False)
+    if return_predecessors:
+        # which of two tied paths a predecessor names depends on scipy's loop order: run it
+        pred = scipy_floyd_warshall(w, return_predecessors=True)
+        _raise_if_negative_diagonal(w)
+        return w, pred
+    try:
+        result = shortest_paths(_graph_for_solver(w), method="fw", backend="auto", progress=False)
+    except NegativeCycleError:
+        # scipy's message names the vertices its own loop leaves negative: run it to know them
+        start = _ready_for_floyd_warshall(_start_matrix(csgraph, False, unweighted), directed)
+        scipy_floyd_warshall(start, return_predecessors=False)
+        _raise_if_negative_diagonal(start)
+        raise
     dist = result.distances
     if dist.dtype == np.float64:
         np.copyto(w, dist)
     else:
         np.copyto(w, dist, casting="unsafe")
         w[~result.reachable] = np.inf
-    if not return_predecessors:
-        return w
-    pred = result.predecessors
-    if pred is None:
-        raise RuntimeError(f"the {result.backend} Floyd-Warshall solver returned no predecessors")
-    pred = np.ascontiguousarray(pred, dtype=np.int32)
-    pred.flat[:: n + 1] = NULL_PREDECESSOR
-    return w, pred
+    return w
+
+
+def _raise_if_negative_diagonal(dist: np.ndarray) -> None:
+    """scipy's `NegativeCycleError`, word for word, after scipy's loop has run on ``dist``."""
+    negative = np.where(dist.diagonal() < 0)[0]
+    if negative.size:
+        raise NegativeCycleError("Negative cycle in nodes %s" % negative, vertices=negative)
 
 
 def _auto_method(csgraph, indices) -> str:
@@ -361,6 +389,12 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     if not directed:
         csr = _both_ways(csr)
         weights = csr.data
+    if unweighted and indices is None and not return_predecessors:
+        # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
+        from .cpu.bfs import solve as all_pairs_hops
+        from .solvers import SolveOptions
+
+        return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
     if unweighted:
         weights = np.ones_like(weights)
     integral = bool(np.all(np.floor(weights) == weights)) if weights.size else True
@@ -402,9 +436,9 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
     """Shortest-path search; drop-in for ``scipy.sparse.csgraph.shortest_path``.
 
     ``method='FW'`` (and ``'auto'`` when it picks Floyd-Warshall: no
-    ``indices`` and at least N*N/4 edges) runs apsp's blocked Floyd-Warshall;
-    ``'D'``, ``'BF'`` and ``'J'`` run scipy's Dijkstra, Bellman-Ford and
-    Johnson. Parameters, conventions and results are scipy's; see
+    ``indices`` and at least N*N/4 edges) runs `floyd_warshall`; ``'D'`` and
+    ``'J'`` run apsp's parallel Dijkstra and Johnson searches, ``'BF'``
+    scipy's Bellman-Ford. Parameters, conventions and results are scipy's; see
     `floyd_warshall` for the graph conventions.
 
     Parameters
@@ -450,7 +484,10 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
         return floyd_warshall(csgraph, directed, return_predecessors=return_predecessors,
                               unweighted=unweighted, overwrite=overwrite)
     if method in ("D", "BF", "J"):
-        found = _searches(csgraph, method, directed, return_predecessors, unweighted, indices)
+        try:
+            found = _searches(csgraph, method, directed, return_predecessors, unweighted, indices)
+        except NegativeCycleError:
+            found = None  # scipy's own search raises it, naming the vertex scipy's check finds
         if found is not None:
             return found
         from scipy.sparse.csgraph import shortest_path as scipy_shortest_path

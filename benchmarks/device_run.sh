@@ -76,7 +76,7 @@ for stage in $stages; do
       # printed; outputs compared with the CPU backend's (the homework stage writes it, else here)
       [ -f /tmp/h10k.txt ] || python3 -m apsp gen 10000 --density 0.05 --weights 0 100 --seed 1 -o /tmp/h10k.txt
       [ -f /tmp/h10k.cpu.out ] || timeout 200 python3 -m apsp /tmp/h10k.txt /tmp/h10k.cpu.out 256 --backend cpu -q
-      timeout 240 python3 -m apsp bench startup --backend gpu --input /tmp/h10k.txt --block 128 --variants int32 \
+      timeout 240 python3 -m apsp bench startup --backend gpu --input /tmp/h10k.txt --block-size 128 --variants int32 \
         --repeat 2 --expect /tmp/h10k.cpu.out --json "$OUT/startup_gpu.json" 2>&1 | tail -4
       # README command 1 and the variants on the CPU (first run of each, then warm)
       timeout 200 python3 -m apsp bench startup --repeat 1 --json "$OUT/startup_cpu.json" 2>&1 | tail -11 ;;

@@ -250,15 +250,24 @@ def test_an_integer_checkpoint_resumes_on_another_solver(tmp_path, rng):
         r.distances, shortest_paths(g, method="reference", backend="cpu", dtype="int32").distances)
 
 
-def test_resume_without_a_file_starts_from_the_beginning(tmp_path, rng):
-    if not (HAS_CPU_KERNELS or HAS_TRITON):
-        pytest.skip("no solver that checkpoints")
-    opts = dict(backend="cpu") if HAS_CPU_KERNELS else dict(backend="gpu", block_size=16)
+def test_resume_without_a_file_is_refused_before_any_work(tmp_path, rng):
+    """A missing checkpoint is most likely a wrong path: starting over silently would waste the run."""
     g = _graph(rng, 30)
-    r = shortest_paths(g, method="fw", dtype="int32", checkpoint=tmp_path / "none.ckpt", resume=True, **opts)
-    np.testing.assert_array_equal(
-        r.distances, shortest_paths(g, method="reference", backend="cpu", dtype="int32").distances)
-    assert "resumed_from_vertex" not in r.info
+    with pytest.raises(CheckpointError, match=r"none\.ckpt does not exist, so there is nothing to resume"):
+        shortest_paths(g, method="fw", backend="cpu", dtype="int32", checkpoint=tmp_path / "none.ckpt",
+                       resume=True)
+    assert not (tmp_path / "none.ckpt").exists()
+
+
+def test_resume_without_a_file_is_one_line_naming_the_options(tmp_path):
+    (tmp_path / "g.txt").write_text("2 1\n1 2 3\n")
+    err = subprocess.run([sys.executable, "-m", "apsp", "solve", str(tmp_path / "g.txt"), "-o",
+                          str(tmp_path / "d.txt"), "--method", "fw", "--checkpoint", str(tmp_path / "x.ckpt"),
+                          "--resume"], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert err.returncode == 1 and "Traceback" not in err.stderr, err.stderr
+    assert "x.ckpt does not exist" in err.stderr and "--resume" in err.stderr and "resume=" not in err.stderr
+    assert not (tmp_path / "d.txt").exists()
 
 
 # ----------------------------------------------------------------------------- the command line
@@ -274,7 +283,7 @@ def _slow_solve_args(tmp_path, rng, n=64):
         pytest.skip("needs the Triton interpreter (a deliberately slow solver)")
     graph = tmp_path / "g.txt"
     write_graph(graph, random_edges(rng, n, 0.1, lo=1, hi=50))
-    return graph, ["--backend", "gpu", "--method", "fw", "--block", "16", "-q"], {"TRITON_INTERPRET": "1"}
+    return graph, ["--backend", "gpu", "--method", "fw", "--block-size", "16", "-q"], {"TRITON_INTERPRET": "1"}
 
 
 def _wait_for(path: Path, proc, timeout=120.0, newer_than=None) -> None:

@@ -70,7 +70,11 @@ def test_bench_without_matplotlib_stops_before_running(monkeypatch, tmp_path, ca
 
 def test_require_passes_what_is_installed():
     info.require("numpy", "anything")
-    assert set(info.EXTRAS.values()) <= {"mpi", "networkx", "plot", "gpu"}
+    import tomllib
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert set(info.EXTRAS.values()) <= set(pyproject["project"]["optional-dependencies"])
 
 
 # -- apsp info suggests only what is missing ----------------------------------------------------
@@ -115,9 +119,9 @@ def test_unknown_output_suffix_names_out_format(homework, tmp_path, capsys):
 
 def test_memory_refusal_names_options(homework, tmp_path, capsys):
     assert main(["solve", str(homework), "-o", str(tmp_path / "d.txt"), "--backend", "cpu", "--method", "fw",
-                 "--memory", "10B"]) == 1
+                 "--host-memory", "10B"]) == 1
     line = one_error_line(capsys.readouterr().err)
-    assert "--memory" in line and "host_memory" not in line and "out_of_core" not in line
+    assert "--host-memory" in line and "host_memory" not in line and "out_of_core" not in line
 
 
 @pytest.mark.parametrize("argv,words", [
@@ -178,7 +182,7 @@ def test_homework_writer_names_the_weight_without_a_numpy_repr(tmp_path):
 def test_json_summary_has_a_schema_version_and_the_same_keys_every_run(homework, tmp_path, capsys):
     shapes = []
     for extra in (["--method", "fw"], ["--method", "dijkstra"], ["--method", "bfs", "--unweighted"],
-                  ["--method", "fw", "--out-of-core", "--memory", "64KB", "--scratch", str(tmp_path)]):
+                  ["--method", "fw", "--out-of-core", "--host-memory", "64KB", "--scratch-dir", str(tmp_path)]):
         assert main(["solve", str(homework), "-o", str(tmp_path / "d.npy"), "--backend", "cpu", "--json",
                      *extra]) == 0
         summary = json.loads(capsys.readouterr().out)
@@ -301,3 +305,52 @@ def test_negative_cycle_in_a_dimacs_file_is_one_based(tmp_path, capsys):
     graph.write_text("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 2 1\n")
     assert main(["solve", str(graph), "-o", str(tmp_path / "d.npy"), "--method", "johnson"]) == 1
     assert "3 -> 2 -> 3 (1-based" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("old,new,value", [("--block", "--block-size", "2"),
+                                           ("--memory", "--host-memory", "1GB"),
+                                           ("--scratch", "--scratch-dir", None)])
+def test_former_option_spellings_still_work_with_a_deprecation_note(homework, tmp_path, capsys, old, new,
+                                                                    value):
+    value = str(tmp_path) if value is None else value
+    argv = ["solve", str(homework), "-o", str(tmp_path / "d.txt"), "--backend", "cpu", "--method", "fw", "--json"]
+    assert main([*argv, new, value]) == 0
+    current = capsys.readouterr()
+    assert "Deprecation" not in current.err
+    assert main([*argv, old, value]) == 0
+    former = capsys.readouterr()
+    assert f"DeprecationWarning: {old} is now {new}" in former.err
+    assert json.loads(former.out.splitlines()[-1])["block_size"] == json.loads(
+        current.out.splitlines()[-1])["block_size"]
+    assert old not in main.__globals__["build_parser"]().format_help().replace(new, "")
+
+
+def test_homework_blocking_factor_needs_no_renamed_option(homework, tmp_path, capsys):
+    assert main([str(homework), str(tmp_path / "d.txt"), "2", "--backend", "cpu", "--method", "fw", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "Deprecation" not in captured.err and json.loads(captured.out)["block_size"] == 2
+
+
+def test_unknown_output_suffix_lists_only_formats_that_can_hold_distances(homework, tmp_path, capsys):
+    assert main(["solve", str(homework), "-o", str(tmp_path / "dist.csv")]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert "--out-format" in line and "homework" in line and "npy" in line and "mtx" in line
+    for input_only in ("metis", "graphml", "snap", "dimacs"):
+        assert input_only not in line, line
+
+
+def test_path_help_names_only_what_path_has(capsys):
+    with pytest.raises(SystemExit):
+        main(["path", "--help"])
+    text = capsys.readouterr().out
+    for solve_only in ("--gpu-memory", "--host-memory", "--out-of-core", "--scratch-dir", "--checkpoint",
+                       "--resume", "--out-format", "transfer", "write"):
+        assert solve_only not in text, solve_only
+    assert "search" in text and "--block-size" in text
+
+
+def test_bench_help_names_every_suite(capsys):
+    from apsp.bench.cli import build_parser
+
+    usage = build_parser().format_usage()
+    assert "startup" in usage and "report" in usage

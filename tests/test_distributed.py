@@ -232,7 +232,7 @@ def test_cli_text_and_npy_equal_serial_bytes(ranks, tmp_path):
     assert out.returncode == 0, f"seed={seed}\n{out.stderr}"
     assert (tmp_path / "out.txt").read_bytes() == (tmp_path / "ref.txt").read_bytes(), f"seed={seed}"
     assert "seconds per stage and rank" in out.stderr and "compute" in out.stderr
-    out = mpirun(ranks, ["-m", "apsp", "solve", "in.txt", "-o", "out.npy", "--block", block, "--distributed",
+    out = mpirun(ranks, ["-m", "apsp", "solve", "in.txt", "-o", "out.npy", "--block-size", block, "--distributed",
                          "--backend", "cpu", "--json"], cwd=tmp_path)
     assert out.returncode == 0, f"seed={seed}\n{out.stderr}"
     assert (tmp_path / "out.npy").read_bytes() == (tmp_path / "ref.npy").read_bytes(), f"seed={seed}"

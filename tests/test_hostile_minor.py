@@ -49,9 +49,9 @@ def test_piped_standard_input_is_read(data, tmp_path):
 
 def test_missing_scratch_directory_is_named(tmp_path):
     (tmp_path / "g.txt").write_text("2 1\n1 2 5\n")
-    r = run(["solve", tmp_path / "g.txt", "-o", tmp_path / "d.npy", "--scratch", tmp_path / "nodir",
+    r = run(["solve", tmp_path / "g.txt", "-o", tmp_path / "d.npy", "--scratch-dir", tmp_path / "nodir",
              "--out-of-core", "--method", "fw"])
-    assert r.returncode == 1 and "--scratch" in r.stderr and "no such directory" in r.stderr, r.stderr
+    assert r.returncode == 1 and "--scratch-dir" in r.stderr and "no such directory" in r.stderr, r.stderr
     assert not (tmp_path / "d.npy").exists()
 
 

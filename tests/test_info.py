@@ -16,7 +16,7 @@ from apsp import info
 from apsp.solvers import gpu_available
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["cpu", "gpu", "mpi", "networkx", "scipy"]
+NAMES = ["cpu", "gpu", "mpi", "networkx", "scipy", "nd-fw"]
 
 
 def run_cli(*args):
@@ -132,3 +132,18 @@ def test_cli_info_json():
     report = json.loads(out.stdout)
     assert list(report) == NAMES
     assert report["scipy"]["available"] is True
+
+
+def test_nd_fw_says_whether_pymetis_is_there(report, monkeypatch):
+    entry = report["nd-fw"]
+    assert entry["available"] == (importlib.util.find_spec("pymetis") is not None)
+    assert "nd-fw" in entry["detail"]
+    monkeypatch.setattr(info, "_has_module", lambda name: False)
+    missing = info.ndfw_report()
+    assert not missing["available"] and "pip install 'apsp[sparse]'" in missing["detail"]
+
+
+def test_mpi_hint_matches_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    assert "pip install mpich" in info.HINTS["mpiexec"] and "pip install mpich" in readme
+    assert "apt-get" not in info.HINTS["mpiexec"]

@@ -94,7 +94,7 @@ def _reference(path):
 def test_cli_rows_and_out_of_core(tmp_path, graph_file, capsys):
     out = tmp_path / "part.txt"
     code = main(["solve", str(graph_file), "-o", str(out), "--backend", "cpu", "--method", "fw",
-                 "--out-of-core", "--memory", "64KB", "--scratch", str(tmp_path), "--rows", "10:", "--json"])
+                 "--out-of-core", "--host-memory", "64KB", "--scratch-dir", str(tmp_path), "--rows", "10:", "--json"])
     assert code == 0
     assert out.read_bytes() == format_rows(_reference(graph_file)[10:])
     report = capsys.readouterr().out
@@ -116,14 +116,14 @@ def test_cli_bad_rows_fail_before_solving(tmp_path, graph_file, capsys, rows, wo
 def test_cli_memory_refusal_and_checkpoint_options(tmp_path, graph_file, capsys):
     out = tmp_path / "o.txt"
     assert main(["solve", str(graph_file), "-o", str(out), "--backend", "cpu", "--method", "fw",
-                 "--memory", "6KB"]) == 1  # the file and the graph fit, the solve does not
+                 "--host-memory", "6KB"]) == 1  # the file and the graph fit, the solve does not
     err = capsys.readouterr().err
     assert "apsp: error: the fw solver on the cpu needs" in err and "--out-of-core" in err
     assert main(["solve", str(graph_file), "-o", str(out), "--resume"]) == 1
     assert "--resume needs --checkpoint FILE" in capsys.readouterr().err
     ck = tmp_path / "run.ckpt"
     assert main(["solve", str(graph_file), "-o", str(out), "--backend", "cpu", "--method", "fw",
-                 "--checkpoint", str(ck), "--checkpoint-every", "0", "--block", "8", "--json"]) == 0
+                 "--checkpoint", str(ck), "--checkpoint-every", "0", "--block-size", "8", "--json"]) == 0
     assert out.read_bytes() == format_rows(_reference(graph_file)) and not ck.exists()
     assert '"checkpoints_saved": 4' in capsys.readouterr().out  # rounds 1-4 of 5 (the last needs none)
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())

@@ -420,7 +420,8 @@ def test_every_function_is_registered_in_one_place():
 
 
 def test_default_config_and_its_use(monkeypatch):
-    assert nxb.get_info()["default_config"] == {"backend": "auto", "dtype": None, "block": None}
+    assert nxb.get_info()["default_config"] == {"backend": "auto", "dtype": None, "block_size": None,
+                                                "block": None}
     seen = []
     import apsp.api
 
@@ -441,10 +442,16 @@ def test_default_config_and_its_use(monkeypatch):
         pytest.skip("the apsp backend is not registered with networkx (pip install -e .)")
     monkeypatch.setattr(config, "backend", "cpu")
     monkeypatch.setattr(config, "dtype", "float64")
-    monkeypatch.setattr(config, "block", 16)
+    monkeypatch.setattr(config, "block_size", 16)
     np.testing.assert_array_equal(nx.floyd_warshall_numpy(G, backend="apsp"), expected)
     assert {k: seen[-1][k] for k in ("backend", "dtype", "block_size")} == {
         "backend": "cpu", "dtype": "float64", "block_size": 16}
+    # the former name: still used for one release, with a DeprecationWarning
+    monkeypatch.setattr(config, "block_size", None)
+    monkeypatch.setattr(config, "block", 8)
+    with pytest.warns(DeprecationWarning, match="block is now block_size"):
+        np.testing.assert_array_equal(nx.floyd_warshall_numpy(G, backend="apsp"), expected)
+    assert seen[-1]["block_size"] == 8
 
 
 @needs_registration

@@ -292,7 +292,7 @@ def test_cli_path_end_to_end(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == ["1 -> 2 -> 3 -> 4", "length 9"]
     assert main(["path", str(graph), "--from", "2", "--to", "1", "--json", "--backend", "cpu"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["path"] == [2, 3, 1] and got["length"] == 5 and got["schema"] == 1
+    assert got["path"] == [2, 3, 1] and got["length"] == 5 and got["schema_version"] == 1
     assert main(["path", str(graph), "--from", "4", "--to", "1", "--backend", "cpu"]) == 1
     assert "no path from 4 to 1" in capsys.readouterr().out
     assert main(["path", str(graph), "--from", "9", "--to", "1", "--backend", "cpu"]) == 1

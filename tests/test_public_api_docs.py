@@ -122,8 +122,11 @@ def test_package_is_marked_typed_and_exports_real_types():
     assert (Path(apsp.__file__).parent / "py.typed").is_file()
     source = Path(apsp.__file__).read_text()
     block = source.split("if TYPE_CHECKING:", 1)[1].split("\n\n", 1)[0]
-    for name in apsp._EXPORTS:  # every lazy name is also imported for type checkers
-        assert re.search(rf"\b{name}\b", block), f"{name} is not in apsp/__init__'s TYPE_CHECKING block"
+    for name in apsp._EXPORTS:  # every lazy name is also imported for type checkers, re-exported explicitly
+        assert re.search(rf"\b{name} as {name}\b", block), f"{name} is not 'X as X' in apsp/__init__'s TYPE_CHECKING block"
+    # __all__ is a literal list (a computed one is invisible to type checkers), naming every export
+    assert re.search(r"^__all__ = \[", source, re.M)
+    assert sorted(apsp.__all__) == sorted([*apsp._EXPORTS, "__version__"])
 
 
 def test_import_apsp_still_loads_numpy_only():

@@ -278,7 +278,7 @@ def test_path_numbering_follows_the_format(tmp_path):
     for name, first in (("g.txt", 1), ("g.gr", 1), ("g.snap", 0), ("g.npy", 0)):
         out = run_cli("path", tmp_path / name, "--from", first, "--to", first + 2, "--json", check=True)
         got = json.loads(out.stdout)
-        assert got["schema"] == 1 and got["first_vertex"] == first
+        assert got["schema_version"] == got["schema"] == 1 and got["first_vertex"] == first
         assert got["path"] == [first, first + 1, first + 2] and got["length"] == 5
         assert got["method"] == "dijkstra" and got["hops"] == 2
         bad = run_cli("path", tmp_path / name, "--from", first + 3, "--to", first)

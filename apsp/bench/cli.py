@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cli_messages import add_renamed_option
 from . import SUITES
 
 EPILOG = """suites:
@@ -45,7 +46,7 @@ Dijkstra (all sources up to --check-all-up-to, a sample of sources above).
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="apsp bench", description="Benchmark and profiling suites.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("suite", choices=SUITES + ("report",), help="what to measure (or 'report')")
+    p.add_argument("suite", choices=SUITES + ("startup", "report"), help="what to measure (or 'report')")
     p.add_argument("directory", nargs="?", help="report: the results directory to redraw")
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (minutes on a laptop)")
     p.add_argument("--out", type=Path, default=None,
@@ -62,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="graph seed (default 0)")
     p.add_argument("--dtype", choices=("int16", "int32", "int64", "float32", "float64"),
                    help="distance dtype (default: apsp's choice)")
-    p.add_argument("--block", type=int, help="blocking factor for Floyd-Warshall (default: backend's best)")
+    add_renamed_option(p, "--block-size", dest="block", type=int, metavar="B",
+                       help="blocking factor for Floyd-Warshall (default: the backend's best)")
     p.add_argument("--blocks", type=int, nargs="+", metavar="B", help="block suite: blocking factors")
     p.add_argument("--ranks", type=int, nargs="+", metavar="P", help="scaling suite: MPI rank counts")
     p.add_argument("--mpiexec", default="mpiexec",

@@ -22,6 +22,13 @@ from pathlib import Path
 VERSIONED = ("numpy", "numba", "scipy", "torch", "triton", "networkx", "mpi4py", "matplotlib")
 
 
+def with_this_apsp(env: dict) -> dict:
+    """``env`` for a child ``python -m apsp``: this checkout's apsp first on ``PYTHONPATH``, so the
+    child runs the code being measured, whatever apsp is installed."""
+    root = str(Path(__file__).resolve().parents[2])
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))}
+
+
 def collect_environment() -> dict:
     """Device, versions, commit and date, as a JSON-ready dict."""
     return {

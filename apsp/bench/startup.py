@@ -11,7 +11,7 @@ one only for its own kernels. Every output is checked against scipy.
 
     apsp bench startup                       # README command 1 and the variants
     apsp bench startup --variants int32 --repeat 3
-    apsp bench startup --backend gpu --input g.txt --block 128    # the GPU pipeline
+    apsp bench startup --backend gpu --input g.txt --block-size 128    # the GPU pipeline
 """
 from __future__ import annotations
 
@@ -41,12 +41,15 @@ BLOCKED_N = 600
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..cli_messages import add_renamed_option
+
     p = argparse.ArgumentParser(prog="apsp bench startup", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 2)[2])
     p.add_argument("--input", type=Path, default=DATA / "knuth-miles.txt",
                    help="homework graph file (default: apsp/data/knuth-miles.txt, README command 1)")
-    p.add_argument("--block", type=int, default=32, help="blocking factor (default 32, as README command 1)")
+    add_renamed_option(p, "--block-size", dest="block", type=int, default=32, metavar="B",
+                       help="blocking factor (default 32, as README command 1)")
     p.add_argument("--variants", default="int32,float64,predecessors,bfs,blocked",
                    help=f"comma-separated, in order (default all: {', '.join(VARIANTS)})")
     p.add_argument("--repeat", type=int, default=2, help="warm runs per variant (default 2)")
@@ -62,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_cli(args: list[str], cache: Path, cwd: Path) -> dict:
     """One CLI run in a fresh process: wall seconds, stages, whether it announced a compile."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    from .environment import with_this_apsp
+
+    env = with_this_apsp({**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "apsp", *args, "--profile", "--json"], cwd=cwd, env=env,
@@ -124,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 src = blocked_input
             extra = [a.replace("{paths}", str(tmp / f"{v}-succ.npy")) for a in VARIANTS[v]]
             out = tmp / f"{v}.txt"
-            cmd = ["solve", str(src), "-o", str(out), "--block", str(args.block), "--backend", args.backend, *extra]
+            cmd = ["solve", str(src), "-o", str(out), "--block-size", str(args.block), "--backend", args.backend, *extra]
             expected = None if args.expect else _expected(src, unweighted="--unweighted" in extra)
             for r in range(1 + args.repeat):
                 rec = run_cli(cmd, cache, tmp)

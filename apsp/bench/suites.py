@@ -577,10 +577,10 @@ def _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, tmp: Path) -> None:
     if ctx.dtype:
         cmd += ["--dtype", ctx.dtype]
     if ctx.block:
-        cmd += ["--block", str(ctx.block)]
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # this checkout, installed or not
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        cmd += ["--block-size", str(ctx.block)]
+    from .environment import with_this_apsp
+
+    env = with_this_apsp(dict(os.environ))
     runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
     try:
         for i in range(max(1, ctx.warmup) + ctx.repeat):

@@ -93,8 +93,8 @@ def _reduce_level(stats, s0, j0, j1, level, source):
 
 
 @njit(cache=True)
-def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, succ, want_pred,
-               want_succ, table, push_factor, ws_bits, ws_lists, found, parent, hop, stats=None):
+def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, unreachable, not_found, pred,
+               succ, want_pred, want_succ, table, push_factor, ws_bits, ws_lists, found, parent, hop, stats=None):
     """Searches from sources ``s0 .. s0+ns-1``; fills their rows of dist (and pred/succ).
 
     With ``stats`` (`apsp.cpu.reductions.bfs_stats_tasks`' tuple), nothing is
@@ -106,7 +106,9 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
     once every source has reached it). Results are first kept per vertex in
     ``found[v, j]`` (one cache line per vertex), then written out row by row.
     Returns the deepest level reached, or -1 as soon as a vertex is found
-    deeper than ``max_level``.
+    deeper than ``max_level``. ``found`` holds ``not_found`` where no path is known; such pairs
+    get ``unreachable`` in dist (the integer sentinel, or inf: float distances are written here,
+    with no second pass, while ``found`` stays a narrow integer type that fits the cache).
     """
     n = in_ptr.shape[0] - 1
     m = in_idx.shape[0]
@@ -120,7 +122,7 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
     frontier[:] = zero
     nxt[:] = zero
     if stats is None:
-        found[:, :] = max_level + 1
+        found[:, :] = not_found
     nfront = 0
     front_edges = 0
     for j in range(ns):
@@ -203,16 +205,16 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
     if stats is not None:
         return level - 1
     # write the batch's rows: found (n x 64) transposed into dist (64 x n), blocks of 64 vertices
-    unreachable = max_level + 1
     for v0 in range(0, n, WORD):
         v1 = min(v0 + WORD, n)
         for j in range(ns):
             s = s0 + j
             for v in range(v0, v1):
-                dist[s, v] = found[v, j]
+                level_v = found[v, j]
+                dist[s, v] = unreachable if level_v == not_found else level_v
             if want_parent:
                 for v in range(v0, v1):
-                    reached = found[v, j] != unreachable and v != s
+                    reached = found[v, j] != not_found and v != s
                     if want_pred:
                         pred[s, v] = parent[v, j] if reached else NO_VERTEX
                     if want_succ:
@@ -221,30 +223,31 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred, 
 
 
 @njit(cache=True, nogil=True)
-def _bfs_batches(out_ptr, out_idx, in_ptr, in_idx, batches, dist, max_level, pred, succ,
-                 want_pred, want_succ, table, push_factor, levels, lo, hi):
+def _bfs_batches(out_ptr, out_idx, in_ptr, in_idx, batches, dist, max_level, unreachable, not_found,
+                 pred, succ, want_pred, want_succ, table, push_factor, levels, lo, hi):
     """Batches ``lo..hi-1`` one after another (one thread's share: `apsp.cpu.threads`), on one
     set of work arrays; ``levels[i]``: batch i's deepest level, -1 if it outgrew ``max_level``."""
     n = in_ptr.shape[0] - 1
     rows = n if (want_pred or want_succ) else 1
     ws_bits = np.empty((3, n), dtype=np.uint64)
     ws_lists = np.empty((2, n), dtype=np.int64)
-    found = np.empty((n, WORD), dtype=dist.dtype)
+    found = np.empty((n, WORD), dtype=type(not_found))
     parent = np.empty((rows, WORD), dtype=np.int32)
     hop = np.empty((rows, WORD), dtype=np.int32)
     for i in range(lo, hi):
         s0 = batches[i] * WORD
         ns = min(WORD, n - s0)
-        levels[i] = _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, pred,
-                               succ, want_pred, want_succ, table, push_factor, ws_bits, ws_lists,
+        levels[i] = _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, unreachable,
+                               not_found, pred, succ, want_pred, want_succ, table, push_factor, ws_bits, ws_lists,
                                found, parent, hop)
 
 
 def csr_arrays(graph):
-    """``(out_ptr, out_idx, in_ptr, in_idx)``: CSR of the out-neighbours and of the in-neighbours."""
-    csr = graph.to_csr()
+    """``(out_ptr, out_idx, in_ptr, in_idx)``: CSR of the out-neighbours and of the in-neighbours
+    (``graph``: a `Graph`, or a scipy CSR matrix whose stored entries are the edges)."""
+    csr = graph.to_csr() if hasattr(graph, "to_csr") else graph
     csr_t = csr.T.tocsr()
-    index_type = np.int32 if graph.n < 2**31 - 1 and csr.nnz < 2**31 - 1 else np.int64
+    index_type = np.int32 if csr.shape[0] < 2**31 - 1 and csr.nnz < 2**31 - 1 else np.int64
     return tuple(a.astype(index_type) for a in (csr.indptr, csr.indices, csr_t.indptr, csr_t.indices))
 
 
@@ -273,8 +276,8 @@ def finish_dtype(dist: np.ndarray, requested) -> np.ndarray:
 
 
 def work_dtype(requested) -> tuple[np.dtype, bool]:
-    """The dtype the search writes, and whether it may widen it (no user dtype, or a float one)."""
-    if requested is None or np.dtype(requested).kind == "f":
+    """The dtype the search writes, and whether it may widen it (no user dtype)."""
+    if requested is None:
         return np.dtype(AUTO_DTYPES[0]), True
     return np.dtype(requested), False
 
@@ -295,9 +298,10 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
 
     ``opts.dtype`` None picks the narrowest of uint8/uint16/int32 that holds
     the diameter; an integer dtype is used as given (`DtypeError` if a distance
-    does not fit), a float dtype gets ``inf`` for unreachable pairs.
+    does not fit); a float dtype is written by the searches directly, ``inf``
+    for unreachable pairs. ``graph``: a `Graph`, or a scipy CSR matrix (`csr_arrays`).
     """
-    n = graph.n
+    n = graph.shape[0] if hasattr(graph, "shape") else graph.n
     arrays = csr_arrays(graph)
     push_factor = opts.push_factor or PUSH_FACTOR
     dt, may_widen = work_dtype(opts.dtype)
@@ -309,8 +313,15 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     diameter = 0
     while len(batches):
         levels = np.empty(len(batches), dtype=np.int64)
-        run_split(_bfs_batches, len(batches), *arrays, batches, dist, max_level(dt), pred, succ,
-                  want_pred, want_succ, _LOW_BIT_INDEX, push_factor, levels)
+        # a float dtype holds every level (at most n - 1), and inf for unreachable; the levels
+        # found are kept in int32 meanwhile
+        if dt.kind == "f":
+            limit, unreachable, not_found = n, dt.type(np.inf), np.int32(np.iinfo(np.int32).max)
+        else:
+            limit = max_level(dt)
+            unreachable = not_found = dt.type(limit + 1)
+        run_split(_bfs_batches, len(batches), *arrays, batches, dist, np.int64(limit), unreachable, not_found,
+                  pred, succ, want_pred, want_succ, _LOW_BIT_INDEX, push_factor, levels)
         diameter = max(diameter, int(levels.max(initial=0)))
         batches = batches[levels < 0]
         if len(batches):

@@ -46,9 +46,9 @@ def _bfs_stats_tasks(out_ptr, out_idx, in_ptr, in_idx, batches, ntasks, push_fac
         for i in range(nb * q // ntasks, nb * (q + 1) // ntasks):
             s0 = batches[i] * WORD
             ns = min(WORD, n - s0)
-            _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, unused, np.int64(n), unused32,
-                       unused32, False, False, _LOW_BIT_INDEX, push_factor, ws_bits, ws_lists,
-                       unused, unused32, unused32, stats)
+            _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, unused, np.int64(n), np.int64(-1),
+                       np.int64(n + 1), unused32, unused32, False, False, _LOW_BIT_INDEX, push_factor,
+                       ws_bits, ws_lists, unused, unused32, unused32, stats)
 
 
 def bfs_stats_tasks(arrays, batches, push_factor, targets, counted, acc, hist) -> None:

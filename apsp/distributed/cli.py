@@ -27,7 +27,7 @@ def run_solve(args) -> int:
         if args.method not in ("auto", "fw"):
             raise ValueError(f"--distributed runs blocked Floyd-Warshall only; drop --method {args.method}")
         run = solve(args.input if rank == 0 else None, comm, output=args.output, out_format=args.out_format,
-                    block_size=args.block, dtype=args.dtype, backend=args.backend,
+                    block_size=args.block_size, dtype=args.dtype, backend=args.backend,
                     cuda_aware=getattr(args, "cuda_aware", "auto"), directed=not args.undirected,
                     unweighted=args.unweighted, fmt=args.fmt, profile=args.profile)
     except (APSPError, ValueError) as exc:

@@ -24,7 +24,15 @@ Malformed input raises `apsp.errors.GraphFormatError` naming the file, the
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+    from ..graph import EdgeList
 
 __all__ = ["read_graph", "write_graph", "write_distances", "check_outputs", "FORMATS", "FIRST_VERTEX",
            "guess_format", "detect_format"]
@@ -61,16 +69,19 @@ _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "hom
              ".graph": "metis", ".metis": "metis", ".graphml": "graphml"}
 
 
-def _known() -> str:
+def _known(able: int = 1) -> str:
+    """The formats that can do column ``able`` of `FORMATS` (1: read a graph), with their suffixes."""
     def suffixes(name):
         found = [s for s, f in _SUFFIXES.items() if f == name and s]
         return " ".join(found) + (" or none" if _SUFFIXES[""] == name else "")
 
-    return "; ".join(f"{name} ({suffixes(name)})" for name in FORMATS) + "; each also + .gz"
+    return "; ".join(f"{name} ({suffixes(name)})" for name, spec in FORMATS.items() if spec[able]) \
+        + "; each also + .gz"
 
 
-def guess_format(path, fmt: str | None = None) -> str:
+def guess_format(path, fmt: str | None = None, able: int = 1) -> str:
     """The format name for ``path``: ``fmt`` (a name or alias) if given, else from the suffix.
+    ``able``: the `FORMATS` column the caller needs, so that an error lists only those formats.
 
     Examples
     --------
@@ -81,7 +92,7 @@ def guess_format(path, fmt: str | None = None) -> str:
         key = str(fmt).lower().lstrip(".")
         key = key[:-3] if key.endswith(".gz") else key
         if key not in _ALIASES:
-            raise ValueError(f"unknown format {fmt!r}; known formats: {_known()}")
+            raise ValueError(f"unknown format {fmt!r}; known formats: {_known(able)}")
         return _ALIASES[key]
     p = Path(path)
     suffix = p.suffix.lower()
@@ -89,7 +100,7 @@ def guess_format(path, fmt: str | None = None) -> str:
         suffix = Path(p.stem).suffix.lower()
     if suffix not in _SUFFIXES:
         raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
-                         f"give it explicitly (fmt= or --format); known formats: {_known()}")
+                         f"give it explicitly (fmt= or --format); known formats: {_known(able)}")
     return _SUFFIXES[suffix]
 
 
@@ -141,7 +152,8 @@ def _able(name: str, what: int, verb: str) -> None:
         raise ValueError(f"the {name} format cannot {verb}; formats that can: {', '.join(able)}")
 
 
-def read_graph(path, fmt: str | None = None, *, n: int | None = None):
+def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
+               n: int | None = None) -> EdgeList | np.ndarray:
     """Read a graph file.
 
     Parameters
@@ -247,7 +259,7 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
     _module(name).write_graph(path, edges)
 
 
-def write_distances(path, dist, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
+def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
                     first_row: int | None = None, progress: bool | None = None) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
@@ -308,8 +320,6 @@ def _identity(path) -> str:
 
     if str(path) == STDOUT:
         return STDOUT
-    import os
-
     return os.path.realpath(path)
 
 
@@ -357,7 +367,7 @@ def check_outputs(outputs, inputs=None) -> None:
                                  "the input; choose another output name")
         try:
             if kind in ("distances", "graph"):
-                name = guess_format(path, fmt)
+                name = guess_format(path, fmt, 3 if kind == "distances" else 2)
                 _able(name, 3 if kind == "distances" else 2,
                       "hold distances" if kind == "distances" else "hold a graph written by apsp")
             elif is_stream(path):

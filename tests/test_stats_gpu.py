@@ -68,3 +68,21 @@ def test_distance_stats_on_the_gpu_backend():
         apsp.distance_stats(weighted, backend="gpu")
     with pytest.raises(ValueError, match="CPU only"):
         apsp.distance_stats(g, backend="gpu", histogram=True)
+
+
+@pytest.mark.parametrize("direction", ["out", "in"])
+def test_weighted_reductions_by_nd_fw_on_the_device_match_the_cpu(rng, direction):
+    # a directed grid with weights 1..50 and a few isolated vertices: nd-fw in core, rows reduced there
+    side = 9
+    idx = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel(), idx[:, 1:].ravel()])
+    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel(), idx[:, :-1].ravel()])
+    g = EdgeList(side * side + 3, u, v, rng.integers(1, 51, size=len(u)))
+    src = np.array([0, 5, 40, side * side + 1, 7])
+    got = apsp.distance_stats(g, src, direction=direction, backend="gpu", progress=False)
+    ref = apsp.distance_stats(g, src, direction=direction, backend="cpu", progress=False)
+    assert got.method == "nd-fw" and got.info["backend"] == "gpu" and ref.method == "dijkstra"
+    assert got.reachable.tolist() == ref.reachable.tolist()
+    assert [int(t) for t in got.total] == [int(t) for t in ref.total]
+    assert got.eccentricity.tolist() == ref.eccentricity.tolist()
+    np.testing.assert_allclose(got.harmonic, ref.harmonic, rtol=1e-14)

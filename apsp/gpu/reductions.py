@@ -154,3 +154,48 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
         harmonic += c.to(torch.float64) / torch.full_like(harmonic, float(level))
         ecc[c > 0] = level
         frontier, nxt = nxt, frontier
+
+
+def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, progress=None):
+    """``((count, total, ecc, harmonic), info)`` of the sources ``src`` over the targets in ``mask``
+    for weighted graphs: nested-dissection Floyd-Warshall in core on the device (`apsp.gpu.ndfw`),
+    whose finished layout matrix is reduced there, a band of sources at a time, instead of being
+    copied to the host: the n x n distances never leave the card. ``dtype``: an integer dtype of
+    at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
+    from .. import dtypes
+    from ..solvers import SolveOptions
+    from . import default_device
+    from .ndfw import Engine, solve_with
+
+    dt = np.dtype(dtype)
+    dev = torch.device(device or default_device())
+    wide = torch.float64 if dt.kind == "f" else torch.int64
+
+    class ReducingEngine(Engine):
+        def finalize(self):
+            d = self.d
+            limit = dtypes.reachable_limit(dt, self.negative)
+            pos = torch.from_numpy(self.nd.position).to(dev)
+            cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(dev)]
+            rows_at = pos[torch.from_numpy(src).to(dev)]
+            band = max(1, (1 << 30) // max(1, 24 * len(cols)))
+            out = [torch.zeros(len(src), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+            count, total, ecc, harmonic = out
+            for i0 in range(0, len(src), band):
+                rows = d.index_select(0, rows_at[i0:i0 + band]).index_select(1, cols)
+                reached = rows <= limit
+                count[i0:i0 + band] = reached.sum(1)
+                values = torch.where(reached, rows, torch.zeros_like(rows)).to(wide)
+                total[i0:i0 + band] = values.sum(1)
+                ecc[i0:i0 + band] = values.amax(1) if values.shape[1] else 0
+                far = reached & (rows != 0)
+                harmonic[i0:i0 + band] = (far.to(torch.float64) / torch.where(
+                    far, rows, torch.ones_like(rows)).to(torch.float64)).sum(1)
+            return [a.cpu().numpy() for a in out]
+
+    opts = SolveOptions(dtype=dt, progress=progress)
+    acc, engine, timings, info = solve_with(
+        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, dev),
+        ("h2d", "compute", "reduce"))
+    info.update(timings=timings, device=str(dev))
+    return tuple(acc), info

@@ -28,6 +28,7 @@ _EXPORTS = {
     "reconstruct_path": "apsp.paths",
     "read_graph": "apsp.io",
     "write_distances": "apsp.io",
+    "load_result": "apsp.io.result",
     "EdgeList": "apsp.graph",
     "Graph": "apsp.graph",
     "NegativeCycleError": "apsp.errors",
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names load lazily (
     from .generate import random_graph
     from .graph import EdgeList, Graph
     from .io import read_graph, write_distances
+    from .io.result import load_result
     from .paths import reconstruct_path
     from .query import Route, shortest_path_between
     from .scipy_compat import floyd_warshall, shortest_path

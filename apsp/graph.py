@@ -93,13 +93,19 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
     return arr
 
 
+#: the most memory `compact_ids` takes beyond its input, per edge (the sort: both ends' ids, a
+#: mask, the labels and the two index arrays)
+COMPACT_BYTES_PER_EDGE = 48
+
+
 def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
     """Vertex ids as they appear (integers with gaps) -> ``(labels, src, dst)``.
 
     ``labels`` holds the distinct ids sorted (numerically for integers), so vertex i is
     the i-th smallest id; ``src``/``dst`` are the edges' endpoints as indices into it.
-    Memory is O(m) in the number of edges, whatever the ids' size: a table by id only
-    when the ids are non-negative and below 2m + 1 (linear time), else a sort.
+    Memory is O(m) in the number of edges, whatever the ids' size (`COMPACT_BYTES_PER_EDGE`
+    at most): a table by id only when the ids are non-negative and below 2m + 1 (linear
+    time), else a sort.
 
     >>> labels, s, d = compact_ids(np.array([5, 1000000]), np.array([77, 5]))
     >>> labels.tolist(), s.tolist(), d.tolist()
@@ -119,9 +125,14 @@ def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
             return labels, src_ids, dst_ids
         index = np.cumsum(present, dtype=np.int64) - 1
         return labels, index[src_ids], index[dst_ids]
-    labels, inverse = np.unique(np.concatenate([src_ids, dst_ids]), return_inverse=True)
-    inverse = inverse.reshape(-1).astype(np.int64, copy=False)
-    return labels, inverse[:m], inverse[m:]
+    ids = np.concatenate([src_ids, dst_ids])
+    ids.sort()
+    distinct = np.empty(ids.shape[0], dtype=bool)
+    distinct[0] = True
+    np.not_equal(ids[1:], ids[:-1], out=distinct[1:])
+    labels = ids[distinct]
+    del ids, distinct  # np.unique's inverse would hold twice as much meanwhile
+    return labels, np.searchsorted(labels, src_ids), np.searchsorted(labels, dst_ids)
 
 
 def vertex_index(labels: np.ndarray | None, n: int, label, what: str = "vertex") -> int:

@@ -70,7 +70,7 @@ def test_bench_without_matplotlib_stops_before_running(monkeypatch, tmp_path, ca
 
 def test_require_passes_what_is_installed():
     info.require("numpy", "anything")
-    assert set(info.EXTRAS.values()) <= {"mpi", "networkx", "plot", "gpu"}
+    assert set(info.EXTRAS.values()) <= {"mpi", "networkx", "plot", "gpu", "frames"}
 
 
 # -- apsp info suggests only what is missing ----------------------------------------------------

@@ -187,6 +187,8 @@ def read_graph(path, fmt: str | None = None, *, n: int | None = None):
     [9]
     """
     name = guess_format(path, fmt)
+    if name == "npz":
+        raise ValueError(f"{path} is a result file (.npz), not a graph: read it with apsp.load_result")
     _able(name, 1, "be read")
     if name == "graphml":
         from ..info import require

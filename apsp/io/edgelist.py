@@ -21,10 +21,10 @@ import re
 
 import numpy as np
 
-from ..graph import EdgeList, compact_ids
+from ..graph import COMPACT_BYTES_PER_EDGE, EdgeList, compact_ids
 from . import _text as T
 from ._common import (RecordSpec, check_edges, estimate_records, first_record, last_assignment_wins,
-                      line_text, load_bytes, open_output, scan_records, write_edges)
+                      line_text, load_bytes, memory_check, open_output, scan_records, write_edges)
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -98,6 +98,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
         if declared is not None and top <= declared:
             n = declared
         else:
+            memory_check(path, COMPACT_BYTES_PER_EDGE * rec.rows, "numbering the vertex ids")
             labels, src, dst = compact_ids(src, dst)
             n = labels.shape[0]
     return EdgeList(int(n), src, dst, weight, source=str(path), labels=labels)

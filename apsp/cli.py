@@ -467,6 +467,11 @@ def _cmd_solve(args) -> int:
     else:
         write_distances(args.output, result.distances, fmt=args.out_format,
                         first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
+        if g.labels is not None and not args.quiet:  # a matrix alone does not say which vertex is which
+            shown = ", ".join(map(str, g.labels[:4].tolist())) + (", ..." if g.n > 4 else "")
+            print(f"apsp: note: the input names its vertices; the matrix's columns (and rows, unless "
+                  f"--rows/--sources) are {shown} in this order; -o NAME.npz keeps the labels with "
+                  "the distances", file=sys.stderr)
     if args.paths:
         write_distances(args.paths, result.successors, fmt="npy")
     result.timings["write"] = time.perf_counter() - t0

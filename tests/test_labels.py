@@ -259,3 +259,12 @@ def test_to_frame_names_the_extra_when_missing(monkeypatch):
         r.to_frame("polars")
     with pytest.raises(ValueError, match="unknown library"):
         r.to_frame("spark")
+
+
+def test_cli_matrix_output_says_which_vertex_is_which(gaps, tmp_path, capsys):
+    out = tmp_path / "d.txt"
+    assert main(["solve", str(gaps), "-o", str(out)]) == 0
+    assert out.read_text() == "0 3 7\nINF 0 4\nINF INF 0\n"
+    assert "are 5, 77, 1000000 in this order; -o NAME.npz keeps the labels" in capsys.readouterr().err
+    assert main(["solve", str(gaps), "-o", str(out), "-q"]) == 0
+    assert capsys.readouterr().err == ""

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-from .io.result import json_ready
-
 #: version of the ``--json`` summary's layout; it changes only when a key changes meaning or goes
 SOLVE_JSON_SCHEMA = 1
 
@@ -167,6 +165,8 @@ def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype
     ...                      block_size=256, timings={"compute": 0.1}, info={}))
     ['backend', 'block_size', 'dtype', 'edges', 'info', 'method', 'n', 'ranks', 'schema_version', 'timings_s']
     """
+    from .io.result import json_ready
+
     return {
         "schema_version": SOLVE_JSON_SCHEMA,
         "n": int(n),

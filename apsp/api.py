@@ -199,17 +199,22 @@ class Result:
         apsp.paths.NoPathError
             If there is no path from ``i`` to ``j``.
         """
-        from .paths import reconstruct_path
+        from .paths import NoPathError, reconstruct_path
 
         a, b = self.index_of(i), self.index_of(j)
-        if self.sources is not None:
-            route = self._path_from_rows(a, b)
-        elif self.successors is not None:
-            route = reconstruct_path(self.successors, a, b, kind="successors")
-        elif self.predecessors is not None:
-            route = reconstruct_path(self.predecessors, a, b, kind="predecessors")
-        else:
-            raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
+        try:
+            if self.sources is not None:
+                route = self._path_from_rows(self._row_of(i), a, b)
+            elif self.successors is not None:
+                route = reconstruct_path(self.successors, a, b, kind="successors")
+            elif self.predecessors is not None:
+                route = reconstruct_path(self.predecessors, a, b, kind="predecessors")
+            else:
+                raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
+        except NoPathError:
+            if self.labels is None:
+                raise
+            raise NoPathError(f"there is no path from {i!r} to {j!r}") from None
         return route if self.labels is None else self.labels[route].tolist()
 
     def save(self, path) -> None:
@@ -266,18 +271,13 @@ class Result:
 
         return edge_table(self, library, sources, max_rows)
 
-    def _path_from_rows(self, i: int, j: int) -> list[int]:
-        """A route from a source's predecessor row (each row is a whole shortest-path tree)."""
+    def _path_from_rows(self, row: int, i: int, j: int) -> list[int]:
+        """A route from source i's predecessor row (each row is a whole shortest-path tree)."""
         from .paths import NoPathError
 
         if self.predecessors is None:
             raise ValueError("with sources=, solve with return_predecessors=True to get paths")
-        rows = np.flatnonzero(self.sources == i)
-        if not rows.size:
-            raise ValueError(f"vertex {i!r} is not one of the sources")
-        if not 0 <= j < self.n:
-            raise ValueError(f"end vertex {j!r} is not in 0..{self.n - 1}")
-        pred = self.predecessors[rows[0]]
+        pred = self.predecessors[row]
         if i != j and pred[j] < 0:
             raise NoPathError(f"there is no path from {i} to {j}")
         route = [int(j)]

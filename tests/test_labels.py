@@ -268,3 +268,15 @@ def test_cli_matrix_output_says_which_vertex_is_which(gaps, tmp_path, capsys):
     assert "are 5, 77, 1000000 in this order; -o NAME.npz keeps the labels" in capsys.readouterr().err
     assert main(["solve", str(gaps), "-o", str(out), "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_path_errors_name_labels(graphml):
+    from apsp.paths import NoPathError
+
+    r = apsp.shortest_paths(graphml, return_predecessors=True, backend="cpu")
+    with pytest.raises(NoPathError, match="from 'c' to 'a'"):
+        r.path("c", "a")
+    rows = apsp.shortest_paths(graphml, sources=["b"], return_predecessors=True, backend="cpu")
+    assert rows.path("b", "c") == ["b", "c"]
+    with pytest.raises(ValueError, match="'a' is not one of the sources"):
+        rows.path("a", "c")

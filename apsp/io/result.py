@@ -38,7 +38,11 @@ _ARRAYS = ("distances", "predecessors", "successors", "labels", "sources")
 
 def json_ready(value):
     """``value`` with numpy scalars and arrays turned into Python numbers and lists, tuples
-    into lists and keys into strings (what JSON holds)."""
+    into lists and keys into strings (what JSON holds).
+
+    >>> json_ready({"grid": (2, 1), 3: np.int16(7), "rows": np.arange(2)})
+    {'grid': [2, 1], '3': 7, 'rows': [0, 1]}
+    """
     if isinstance(value, dict):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -37,6 +37,7 @@ _EXPORTS = {
     "reconstruct_path": "apsp.paths",
     "read_graph": "apsp.io",
     "write_distances": "apsp.io",
+    "load_result": "apsp.io.result",
     "EdgeList": "apsp.graph",
     "Graph": "apsp.graph",
     "NegativeCycleError": "apsp.errors",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export);
     from .generate import random_graph as random_graph
     from .graph import EdgeList as EdgeList, Graph as Graph
     from .io import read_graph as read_graph, write_distances as write_distances
+    from .io.result import load_result as load_result
     from .paths import reconstruct_path as reconstruct_path
     from .query import Route as Route, shortest_path_between as shortest_path_between
     from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path
@@ -65,7 +67,7 @@ if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export);
 __all__ = [
     "BackendUnavailableError", "DistanceStats", "DtypeError", "EdgeList", "Graph", "GraphFormatError",
     "MemoryPlanError", "NegativeCycleError", "Result", "Route", "__version__", "as_graph", "distance_stats",
-    "floyd_warshall", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
+    "floyd_warshall", "load_result", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
     "shortest_path_between", "shortest_paths", "unreachable_value", "write_distances",
 ]
 

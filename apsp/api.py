@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import BackendUnavailableError, MemoryPlanError
-from .graph import EdgeList, Graph, lightest_edges
+from .graph import EdgeList, Graph, lightest_edges, vertex_index, vertex_indices, vertex_labels
 from .jit import book_compile, compile_seconds, compiling
 from .solvers import BACKENDS, KEYWORD_OPTIONS, METHODS, SolveOptions, get_solver, gpu_available, unknown_option
 
@@ -62,7 +62,12 @@ class Result:
     info : dict
         Facts about the run worth keeping, e.g. the out-of-core plan.
     sources : numpy.ndarray or None
-        The source vertices of the rows (``sources=``), None for all pairs.
+        The source vertices of the rows (``sources=``) as indices, None for all pairs.
+    labels : numpy.ndarray or None
+        The input's name of each vertex, ``labels[i]`` for row/column i (SNAP ids,
+        GraphML node ids), or None when the input numbered its vertices by index.
+        Methods that name vertices (`path`, `distance`, `index_of`, `to_frame`)
+        take and give labels when there are labels, indices otherwise.
     n : int
         Number of vertices.
     unreachable : scalar
@@ -81,6 +86,10 @@ class Result:
     timings: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     sources: np.ndarray | None = None
+    labels: np.ndarray | None = None
+
+    def __post_init__(self):
+        self.labels = vertex_labels(self.labels, self.distances.shape[1])
 
     @property
     def n(self) -> int:
@@ -103,18 +112,84 @@ class Result:
         out[~self.reachable] = np.inf
         return out
 
-    def path(self, i: int, j: int) -> list[int]:
+    def index_of(self, label) -> int:
+        """The row/column index of the vertex named ``label``.
+
+        Parameters
+        ----------
+        label : int or str
+            A label of `labels`; without labels, the index itself (checked).
+
+        Returns
+        -------
+        int
+            ``i`` with ``labels[i] == label``.
+
+        Raises
+        ------
+        ValueError
+            If no vertex has that label.
+
+        Examples
+        --------
+        >>> import apsp
+        >>> r = apsp.shortest_paths(apsp.EdgeList(2, [0], [1], [4], labels=[10, 20]))
+        >>> r.index_of(20), int(r.distances[r.index_of(10), r.index_of(20)])
+        (1, 4)
+        """
+        return vertex_index(self.labels, self.n, label)
+
+    def distance(self, u, v) -> int | float:
+        """The length of a shortest path from ``u`` to ``v`` (labels, or indices without labels).
+
+        Parameters
+        ----------
+        u, v : int or str
+            Start and end vertex; ``u`` must be one of the rows' sources.
+
+        Returns
+        -------
+        int or float
+            A Python int for integer dtypes, a float otherwise; ``math.inf`` when
+            there is no path.
+        """
+        i, j = self._row_of(u), self.index_of(v)
+        value = self.distances[i, j]
+        if value == self.unreachable:
+            return float("inf")
+        return int(value) if self.distances.dtype.kind in "iu" else float(value)
+
+    def _row_of(self, label) -> int:
+        """The row of ``distances`` that holds the vertex named ``label``'s distances."""
+        return int(self._rows_of([label])[0])
+
+    def _rows_of(self, labels) -> np.ndarray:
+        """The rows of ``distances`` of the vertices named ``labels``."""
+        wanted = vertex_indices(self.labels, self.n, labels)
+        if self.sources is None:
+            return wanted
+        order = np.argsort(self.sources, kind="stable")
+        if not order.size:
+            raise ValueError("the result holds no rows (sources=[])")
+        pos = np.minimum(np.searchsorted(self.sources[order], wanted), len(order) - 1)
+        missing = self.sources[order][pos] != wanted
+        if missing.any():
+            name = np.atleast_1d(np.asarray(labels, dtype=object)).reshape(-1)[np.argmax(missing)]
+            raise ValueError(f"vertex {name!r} is not one of the sources")
+        return order[pos]
+
+    def path(self, i, j) -> list:
         """Vertices of a shortest path from i to j.
 
         Parameters
         ----------
-        i, j : int
-            Start and end vertex (0-based).
+        i, j : int or str
+            Start and end vertex: labels when the result has `labels`, else 0-based indices.
 
         Returns
         -------
-        list of int
-            From ``i`` to ``j`` inclusive.
+        list
+            From ``i`` to ``j`` inclusive, named as ``i`` and ``j`` are.
 
         Raises
         ------
@@ -124,28 +199,85 @@ class Result:
         apsp.paths.NoPathError
             If there is no path from ``i`` to ``j``.
         """
-        from .paths import reconstruct_path
+        from .paths import NoPathError, reconstruct_path
 
-        if self.sources is not None:
-            return self._path_from_rows(i, j)
-        if self.successors is not None:
-            return reconstruct_path(self.successors, i, j, kind="successors")
-        if self.predecessors is not None:
-            return reconstruct_path(self.predecessors, i, j, kind="predecessors")
-        raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
+        a, b = self.index_of(i), self.index_of(j)
+        try:
+            if self.sources is not None:
+                route = self._path_from_rows(self._row_of(i), a, b)
+            elif self.successors is not None:
+                route = reconstruct_path(self.successors, a, b, kind="successors")
+            elif self.predecessors is not None:
+                route = reconstruct_path(self.predecessors, a, b, kind="predecessors")
+            else:
+                raise ValueError("solve with return_predecessors=True or return_successors=True to get paths")
+        except NoPathError:
+            if self.labels is None:
+                raise
+            raise NoPathError(f"there is no path from {i!r} to {j!r}") from None
+        return route if self.labels is None else self.labels[route].tolist()
 
-    def _path_from_rows(self, i: int, j: int) -> list[int]:
-        """A route from a source's predecessor row (each row is a whole shortest-path tree)."""
+    def save(self, path) -> None:
+        """Write the whole result to one ``.npz`` file, whole or not at all (`apsp.load_result` reads it).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file: distances, the predecessor and successor matrices and
+            sources when present, labels, and method, backend, block size,
+            timings and info as JSON (`apsp.io.result`).
+
+        Examples
+        --------
+        >>> import apsp, numpy as np, tempfile, os
+        >>> r = apsp.shortest_paths(np.array([[0, 3], [1, 0]]))
+        >>> p = os.path.join(tempfile.mkdtemp(), "r.npz")
+        >>> r.save(p)
+        >>> back = apsp.load_result(p)
+        >>> np.array_equal(back.distances, r.distances), back.method == r.method
+        (True, True)
+        """
+        from .io.result import save_result
+
+        save_result(path, self)
+
+    def to_frame(self, library: str = "pandas", sources=None, max_rows: int = 10_000_000):
+        """The reachable pairs as an edge table: columns ``source``, ``target``, ``distance``.
+
+        Parameters
+        ----------
+        library : {"pandas", "polars"}
+            The data frame library (imported only now; ``pip install 'apsp[frames]'``).
+        sources : sequence, optional
+            Only the rows of these vertices (labels, or indices without labels); default all rows.
+        max_rows : int, optional
+            Refuse, before building anything, a table of more reachable pairs than this.
+
+        Returns
+        -------
+        pandas.DataFrame or polars.DataFrame
+            One row per reachable pair (a vertex reaches itself at distance 0), by
+            source then target; ``source`` and ``target`` are labels when the
+            result has them, else indices; ``distance`` keeps the result's dtype.
+
+        Raises
+        ------
+        ValueError
+            For an unknown library, a vertex not among the rows, or more pairs than ``max_rows``.
+        apsp.errors.MissingDependencyError
+            When the library is not installed.
+        """
+        from .frames import edge_table
+
+        return edge_table(self, library, sources, max_rows)
+
+    def _path_from_rows(self, row: int, i: int, j: int) -> list[int]:
+        """A route from source i's predecessor row (each row is a whole shortest-path tree)."""
         from .paths import NoPathError
 
         if self.predecessors is None:
             raise ValueError("with sources=, solve with return_predecessors=True to get paths")
-        rows = np.flatnonzero(self.sources == i)
-        if not rows.size:
-            raise ValueError(f"vertex {i!r} is not one of the sources")
-        if not 0 <= j < self.n:
-            raise ValueError(f"end vertex {j!r} is not in 0..{self.n - 1}")
-        pred = self.predecessors[rows[0]]
+        pred = self.predecessors[row]
         if i != j and pred[j] < 0:
             raise NoPathError(f"there is no path from {i} to {j}")
         route = [int(j)]
@@ -247,7 +379,7 @@ def _edges_from_tuples(items) -> EdgeList:
 def _unit_weights(g: Graph) -> Graph:
     csr = g.to_csr().copy()
     csr.data = np.ones_like(csr.data, dtype=np.int8)
-    return Graph(n=g.n, csr=csr, source=g.source)
+    return Graph(n=g.n, csr=csr, source=g.source, labels=g.labels)
 
 
 def _symmetrized(g: Graph) -> Graph:
@@ -255,7 +387,7 @@ def _symmetrized(g: Graph) -> Graph:
     csr = g.to_csr().tocoo()
     sym = lightest_edges(g.n, np.concatenate([csr.row, csr.col]), np.concatenate([csr.col, csr.row]),
                          np.concatenate([csr.data, csr.data]))
-    return Graph(n=g.n, csr=sym, source=g.source)
+    return Graph(n=g.n, csr=sym, source=g.source, labels=g.labels)
 
 
 #: the automatic rule's thresholds (see `choose_method`)
@@ -411,7 +543,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         Give every edge weight 1 (distances count edges; ``method="bfs"`` needs this
         unless every weight already is 1).
     sources : sequence of int, optional
-        Only these source vertices (0-based): the result holds a (k, n) block,
+        Only these source vertices (0-based; the labels when the graph has labels,
+        e.g. read from a SNAP or GraphML file): the result holds a (k, n) block,
         row r for ``sources[r]``. k single-source searches run when they cost
         less than the full solve (see `method_for_sources`), else the full
         solve runs and the rows are kept.
@@ -477,7 +610,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
 
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
-    src = None if sources is None else source_vertices(sources, g.n)
+    src = None if sources is None else source_vertices(sources, g.n, g.labels)
     t_query = time.perf_counter()
     if backend == "auto" and g.n >= GPU_MIN_VERTICES:
         gpu_available()  # asking for a GPU may import torch: booked as "setup", not as validation
@@ -641,7 +774,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     book_compile(timings, compiled, [*out.timings, "other", "solve", "retry"])
     return Result(distances=out.dist, method=chosen, backend=where, dtype=out.dist.dtype,
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
-                  timings=timings, info=out.info, sources=src)
+                  timings=timings, info=out.info, sources=src, labels=g.labels)
 
 
 #: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)
@@ -712,8 +845,11 @@ def explain_choice(g: Graph, chosen: str, method: str, backend: str, where: str,
     return "; ".join(parts)
 
 
-def source_vertices(sources, n: int) -> np.ndarray:
-    """``sources=`` as an int64 array of vertices in ``0..n-1`` (ValueError otherwise)."""
+def source_vertices(sources, n: int, labels: np.ndarray | None = None) -> np.ndarray:
+    """``sources=`` as an int64 array of vertices in ``0..n-1`` (ValueError otherwise); with
+    ``labels``, the sources are labels."""
+    if labels is not None:
+        return vertex_indices(labels, n, sources, "source")
     arr = np.atleast_1d(np.asarray(sources))
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise ValueError("sources must be a sequence of vertex numbers (0-based integers)")

@@ -31,9 +31,10 @@ EPILOG = """examples:
 """
 
 
-PATH_EPILOG = """Vertex numbers follow the input format, for --from/--to and the printed route:
-  1-based: homework text (.txt), DIMACS (.gr), Matrix Market (.mtx), METIS
-  0-based: SNAP edge lists, .npy matrices, GraphML (position in the file)
+PATH_EPILOG = """Vertices are named as the input names them, for --from/--to and the printed route:
+  1-based numbers: homework text (.txt), DIMACS (.gr), Matrix Market (.mtx), METIS
+  0-based numbers: .npy matrices
+  ids: SNAP edge lists (the integers in the file, gaps allowed), GraphML (node ids)
 
 With --method auto (the default) one search answers the query: breadth-first
 search when every weight is 1, Dijkstra (stopping at the target; from both
@@ -87,6 +88,9 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say what was chosen and why (the decisions logged under the 'apsp' logger)")
     if route:
+        add_renamed_option(p, "--host-memory", metavar="SIZE", default=None,
+                           help="RAM the read, the graph and the search may use (default: what the "
+                                "OS reports available)")
         return
     big = p.add_argument_group("large problems (memory, out-of-core, checkpoints)")
     big.add_argument("--gpu-memory", metavar="SIZE", default=None,
@@ -126,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile")
     p.add_argument("input", help="graph file")
-    p.add_argument("-o", "--output", required=True, help="distance file (.txt homework text, .npy)")
+    p.add_argument("-o", "--output", required=True,
+                   help="distance file (.txt homework text, .npy, .mtx), or .npz for the whole result "
+                        "(distances, --paths matrix, vertex labels, facts; apsp.load_result reads it)")
     p.add_argument("--paths", metavar="FILE", default=None,
                    help="also write the next-hop (successor) matrix as .npy: entry [i, j] is the vertex "
                         "after i on a shortest path to j, -9999 where there is none (like the .npy "
@@ -136,8 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "rows; I: or :J for open ends)")
     p.add_argument("--sources", metavar="V,V,...", default=None,
                    help="compute and write only the rows of these source vertices, in this order "
-                        "(numbered as in the input: 1-based for homework text, DIMACS, Matrix Market "
-                        "and METIS, 0-based for SNAP and .npy)")
+                        "(named as in the input: 1-based for homework text, DIMACS, Matrix Market "
+                        "and METIS, 0-based for .npy, the ids of SNAP and GraphML files)")
     _add_solve_options(p)
     p.add_argument("--distributed", action="store_true",
                    help="blocked FW across MPI ranks: launch with 'mpiexec -n P apsp ...' (needs mpi4py)")
@@ -173,10 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog=PATH_EPILOG)
     p.add_argument("input", help="graph file")
-    p.add_argument("--from", dest="source", type=int, required=True,
-                   help="start vertex, numbered as in the input (see below)")
-    p.add_argument("--to", dest="target", type=int, required=True,
-                   help="end vertex, numbered as in the input")
+    p.add_argument("--from", dest="source", required=True,
+                   help="start vertex, named as in the input (see below)")
+    p.add_argument("--to", dest="target", required=True,
+                   help="end vertex, named as in the input")
     _add_solve_options(p, route=True)
 
     _add_stats_parser(sub)
@@ -408,6 +414,7 @@ def _solve_file(args):
     n = loaded.n if hasattr(loaded, "n") else len(loaded)
     if args.block_size is not None and args.block_size < 1:
         raise ValueError(f"blocking factor must be a positive integer, got {args.block_size}")
+    args._labels = getattr(loaded, "labels", None)  # vertex names, for messages and routes
     sources = _sources_arg(args, n)  # a typo should not wait for the solve
     # before the graph's n-sized arrays: the result alone must fit somewhere
     _check_result_fits(args, n, n if sources is None else len(sources))
@@ -415,7 +422,7 @@ def _solve_file(args):
     t_read = time.perf_counter() - t0
     compiled = compile_seconds() - compiled
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            sources=sources,
+                            sources=None if sources is None else _names(g.labels, sources),
                             block_size=args.block_size, progress=_progress_flag(args),
                             return_successors=getattr(args, "_need_paths", False)
                             or bool(getattr(args, "paths", None)),
@@ -475,7 +482,7 @@ def _cmd_solve(args) -> int:
         from .distributed.cli import run_solve
 
         return run_solve(args)
-    from .io import write_distances
+    from .io import guess_format, write_distances
     from .io.atomic import all_or_none
     from .jit import book_compile, compile_seconds
 
@@ -484,11 +491,21 @@ def _cmd_solve(args) -> int:
     compiled = compile_seconds()
     rows = _parse_rows(args.rows, g.n)
     block = result.sources is not None  # k x n: the rows of --rows or --sources
-    with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
+    if guess_format(args.output, args.out_format) == "npz":
+        result.save(args.output)  # the whole result: labels, sources and --paths' matrix too
         if args.paths:
             write_distances(args.paths, result.successors, fmt="npy")
-        write_distances(args.output, result.distances, fmt=args.out_format,
-                        first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
+    else:
+        with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
+            if args.paths:
+                write_distances(args.paths, result.successors, fmt="npy")
+            write_distances(args.output, result.distances, fmt=args.out_format,
+                            first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
+        if g.labels is not None and not args.quiet:  # a matrix alone does not say which vertex is which
+            shown = ", ".join(map(str, g.labels[:4].tolist())) + (", ..." if g.n > 4 else "")
+            print(f"apsp: note: the input names its vertices; the matrix's columns (and rows, unless "
+                  f"--rows/--sources) are {shown} in this order; -o NAME.npz keeps the labels with "
+                  "the distances", file=sys.stderr)
     result.timings["write"] = time.perf_counter() - t0
     book_compile(result.timings, compile_seconds() - compiled, "write")
     _report(args, g, result)
@@ -521,15 +538,16 @@ def _sources_arg(args, n: int):
         return np.arange(rows[0], rows[1])
     if not listed:
         return None
+    from .graph import vertex_indices
     from .io import FIRST_VERTEX, detect_format
 
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
-    try:
-        given = [int(v) for v in str(listed).split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"--sources takes vertex numbers separated by commas, got {listed!r}") from None
+    given = [v.strip() for v in str(listed).split(",") if v.strip()]
     if not given:
         raise ValueError("--sources needs at least one vertex")
+    labels = getattr(args, "_labels", None)
+    if labels is not None:
+        return vertex_indices(labels, n, given, "--sources")
     return [_vertex_arg("--sources", v, first, n) for v in given]
 
 
@@ -640,13 +658,15 @@ def _cmd_path(args) -> int:
     t0 = time.perf_counter()
     compiled = compile_seconds()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
+    args._labels = g.labels
     t_read = time.perf_counter() - t0
-    s, t = _vertex_arg("--from", args.source, first, g.n), _vertex_arg("--to", args.target, first, g.n)
-    route = shortest_path_between(g, s, t, dtype=args.dtype)
+    s, t = _vertex_arg("--from", args.source, first, g), _vertex_arg("--to", args.target, first, g)
+    route = shortest_path_between(g, *_names(g.labels, [s, t]), dtype=args.dtype)
     route.timings = book_compile({"startup": startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
     if args.verbose:
-        print(f"apsp: n={g.n} edges={g.nnz}; vertices numbered from {first} as in the input; "
+        named = "named by the input's labels" if g.labels is not None else f"numbered from {first} as in the input"
+        print(f"apsp: n={g.n} edges={g.nnz}; vertices {named}; "
               f"method={route.method} ({route.reason}): one search from {args.source} to "
               f"{args.target}; dtype={route.dtype.name} "
               f"({'as asked' if args.dtype else 'smallest holding (n-1)*max|w|'}); "
@@ -661,19 +681,34 @@ def _print_route(args, g, route, first: int) -> int:
     if args.json:
         print(json.dumps({**route.to_json(first), "n": g.n, "edges": g.nnz}))
     elif route.reachable:
-        print(" -> ".join(str(v + first) for v in route.path))
+        print(" -> ".join(str(v if route.by_label else v + first) for v in route.path))
         print(f"length {route.length}")
     else:
         print(f"no path from {args.source} to {args.target}")
     return 0 if route.reachable else 1
 
 
-def _vertex_arg(option: str, value: int, first: int, n: int) -> int:
-    """A vertex given in the file's numbering, as a 0-based index (ValueError if out of range)."""
-    if not first <= value < n + first:
+def _vertex_arg(option: str, value, first: int, g) -> int:
+    """A vertex given as the input names it (a label, or a number in the file's numbering), as
+    a 0-based index (ValueError if there is none such). ``g``: the graph, or its vertex count."""
+    from .graph import vertex_index
+
+    n, labels = (g, None) if isinstance(g, int) else (g.n, g.labels)
+    if labels is not None:
+        return vertex_index(labels, n, value, option)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{option} takes a vertex number, got {value!r}") from None
+    if not first <= number < n + first:
         raise ValueError(f"{option} {value} is not a vertex: this graph numbers its {n} vertices "
                          f"{first}..{n - 1 + first}")
-    return value - first
+    return number - first
+
+
+def _names(labels, indices):
+    """The vertices ``indices`` as the API takes them for this graph: labels, or the indices."""
+    return list(indices) if labels is None else labels[list(indices)].tolist()
 
 
 def _path_from_solve(args, first: int) -> int:
@@ -682,12 +717,12 @@ def _path_from_solve(args, first: int) -> int:
 
     args._need_paths = True
     g, result = _solve_file(args)
-    i = _vertex_arg("--from", args.source, first, g.n)
-    j = _vertex_arg("--to", args.target, first, g.n)
+    i = _vertex_arg("--from", args.source, first, g)
+    j = _vertex_arg("--to", args.target, first, g)
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
                   result.distances[i, j].item() if reachable else None, result.method, result.dtype,
-                  timings=result.timings)
+                  timings=result.timings).named(g.labels)
     if not args.json:
         _report(args, g, result)
     return _print_route(args, g, route, first)
@@ -774,8 +809,10 @@ def _add_stats_parser(sub) -> None:
                    help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
-    p.add_argument("--memory", dest="host_memory", metavar="SIZE", default=None,
-                   help="RAM the searches may use (default: what the OS reports available)")
+    from .cli_messages import add_renamed_option
+
+    add_renamed_option(p, "--host-memory", metavar="SIZE", default=None,
+                       help="RAM the searches may use (default: what the OS reports available)")
     p.add_argument("--gpu-memory", metavar="SIZE", default=None,
                    help="GPU memory for a block of sources' bit arrays (default: what is free)")
     p.add_argument("--distributed", action="store_true",

@@ -91,8 +91,9 @@ def first_vertex(path, fmt: str | None) -> int:
         return 0
 
 
-def negative_cycle_message(exc, first: int, source: str | None = None) -> str:
-    """One line for a `NegativeCycleError`, vertices numbered as the input file numbers them.
+def negative_cycle_message(exc, first: int, source: str | None = None, labels=None) -> str:
+    """One line for a `NegativeCycleError`, vertices named as the input file names them
+    (``labels[v]`` when the input has labels, else ``v + first``).
 
     A route (``a -> b -> a``, from the searches) is kept as a route; a set of
     vertices (from Floyd-Warshall, those whose distance to themselves turned
@@ -105,12 +106,18 @@ def negative_cycle_message(exc, first: int, source: str | None = None) -> str:
     'the graph has a negative cycle, 2 -> 3 -> 2 (1-based), so shortest paths are undefined'
     >>> negative_cycle_message(NegativeCycleError("Negative cycle detected", [0, 4]), 0, "g.snap")
     'the graph has a negative cycle through vertices 0, 4 (0-based, as in g.snap), so shortest paths are undefined'
+    >>> import numpy as np
+    >>> negative_cycle_message(NegativeCycleError("Negative cycle detected: 0 -> 1 -> 0", [0, 1]), 0,
+    ...                        "g.graphml", np.array(["a", "b"]))
+    'the graph has a negative cycle, a -> b -> a (labels, as in g.graphml), so shortest paths are undefined'
     """
+    from .graph import vertex_name
+
     vertices = getattr(exc, "vertices", None)
-    numbering = f"{first}-based" + (f", as in {source}" if source else "")
+    numbering = ("labels" if labels is not None else f"{first}-based") + (f", as in {source}" if source else "")
     if vertices is None or len(vertices) == 0:
         return "the graph has a negative cycle, so shortest paths are undefined"
-    named = [int(v) + first for v in vertices]
+    named = [vertex_name(labels, v, first) for v in vertices]
     if "->" in str(exc):
         route = " -> ".join(map(str, named + named[:1]))
         return f"the graph has a negative cycle, {route} ({numbering}), so shortest paths are undefined"
@@ -182,6 +189,8 @@ def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype
     ...                      block_size=256, timings={"compute": 0.1}, info={}))
     ['backend', 'block_size', 'dtype', 'edges', 'info', 'method', 'n', 'ranks', 'schema_version', 'timings_s']
     """
+    from .io.result import json_ready
+
     return {
         "schema_version": SOLVE_JSON_SCHEMA,
         "n": int(n),
@@ -192,19 +201,10 @@ def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype
         "block_size": block_size,
         "ranks": int(ranks),
         "timings_s": {stage: round(float(sec), 6) for stage, sec in timings.items()},
-        "info": _plain(info),
+        "info": json_ready(info),
     }
 
 
-def _plain(value):
-    """JSON types only: numpy scalars and arrays become Python numbers and lists."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return value
 
 
 def cli_message(exc: BaseException, args) -> str:
@@ -214,5 +214,5 @@ def cli_message(exc: BaseException, args) -> str:
     inp = getattr(args, "input", None)
     if isinstance(exc, NegativeCycleError):
         first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
-        return negative_cycle_message(exc, first, inp)
+        return negative_cycle_message(exc, first, inp, getattr(args, "_labels", None))
     return cli_words(str(exc), output=getattr(args, "output", None))

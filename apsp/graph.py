@@ -32,6 +32,10 @@ class EdgeList:
         Weight of each edge (any real dtype).
     source : str or None
         Where the edges came from (a path), for messages.
+    labels : numpy.ndarray or None, shape (n,)
+        The input's name of each vertex (``labels[i]`` names vertex i: the ids of a SNAP
+        file, the node ids of a GraphML file), or None when the vertices are numbered
+        by index (see `vertex_labels`).
     m : int
         Number of edges.
 
@@ -48,6 +52,7 @@ class EdgeList:
     weight: np.ndarray
     #: where the edges came from (a path), for messages
     source: str | None = None
+    labels: np.ndarray | None = None
 
     def __post_init__(self):
         self.src = np.asarray(self.src, dtype=np.int64)
@@ -55,11 +60,146 @@ class EdgeList:
         self.weight = np.asarray(self.weight)
         if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
             raise ValueError("src, dst and weight must be 1-D arrays of the same length")
+        self.labels = vertex_labels(self.labels, self.n)
 
     @property
     def m(self) -> int:
         """Number of edges (repeated pairs counted each time)."""
         return int(self.src.shape[0])
+
+
+def vertex_labels(labels, n: int) -> np.ndarray | None:
+    """``labels`` as a 1-D array of n distinct integer or string labels, or None.
+
+    Labels equal to ``0..n-1`` are None: the vertices are then named by their index, as
+    for inputs without labels. Raises ValueError for a wrong length, repeats or another kind.
+    """
+    if labels is None:
+        return None
+    arr = np.asarray(labels)
+    if arr.dtype.kind == "O":  # e.g. a list of str and int: labels are one kind or the other
+        arr = np.asarray([str(x) for x in arr.tolist()])
+    if arr.ndim != 1 or arr.shape[0] != n or arr.dtype.kind not in "iuU":
+        raise ValueError(f"labels must be {n} integers or strings, one per vertex; got "
+                         f"shape {arr.shape}, dtype {arr.dtype}")
+    if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and n and arr.max() > np.iinfo(np.int64).max:
+            raise ValueError("integer labels must fit int64")
+        arr = arr.astype(np.int64)
+        if np.array_equal(arr, np.arange(n)):
+            return None
+    if np.unique(arr).shape[0] != n:
+        raise ValueError("labels must be distinct: two vertices have the same label")
+    return arr
+
+
+#: the most memory `compact_ids` takes beyond its input, per edge (the sort: both ends' ids, a
+#: mask, the labels and the two index arrays)
+COMPACT_BYTES_PER_EDGE = 48
+
+
+def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
+    """Vertex ids as they appear (integers with gaps) -> ``(labels, src, dst)``.
+
+    ``labels`` holds the distinct ids sorted (numerically for integers), so vertex i is
+    the i-th smallest id; ``src``/``dst`` are the edges' endpoints as indices into it.
+    Memory is O(m) in the number of edges, whatever the ids' size (`COMPACT_BYTES_PER_EDGE`
+    at most): a table by id only when the ids are non-negative and below 2m + 1 (linear
+    time), else a sort.
+
+    >>> labels, s, d = compact_ids(np.array([5, 1000000]), np.array([77, 5]))
+    >>> labels.tolist(), s.tolist(), d.tolist()
+    ([5, 77, 1000000], [0, 2], [1, 0])
+    """
+    m = src_ids.shape[0]
+    if not m:
+        return np.zeros(0, dtype=np.int64), src_ids, dst_ids
+    lo = min(int(src_ids.min()), int(dst_ids.min()))
+    top = max(int(src_ids.max()), int(dst_ids.max())) + 1
+    if lo >= 0 and top <= 2 * m + 1:
+        present = np.zeros(top, dtype=bool)
+        present[src_ids] = True
+        present[dst_ids] = True
+        labels = np.flatnonzero(present)
+        if labels.shape[0] == top:  # no gaps: every id is its index
+            return labels, src_ids, dst_ids
+        index = np.cumsum(present, dtype=np.int64) - 1
+        return labels, index[src_ids], index[dst_ids]
+    ids = np.concatenate([src_ids, dst_ids])
+    ids.sort()
+    distinct = np.empty(ids.shape[0], dtype=bool)
+    distinct[0] = True
+    np.not_equal(ids[1:], ids[:-1], out=distinct[1:])
+    labels = ids[distinct]
+    del ids, distinct  # np.unique's inverse would hold twice as much meanwhile
+    return labels, np.searchsorted(labels, src_ids), np.searchsorted(labels, dst_ids)
+
+
+def vertex_index(labels: np.ndarray | None, n: int, label, what: str = "vertex") -> int:
+    """The index (0..n-1) of the vertex named ``label``; with ``labels`` None the label is the index.
+
+    Integer labels match integers (and their decimal text); string labels match ``str(label)``.
+    Raises ValueError naming ``what`` when no vertex has that label.
+
+    >>> vertex_index(np.array(["a", "b"]), 2, "b"), vertex_index(None, 3, 2)
+    (1, 2)
+    """
+    if labels is None or labels.dtype.kind in "iu":
+        try:
+            value = _integer_label(label)
+        except ValueError:
+            value = None
+        if labels is None:
+            if value is None or not 0 <= value < n:
+                raise ValueError(f"{what} {label!r} is not in 0..{n - 1}")
+            return value
+        found = np.searchsorted(labels, value) if value is not None else labels.shape[0]
+        if found < labels.shape[0] and labels[found] == value:  # integer labels are sorted
+            return int(found)
+        at = np.flatnonzero(labels == value) if value is not None else ()
+    else:
+        at = np.flatnonzero(labels == str(label))
+    if len(at) == 0:
+        shown = ", ".join(str(x) for x in labels[:3].tolist()) + (", ..." if labels.shape[0] > 3 else "")
+        raise ValueError(f"{what} {label!r} is not a vertex label of this graph (its labels: {shown})")
+    return int(at[0])
+
+
+def vertex_indices(labels: np.ndarray | None, n: int, wanted, what: str = "vertex") -> np.ndarray:
+    """`vertex_index` of each of ``wanted``, as an int64 array (a sort and a binary search, not
+    a scan per label)."""
+    items = np.atleast_1d(np.asarray(wanted, dtype=object)).reshape(-1).tolist()
+    if labels is None:
+        return np.array([vertex_index(None, n, v, what) for v in items], dtype=np.int64)
+    try:
+        values = (np.array([_integer_label(v) for v in items], dtype=np.int64) if labels.dtype.kind in "iu"
+                  else np.array([str(v) for v in items], dtype=str))
+    except (ValueError, OverflowError):
+        values = None
+    if values is not None and values.size:
+        order = np.argsort(labels, kind="stable")
+        pos = np.minimum(np.searchsorted(labels[order], values), n - 1)
+        if n and (labels[order][pos] == values).all():
+            return order[pos].astype(np.int64)
+    for v in items:  # the first one missing, named in the error
+        vertex_index(labels, n, v, what)
+    return np.zeros(0, dtype=np.int64)
+
+
+def _integer_label(label) -> int:
+    if isinstance(label, (bool, np.bool_)):
+        raise ValueError("a bool is not a vertex")
+    if isinstance(label, (str, bytes)):
+        return int(label)
+    if isinstance(label, (int, np.integer)) or (isinstance(label, (float, np.floating))
+                                                and float(label).is_integer()):
+        return int(label)
+    raise ValueError(f"{label!r} is not a vertex number")
+
+
+def vertex_name(labels: np.ndarray | None, i: int, first: int = 0):
+    """The name of vertex ``i``: its label (a Python int or str), else ``i + first``."""
+    return (int(i) + first) if labels is None else labels[int(i)].item()
 
 
 def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
@@ -235,6 +375,8 @@ class Graph:
         Where ``dense`` holds an edge.
     source : str or None
         Where the graph came from (a path), for messages.
+    labels : numpy.ndarray or None
+        The input's name of each vertex (from `EdgeList.labels`), None for plain indices.
 
     Examples
     --------
@@ -249,6 +391,7 @@ class Graph:
     dense: np.ndarray | None = None  # weights where edge_mask is True
     edge_mask: np.ndarray | None = None
     source: str | None = None
+    labels: np.ndarray | None = None
     _stats: dict = field(default_factory=dict, repr=False)
 
     # -- construction -----------------------------------------------------
@@ -291,7 +434,7 @@ class Graph:
         csr = sp.csr_matrix((w, indices, indptr), shape=(n, n))
         csr.has_sorted_indices = True  # distinct columns, sorted within each row
         csr.has_canonical_format = True
-        return cls(n=n, csr=csr, source=edges.source)
+        return cls(n=n, csr=csr, source=edges.source, labels=edges.labels)
 
     @classmethod
     def from_dense(cls, matrix: np.ndarray, null_value: float | None = 0.0,

@@ -121,7 +121,7 @@ def _gpu_hint(facts: dict) -> str:
 
 #: optional module -> the apsp extra that installs it
 EXTRAS = {"mpi4py": "mpi", "networkx": "networkx", "matplotlib": "plot", "torch": "gpu",
-          "triton": "gpu", "pymetis": "sparse"}
+          "triton": "gpu", "pymetis": "sparse", "pandas": "frames", "polars": "frames"}
 
 
 def require(module: str, feature: str) -> None:

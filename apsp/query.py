@@ -14,8 +14,9 @@
   reachable from the source, or unable to reach the target) does not matter.
 
 Lengths are computed in the dtype reported (exact for integer weights at any
-size). Vertices are 0-based here; the CLI (``apsp path``) takes and prints
-them in the input format's own numbering.
+size). Vertices are 0-based here, or the graph's labels when it has them (a
+SNAP or GraphML file: `apsp.graph.EdgeList.labels`); the CLI (``apsp path``)
+takes and prints them in the input's own numbering or labels.
 
 >>> import apsp
 >>> r = apsp.shortest_path_between([(0, 1, 4), (1, 2, 1), (0, 2, 7)], 0, 2)
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import dtypes
+from .graph import vertex_index
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -43,14 +45,15 @@ ROUTE_SCHEMA = 1
 
 @dataclass
 class Route:
-    """A shortest route from ``source`` to ``target`` (0-based vertices).
+    """A shortest route from ``source`` to ``target`` (0-based vertices, or labels).
 
     Attributes
     ----------
-    source, target : int
-        The end points, 0-based.
-    path : list of int or None
-        The vertices from source to target inclusive; None when there is no path.
+    source, target : int or str
+        The end points, 0-based, or their labels when ``by_label``.
+    path : list or None
+        The vertices from source to target inclusive, named as the end points;
+        None when there is no path.
     length : int, float or None
         The route's total weight (a Python int for integer dtypes); None when there is no path.
     method : str
@@ -64,12 +67,14 @@ class Route:
         Vertices the search settled (labelled, for Bellman-Ford).
     timings : dict of str to float
         Seconds per stage (``validate``, ``search``).
+    by_label : bool
+        The vertices are the graph's labels (a SNAP id, a GraphML node id), not indices.
     reachable : bool
         Whether a path exists.
     """
 
-    source: int
-    target: int
+    source: int | str
+    target: int | str
     path: list | None
     length: int | float | None
     method: str
@@ -79,6 +84,27 @@ class Route:
     #: vertices the search settled (scanned, for Bellman-Ford)
     visited: int = 0
     timings: dict = field(default_factory=dict)
+    by_label: bool = False
+
+    def named(self, labels) -> "Route":
+        """This route with its vertices (indices) replaced by their ``labels`` (None: unchanged).
+
+        Parameters
+        ----------
+        labels : numpy.ndarray or None
+            The graph's labels, ``labels[i]`` naming vertex i.
+
+        Returns
+        -------
+        Route
+            A copy speaking labels (``by_label`` True), or this route when ``labels`` is None.
+        """
+        if labels is None:
+            return self
+        from dataclasses import replace
+
+        return replace(self, source=labels[self.source].item(), target=labels[self.target].item(),
+                       path=None if self.path is None else labels[self.path].tolist(), by_label=True)
 
     @property
     def reachable(self) -> bool:
@@ -92,7 +118,9 @@ class Route:
         ----------
         first_vertex : int, optional
             The number of the first vertex in the caller's numbering (1 for a
-            1-based file format); added to every vertex.
+            1-based file format); added to every vertex. Ignored when the route
+            speaks labels (``by_label``): vertices are then the labels, and
+            ``first_vertex`` is null.
 
         Returns
         -------
@@ -101,17 +129,17 @@ class Route:
             ``hops``, ``first_vertex``, ``method``, ``dtype``, ``timings_s``; and ``schema``,
             the same number under its former name, until the next release.
         """
-        shift = int(first_vertex)
+        shift = 0 if self.by_label else int(first_vertex)
         return {
             "schema_version": ROUTE_SCHEMA,
             "schema": ROUTE_SCHEMA,  # its former name, kept until the next release
-            "source": self.source + shift,
-            "target": self.target + shift,
+            "source": self.source + shift if shift else self.source,
+            "target": self.target + shift if shift else self.target,
             "reachable": self.reachable,
             "length": self.length,
-            "path": None if self.path is None else [v + shift for v in self.path],
+            "path": None if self.path is None else [v + shift if shift else v for v in self.path],
             "hops": None if self.path is None else len(self.path) - 1,
-            "first_vertex": shift,
+            "first_vertex": None if self.by_label else shift,
             "method": self.method,
             "dtype": np.dtype(self.dtype).name,
             "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
@@ -146,8 +174,8 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     ----------
     graph : array_like, scipy sparse matrix, EdgeList, list of tuples, Graph, or path
         The directed graph (see `apsp.as_graph`).
-    source, target : int
-        The end points, 0-based.
+    source, target : int or str
+        The end points, 0-based, or labels when the graph has them.
     directed, unweighted, null_value
         As in `apsp.shortest_paths`.
     dtype : optional
@@ -159,12 +187,13 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     Returns
     -------
     Route
-        ``route.path`` and ``route.length``, None when there is no path.
+        ``route.path`` and ``route.length``, None when there is no path; its
+        vertices are labels when the graph has them.
 
     Raises
     ------
     ValueError
-        A vertex outside ``0..n-1``.
+        A vertex outside ``0..n-1``, or a label the graph does not have.
     DtypeError
         ``dtype`` cannot hold every possible distance, or a float sum could overflow to ``inf``.
     NegativeCycleError
@@ -187,10 +216,8 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     t0 = time.perf_counter()
     with memory_limit(host_memory):
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
-    for name, v in (("source", source), ("target", target)):
-        if isinstance(v, bool) or int(v) != v or not 0 <= v < g.n:
-            raise ValueError(f"{name} vertex {v!r} is not in 0..{g.n - 1}")
-    s, t = int(source), int(target)
+    s, t = (vertex_index(g.labels, g.n, v, f"{name} vertex")
+            for name, v in (("source", source), ("target", target)))
     dt = g.choose_dtype(dtype)
     method, reason = choose_search(g, dt)
     # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
@@ -200,7 +227,7 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
         check_memory(search_bytes(g.n, g.nnz, np.dtype(dt).itemsize, method),
                      f"a {method} search on n = {g.n} vertices and {g.nnz} edges")
     t1 = time.perf_counter()
-    route = _search(g, s, t, method, dt)
+    route = _search(g, s, t, method, dt).named(g.labels)
     t2 = time.perf_counter()
     route.reason = reason
     route.timings = {"validate": t1 - t0, "search": t2 - t1}

@@ -122,9 +122,18 @@ def snap(data: bytes, n=None):
         dst.append(_int(f[1], 0, hi))
         w.append(_number(f[2]) if nfields == 3 else (True, 1))
     if n is None:
-        top = max(src + dst) + 1 if src else 0
-        n = max(top, declared or 0)
+        n, src, dst = snap_vertices(src, dst, declared)
     return n, src, dst, _weights(w)
+
+
+def snap_vertices(src, dst, declared):
+    """SNAP's vertices without a caller's n: the ids as indices under a ``Nodes:`` header that
+    covers them all, else the ids that appear, in increasing order."""
+    top = max(src + dst) + 1 if src else 0
+    if declared is not None and top <= declared:
+        return declared, src, dst
+    index = {v: k for k, v in enumerate(sorted(set(src + dst)))}
+    return len(index), [index[v] for v in src], [index[v] for v in dst]
 
 
 _BANNER_FIELDS = ("real", "integer", "pattern")

@@ -235,11 +235,10 @@ def valid_snap(draw):
     head = b"" if declared is None else f"# Directed graph\n# Nodes: {declared} Edges: {m}\n".encode()
     text = head + draw(layout(recs, comment=draw(st.sampled_from([None, b"#", b"%"])),
                               sep_choices=(b"\t", b" ", b" \t ")))
-    top = max(src + dst) + 1 if m else 0
     weights = w if weighted else [1] * m
     if any(isinstance(x, float) for x in weights):
         weights = [float(x) for x in weights]
-    return text, (max(top, declared or 0), src, dst, weights)
+    return text, (*slow.snap_vertices(src, dst, declared), weights)
 
 
 @st.composite

@@ -175,7 +175,9 @@ def test_graph_build_refuses_before_allocating_n_sized_arrays(monkeypatch):
         Graph.from_edges(EdgeList(10**9, [0], [1], [3]))
 
 
-@pytest.mark.parametrize("text,name", [("1000000000 1\n1 2 3\n", "g.txt"), ("0 999999999\n", "g.snap"),
+# SNAP: a Nodes header covering every id declares the count (without one, ids are labels)
+@pytest.mark.parametrize("text,name", [("1000000000 1\n1 2 3\n", "g.txt"),
+                                       ("# Nodes: 1000000000\n0 999999999\n", "g.snap"),
                                        ("p sp 1000000000 1\na 1 2 3\n", "g.gr")], ids=["homework", "snap", "dimacs"])
 def test_huge_declared_vertex_count_is_refused_at_once(tmp_path, text, name):
     code = ("import resource, sys\nfrom apsp.cli import main\nrc = main(sys.argv[1:])\n"

@@ -170,18 +170,18 @@ def test_gzip_bomb_stops_at_the_memory_given(tmp_path):
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
         sys.exit(rc)
         """
-    r = _python(code, "solve", path, "-o", tmp_path / "d.txt", "--memory", "16MiB", "--backend", "cpu")
+    r = _python(code, "solve", path, "-o", tmp_path / "d.txt", "--host-memory", "16MiB", "--backend", "cpu")
     assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
-    assert str(path) in r.stderr and "16.00 MiB" in r.stderr and "--memory" in r.stderr, r.stderr
+    assert str(path) in r.stderr and "16.00 MiB" in r.stderr and "--host-memory" in r.stderr, r.stderr
     assert int(r.stdout.split()[-1]) < 40 << 10  # kB: stopped at the budget, not after 96 MiB
 
 
 def test_path_query_honours_the_memory_given(tmp_path):
     huge = tmp_path / "huge.txt"
     huge.write_text("20000000 1\n1 2 5\n")  # 20 million vertices, one edge
-    r = subprocess.run(APSP + ["path", str(huge), "--from", "1", "--to", "2", "--memory", "100MB"],
+    r = subprocess.run(APSP + ["path", str(huge), "--from", "1", "--to", "2", "--host-memory", "100MB"],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1 and "needs" in r.stderr and "--memory" in r.stderr, r.stderr
+    assert r.returncode == 1 and "needs" in r.stderr and "--host-memory" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
 
 

@@ -331,8 +331,9 @@ def test_snap_nodes_header_and_n(tmp_path):
     with pytest.raises(GraphFormatError, match="v 3 is out of range 0..2") as info:
         read_graph(p, n=3)
     assert info.value.line == 4
-    p.write_text("0 5\n")
-    assert read_graph(p).n == 6
+    p.write_text("0 5\n")  # no header: the ids that appear, with their gap, named by labels
+    e = read_graph(p)
+    assert e.n == 2 and e.labels.tolist() == [0, 5] and (e.src.tolist(), e.dst.tolist()) == ([0], [1])
 
 
 def test_snap_float_and_mixed_weights_are_exact(tmp_path):
@@ -360,10 +361,11 @@ def test_float_parsing_is_correctly_rounded(tmp_path, values, style):
 def test_guess_format_and_errors(tmp_path):
     cases = {"a.txt": "homework", "a": "homework", "dir/in_file": "homework", "a.in.gz": "homework",
              "a.snap": "snap", "A.TSV.GZ": "snap", "a.npy": "npy", "a.mtx.gz": "mtx",
-             "a.gr": "dimacs", "a.graph": "metis", "a.metis": "metis", "a.graphml": "graphml"}
+             "a.gr": "dimacs", "a.graph": "metis", "a.metis": "metis", "a.graphml": "graphml",
+             "a.npz": "npz"}
     for path, name in cases.items():
         assert guess_format(path) == name
-    assert set(FORMATS) == {"homework", "snap", "npy", "mtx", "dimacs", "metis", "graphml"}
+    assert set(FORMATS) == {"homework", "snap", "npy", "mtx", "dimacs", "metis", "graphml", "npz"}
     assert guess_format("x.dat", "edgelist") == "snap" and guess_format("x", "MTX.gz") == "mtx"
     with pytest.raises(ValueError, match="known formats: homework .*graphml"):
         guess_format("x.dat")

@@ -293,6 +293,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             if number == len(problem.attempts):
                 raise dtypes.cutoff_error(problem.dtype, problem.max_abs_weight)
             del d, d_real, solver, host
+        labels = None if g is None else g.labels
         del g
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
         if negative_all:
@@ -364,7 +365,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
     from ..api import Result
 
     return Result(distances=full, method="fw", backend=chosen, dtype=full.dtype, block_size=problem.block,
-                  timings=worst, info=info)
+                  timings=worst, info=info, labels=labels)
 
 
 def rank_table(run) -> str:

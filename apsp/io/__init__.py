@@ -10,6 +10,7 @@ mtx        ``.mtx``                                 graph                       
 dimacs     ``.gr``                                  graph                         graph
 metis      ``.graph`` ``.metis``                    graph                         -
 graphml    ``.graphml``                             graph (networkx)              -
+npz        ``.npz`` (not ``.gz``)                   - (`apsp.load_result`)        whole result
 =========  =======================================  ============================  ==========
 
 The format comes from the suffix (``.gz`` stripped) unless ``fmt`` names it; a
@@ -20,6 +21,14 @@ gzip input is recognised by its magic bytes, gzip output by a ``.gz`` suffix.
 Every writer replaces its target whole or not at all (`apsp.io.atomic`).
 Malformed input raises `apsp.errors.GraphFormatError` naming the file, the
 1-based line and the problem.
+
+Vertex names: formats that declare a vertex count and number vertices by index
+(homework text, Matrix Market, DIMACS, METIS, ``.npy``) are read by index
+(``EdgeList.labels`` None; `FIRST_VERTEX` is their first number). A SNAP edge
+list names vertices by ids, compacted to 0..n-1 in increasing order with the
+ids kept as labels (`apsp.io.edgelist`); GraphML keeps its node ids as string
+labels. ``npz`` holds a whole `apsp.api.Result` (`apsp.io.result`); as a
+distances output of `write_distances` it holds the matrix alone.
 """
 from __future__ import annotations
 
@@ -46,10 +55,11 @@ FORMATS = {
     "dimacs": ("dimacs", True, True, False),
     "metis": ("metis", True, False, False),
     "graphml": ("graphml", True, False, False),
+    "npz": ("result", False, False, True),
 }
 
 #: the number a format gives its first vertex (apsp numbers from 0 inside; the CLI shows routes
-#: and takes --from/--to in the file's own numbering)
+#: and takes --from/--to in the file's own numbering), for inputs without labels
 FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0}
 
 _ALIASES = {
@@ -61,12 +71,14 @@ _ALIASES = {
     "dimacs": "dimacs", "gr": "dimacs",
     "metis": "metis", "graph": "metis",
     "graphml": "graphml",
+    "npz": "npz", "result": "npz",
 }
 
 _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "homework",
              ".snap": "snap", ".edges": "snap", ".el": "snap", ".tsv": "snap",
              ".npy": "npy", ".mtx": "mtx", ".gr": "dimacs",
-             ".graph": "metis", ".metis": "metis", ".graphml": "graphml"}
+             ".graph": "metis", ".metis": "metis", ".graphml": "graphml",
+             ".npz": "npz"}
 
 
 def _known(able: int = 1) -> str:
@@ -187,6 +199,8 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
     [9]
     """
     name = guess_format(path, fmt)
+    if name == "npz":
+        raise ValueError(f"{path} is a result file (.npz), not a graph: read it with apsp.load_result")
     _able(name, 1, "be read")
     if name == "graphml":
         from ..info import require

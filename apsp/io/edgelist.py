@@ -6,8 +6,14 @@ comments; a header comment ``# Nodes: N ...`` (SNAP's convention) sets the
 vertex count. Every line has the same number of fields as the first one.
 Weights are integers, or floats when any weight has a fraction or exponent.
 
-``n`` is, in this order: the caller's ``n``; else the larger of the ``Nodes:``
-header and the largest id + 1.
+Vertex ids need not be 0..n-1: real datasets have gaps. Without the caller's
+``n``, the vertices are the ids that appear, in increasing numeric order (vertex
+i is the i-th smallest id), and ``EdgeList.labels`` holds the ids; memory is
+proportional to the edges, never to the largest id. Two cases keep the ids as
+indices (``labels`` None): the caller's ``n`` (every id must then lie in
+``0..n-1``), and a ``Nodes: N`` header with every id below N (then n = N, which
+counts vertices on no edge too, as SNAP's header does). Ids that are exactly
+``0..k-1`` give ``labels`` None as well, since each id is then its index.
 """
 from __future__ import annotations
 
@@ -15,10 +21,10 @@ import re
 
 import numpy as np
 
-from ..graph import EdgeList
+from ..graph import COMPACT_BYTES_PER_EDGE, EdgeList, compact_ids
 from . import _text as T
 from ._common import (RecordSpec, check_edges, estimate_records, first_record, last_assignment_wins,
-                      line_text, load_bytes, open_output, scan_records, write_edges)
+                      line_text, load_bytes, memory_check, open_output, scan_records, write_edges)
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -51,7 +57,8 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     Returns
     -------
     EdgeList
-        Edges in file order; weights all 1 (int64) when the lines have two fields.
+        Edges in file order; weights all 1 (int64) when the lines have two fields;
+        ``labels`` the ids when they are not the indices (see the module's notes).
 
     Examples
     --------
@@ -59,8 +66,12 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     >>> p = os.path.join(tempfile.mkdtemp(), "g.snap")
     >>> _ = open(p, "w").write("# Nodes: 4 Edges: 2\\n0\\t1\\n2\\t1\\n")
     >>> e = read_graph(p)
-    >>> e.n, e.src.tolist(), e.dst.tolist(), e.weight.tolist()
-    (4, [0, 2], [1, 1], [1, 1])
+    >>> e.n, e.src.tolist(), e.dst.tolist(), e.weight.tolist(), e.labels
+    (4, [0, 2], [1, 1], [1, 1], None)
+    >>> _ = open(p, "w").write("5 77\\n77 1000000\\n")
+    >>> e = read_graph(p)
+    >>> e.n, e.src.tolist(), e.dst.tolist(), e.labels.tolist()
+    (3, [0, 1], [1, 2], [5, 77, 1000000])
     """
     if n is not None and (int(n) != n or n < 0):
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
@@ -81,17 +92,25 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     rec = scan_records(path, buf, pos, spec, cap=estimate_records(buf, pos))
     src, dst = rec.ints[0], rec.ints[1]
     weight = rec.numbers[2] if nfields == 3 else np.ones(rec.rows, dtype=np.int64)
+    labels = None
     if n is None:
         top = int(max(src.max(), dst.max())) + 1 if rec.rows else 0
-        n = max(top, declared or 0)
-    return EdgeList(int(n), src, dst, weight, source=str(path))
+        if declared is not None and top <= declared:
+            n = declared
+        else:
+            memory_check(path, COMPACT_BYTES_PER_EDGE * rec.rows, "numbering the vertex ids")
+            labels, src, dst = compact_ids(src, dst)
+            n = labels.shape[0]
+    return EdgeList(int(n), src, dst, weight, source=str(path), labels=labels)
 
 
 def write_graph(path, edges: EdgeList) -> None:
     """Write a SNAP-style edge list: a ``# Nodes: N Edges: M`` header, then ``u<TAB>v<TAB>w``.
 
     Repeated (u, v) pairs are dropped except the last (apsp's rule), since
-    other tools read parallel edges differently.
+    other tools read parallel edges differently. Vertices with integer ``labels``
+    are written as their labels (the ids the file was read with); string labels
+    are refused (SNAP ids are integers).
 
     Examples
     --------
@@ -108,6 +127,12 @@ def write_graph(path, edges: EdgeList) -> None:
     """
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
+    if edges.labels is not None:
+        if edges.labels.dtype.kind not in "iu":
+            raise ValueError(f"a SNAP edge list names vertices by integers; these are named by "
+                             f"strings ({edges.labels[0]!r}, ...): drop the labels "
+                             "(EdgeList(..., labels=None)) to write their indices")
+        src, dst = edges.labels[src], edges.labels[dst]
     with open_output(path) as f:
         f.write(f"# Directed graph written by apsp\n# Nodes: {edges.n} Edges: {src.size}\n"
                 f"# FromNodeId\tToNodeId\tWeight\n".encode())

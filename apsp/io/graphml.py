@@ -1,6 +1,8 @@
 """GraphML (``.graphml``), read through networkx.
 
-Vertices are numbered 0..n-1 in the file's node order; an undirected graph
+Vertices are numbered 0..n-1 in the file's node order inside, and keep their
+node ids (strings, as GraphML writes them) in ``EdgeList.labels``: results,
+routes and the command line name vertices by those ids. An undirected graph
 gives each edge both ways. Edge weights come from the ``weight`` attribute
 (default 1 where absent). networkx is needed (``pip install 'apsp[networkx]'``).
 """
@@ -36,8 +38,8 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
     >>> G = nx.DiGraph(); G.add_edge("a", "b", weight=3); G.add_edge("b", "c")
     >>> nx.write_graphml(G, p)
     >>> e = read_graph(p)
-    >>> e.n, e.src.tolist(), e.dst.tolist(), e.weight.tolist()
-    (3, [0, 1], [1, 2], [3, 1])
+    >>> e.n, e.src.tolist(), e.dst.tolist(), e.weight.tolist(), e.labels.tolist()
+    (3, [0, 1], [1, 2], [3, 1], ['a', 'b', 'c'])
     """
     try:
         import networkx as nx
@@ -72,4 +74,5 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
         loops = src == dst
         src, dst, w = (np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]),
                        np.concatenate([w, w[~loops]]))
-    return EdgeList(len(index), src, dst, w, source=str(path))
+    labels = np.array([str(node) for node in index], dtype=str)
+    return EdgeList(len(index), src, dst, w, source=str(path), labels=labels)

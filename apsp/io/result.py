@@ -1,0 +1,139 @@
+"""A whole result in one file (``.npz``): distances, path matrices, labels, sources and facts.
+
+The file is a NumPy ``.npz`` archive (uncompressed, so saving costs a copy and no
+more), readable with ``numpy.load(path)`` alone:
+
+==============  ============================================================
+member          holds
+==============  ============================================================
+``apsp``        JSON text: ``format`` ("apsp-result"), ``version``, ``method``,
+                ``backend``, ``block_size``, ``timings``, ``info``
+``distances``   the distance matrix (its own dtype; unreachable pairs as saved)
+``predecessors``, ``successors``, ``labels``, ``sources``: when the result has them
+==============  ============================================================
+
+Labels are saved as int64 or as fixed-width unicode, never as Python objects, so
+loading needs no pickle. `load_result` refuses a file without the ``apsp`` member.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import GraphFormatError
+from .atomic import atomic_write
+
+if TYPE_CHECKING:
+    from ..api import Result
+
+__all__ = ["save_result", "load_result", "write_distances"]
+
+FORMAT_NAME = "apsp-result"
+FORMAT_VERSION = 1
+_ARRAYS = ("distances", "predecessors", "successors", "labels", "sources")
+
+
+def json_ready(value):
+    """``value`` with numpy scalars and arrays turned into Python numbers and lists, tuples
+    into lists and keys into strings (what JSON holds).
+
+    >>> json_ready({"grid": (2, 1), 3: np.int16(7), "rows": np.arange(2)})
+    {'grid': [2, 1], '3': 7, 'rows': [0, 1]}
+    """
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def save_result(path, result) -> None:
+    """Write `apsp.api.Result` ``result`` to ``path`` (``.npz``), whole or not at all."""
+    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": result.method,
+            "backend": result.backend, "block_size": result.block_size,
+            "timings": json_ready(result.timings), "info": json_ready(result.info)}
+    arrays = {name: getattr(result, name) for name in _ARRAYS if getattr(result, name) is not None}
+    _write(path, meta, arrays)
+
+
+def write_distances(path, dist, first_row: int | None = None) -> None:
+    """A result file holding a distance matrix alone (rows from ``first_row`` on when given)."""
+    d = np.asarray(dist)
+    if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
+        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
+    arrays = {"distances": d}
+    if first_row is not None:
+        arrays["sources"] = np.arange(first_row, first_row + d.shape[0], dtype=np.int64)
+    _write(path, {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": "unknown",
+                  "backend": "unknown", "block_size": None, "timings": {}, "info": {}}, arrays)
+
+
+def _write(path, meta: dict, arrays: dict) -> None:
+    if str(path).endswith(".gz"):
+        raise ValueError(f"{path}: a result file is an .npz archive, not gzip-compressed; drop the .gz")
+    text = json.dumps(meta, default=str)
+    with atomic_write(path) as f:
+        np.savez(f, apsp=np.array(text), **arrays)
+
+
+def load_result(path) -> "Result":
+    """Read a result file written by ``Result.save`` (or ``apsp solve -o result.npz``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npz`` file.
+
+    Returns
+    -------
+    Result
+        The arrays bit for bit as saved, labels, and method, backend, block size,
+        timings and info as JSON gave them back (tuples as lists).
+
+    Raises
+    ------
+    GraphFormatError
+        For a file that is not an apsp result file (any other ``.npz`` or zip included).
+    MemoryPlanError
+        Before reading arrays the memory available cannot hold.
+    """
+    from ..api import Result
+    from ._common import memory_check
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            sizes = {info.filename: info.file_size for info in z.infolist()}
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise GraphFormatError(path, None, f"not an apsp result file (not an .npz archive: {exc})") from None
+    if "apsp.npy" not in sizes or "distances.npy" not in sizes:
+        raise GraphFormatError(path, None, "not an apsp result file (an .npz without apsp's "
+                                           "'apsp' and 'distances' members)")
+    memory_check(path, sum(sizes.values()), "loading the result")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["apsp"]))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+                raise ValueError("its 'apsp' member does not describe an apsp result")
+            if meta.get("version") != FORMAT_VERSION:
+                raise ValueError(f"format version {meta.get('version')!r}; this apsp reads "
+                                 f"version {FORMAT_VERSION}")
+            arrays = {name: z[name] for name in _ARRAYS if f"{name}.npy" in sizes}
+        d = arrays["distances"]
+        if d.ndim != 2:
+            raise ValueError(f"distances of shape {d.shape}, not a matrix")
+        for name in ("predecessors", "successors"):
+            if name in arrays and arrays[name].shape != d.shape:
+                raise ValueError(f"{name} of shape {arrays[name].shape}, distances {d.shape}")
+        return Result(distances=d, method=meta.get("method", "unknown"),
+                      backend=meta.get("backend", "unknown"), dtype=d.dtype,
+                      block_size=meta.get("block_size"), predecessors=arrays.get("predecessors"),
+                      successors=arrays.get("successors"), timings=dict(meta.get("timings") or {}),
+                      info=dict(meta.get("info") or {}), sources=arrays.get("sources"),
+                      labels=arrays.get("labels"))
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise GraphFormatError(path, None, f"not a readable apsp result file ({exc})") from None

@@ -509,7 +509,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     method : {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"}
         ``"fw"`` is blocked Floyd-Warshall; ``"nd-fw"`` the same in nested-dissection
         order, skipping products that cannot change anything (sparse graphs with
-        small separators; needs pymetis, ``leaf_size=`` tunes it); ``"bfs"`` multi-source BFS (unit
+        small separators; METIS orders it where pymetis is installed, ``leaf_size=`` tunes it); ``"bfs"`` multi-source BFS (unit
         weights); ``"dijkstra"`` / ``"johnson"`` apsp's parallel Numba searches (CPU
         only; Johnson for negative weights); ``"reference"`` the plain O(n^3)
         oracle; ``"auto"`` chooses as the README's "Choosing a method" says.

@@ -855,7 +855,7 @@ def stats_command(args, compute) -> int:
     check_outputs({"--csv": (args.csv, None, "file")})
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
     _listen_for_compiles(args)
-    startup = _process_age()
+    startup = _since_start()
     compiled = compile_seconds()
     t0 = time.perf_counter()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)

@@ -575,13 +575,23 @@ class Graph:
         return dtypes.distance_bound(self.n, self.max_abs_weight)
 
     def longest_distance_found(self, sweeps: int = 4) -> float:
-        """A lower bound on the largest finite shortest distance, or 0.0 when not searched.
+        """A lower bound on the largest finite shortest distance, found by a few searches.
 
-        ``sweeps`` Dijkstra searches (scipy's), each from the farthest vertex the last one
-        reached, alternately along and against the edges: every distance a search finds is a
-        real one, so the largest is a lower bound, and on roads, meshes and grids it is close to
-        the diameter. Only for sparse graphs with non-negative weights (a search costs
-        O(m log n) there, nothing next to an all-pairs solve); cached.
+        Every distance a search finds is a real one, so the largest is a lower bound; on roads,
+        meshes and grids it is close to the diameter. Only for sparse graphs with non-negative
+        weights (a search costs O(m log n) there, nothing next to an all-pairs solve); cached.
+
+        Parameters
+        ----------
+        sweeps : int
+            Dijkstra searches (scipy's), each from the farthest vertex the last one reached,
+            alternately along and against the edges.
+
+        Returns
+        -------
+        float
+            The largest finite distance found, or 0.0 when nothing was searched (a dense
+            graph, negative weights, no edges).
         """
         if "longest_found" not in self.__dict__:
             found = 0.0

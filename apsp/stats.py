@@ -346,8 +346,9 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .api import estimated_seconds
-    from .errors import MemoryPlanError
-    from .planner import plan_memory
+    from .ndfw import dissection_for
+    from .planner import GPU_HEADROOM, incore_needs
+    from .sizes import parse_size
     from .solvers import SolveOptions, gpu_available
 
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
@@ -355,11 +356,14 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
         return False
     if backend == "auto" and estimated_seconds(g, "nd-fw", "gpu") > estimated_seconds(g, "dijkstra", "cpu"):
         return False
-    try:
-        plan = plan_memory(g, "nd-fw", "gpu", SolveOptions(dtype=dt, gpu_memory=gpu_memory, out_of_core=False))
-    except MemoryPlanError:
-        return False
-    return not plan.out_of_core
+    # the device's share of the in-core plan: the reductions copy no matrix to the host
+    nd, tile = dissection_for(g, SolveOptions(dtype=dt), "gpu")
+    _, need = incore_needs(g.n, dt, "nd-fw", "gpu", block=tile, layout=nd.size)
+    if gpu_memory is not None:
+        return need <= parse_size(gpu_memory)
+    from .gpu import device_memory
+
+    return need <= device_memory()[0] - GPU_HEADROOM
 
 
 def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:

@@ -318,10 +318,10 @@ def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
 
     real = planner.plan_memory
 
-    def nd_fw_too_big(graph, method, backend, opts):
+    def nd_fw_too_big(graph, method, backend, opts, **kw):
         if method == "nd-fw":
             raise MemoryPlanError("the nd-fw solver on the cpu needs 9 TiB. Ways out: none")
-        return real(graph, method, backend, opts)
+        return real(graph, method, backend, opts, **kw)
 
     monkeypatch.setattr(planner, "plan_memory", nd_fw_too_big)
     g = _grid(40, rng)

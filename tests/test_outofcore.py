@@ -223,8 +223,10 @@ def test_refuses_searches_beyond_the_ram_budget():
 
 def test_refuses_out_of_core_where_it_does_not_apply():
     g = _weights_graph(30)
-    with pytest.raises(ValueError, match="method 'fw' only"):
+    with pytest.raises(ValueError, match="available for method 'fw', and 'nd-fw' on the GPU"):
         shortest_paths(g, method="dijkstra", out_of_core=True)
+    with pytest.raises(ValueError, match="not 'nd-fw' on the cpu"):
+        shortest_paths(g, method="nd-fw", backend="cpu", out_of_core=True)
     with pytest.raises(ValueError, match="distances only"):
         shortest_paths(g, method="fw", backend="cpu", out_of_core=True, return_predecessors=True)
     with pytest.raises(ValueError, match="out_of_core must be"):

@@ -64,8 +64,10 @@ def test_distance_stats_on_the_gpu_backend():
     assert gpu.closeness().tolist() == cpu.closeness().tolist()
     assert gpu.eccentricity.tolist() == cpu.eccentricity.tolist()
     weighted = apsp.as_graph([(0, 1, 2), (1, 2, 3)])
-    with pytest.raises(ValueError, match="hop distances only"):
-        apsp.distance_stats(weighted, backend="gpu")
+    r = apsp.distance_stats(weighted, backend="gpu", progress=False)  # nd-fw, reduced on the device
+    assert r.method == "nd-fw" and r.eccentricity.tolist() == [5, 3, 0] and r.total.tolist() == [7, 3, 0]
+    with pytest.raises(ValueError, match="needs 'dijkstra' here"):
+        apsp.distance_stats(weighted, backend="gpu", method="dijkstra")
     with pytest.raises(ValueError, match="CPU only"):
         apsp.distance_stats(g, backend="gpu", histogram=True)
 

@@ -290,6 +290,24 @@ def _interpreted(backend: str) -> bool:
         return False
 
 
+#: what each worker thread of a CPU solve holds beside its share of the work (its stack, its
+#: allocator arena, its small tile copies): measured 0.9 MB a thread, blocked FW at n = 6,000 with 16
+#: threads (tests/test_memory_peaks.py with NUMBA_NUM_THREADS=16)
+THREAD_BYTES = 1 << 20
+
+
+def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0) -> int:
+    """Host bytes a CPU solve's ``threads`` workers hold beyond the result: blocked FW's workers
+    `THREAD_BYTES` each; bit-parallel BFS's their work arrays (`apsp.cpu.bfs._bfs_batches`: three
+    uint64 and two int64 n-long arrays, the n x 64 levels found in the distance dtype, with paths
+    the parents and hops)."""
+    if method == "fw":
+        return threads * THREAD_BYTES
+    if method == "bfs":
+        return threads * (5 * 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+    return 0
+
+
 def _search_threads() -> int:
     from .cpu.threads import thread_count
 
@@ -377,6 +395,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
             n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
+    if backend == "cpu" and n > 0:
+        host += thread_bytes(method, n, _search_threads(), dt.itemsize, paths)
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize

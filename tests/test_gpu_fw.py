@@ -300,10 +300,14 @@ def test_a_failed_solve_gives_its_frames_back():
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("runtime", ["torch", "driver"])
 def test_device_memory_after_a_retried_or_failed_solve_equals_before(rng, monkeypatch, runtime):
+    import os
+
     import torch
 
     from randgraphs import sentinel_path
 
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("the card's free memory is shared by the other workers: run it in one process")
     monkeypatch.setenv("APSP_GPU_RUNTIME", runtime)
     g = sentinel_path(rng, 20000, 3000)  # past int16: its attempt is cut off and solved again in int32
 

@@ -191,10 +191,12 @@ def wheel_venv(tmp_path_factory):
     with zipfile.ZipFile(wheel) as archive:  # a pure-Python wheel: installing it is unpacking it
         archive.extractall(purelib)
     (tmp / "user.py").write_text(USER_SCRIPT)
-    ran = subprocess.run([str(python), "user.py"], cwd=tmp, capture_output=True, text=True, timeout=600)
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the wheel, not a checkout
+    ran = subprocess.run([str(python), "user.py"], cwd=tmp, capture_output=True, text=True, timeout=600,
+                         env=clean)
     assert ran.returncode == 0, ran.stderr[-3000:]
     found = subprocess.run([str(python), "-c", "import apsp; print(apsp.__file__)"], cwd=tmp,
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True, env=clean).stdout
     assert found.startswith(purelib), found
     return tmp, python
 

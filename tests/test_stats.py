@@ -61,14 +61,14 @@ def test_every_search_against_the_matrix(kind, direction, n, density):
     g = Graph.from_edges(random_edges(rng, n, density, **KINDS[kind]))
     d = matrix(g, direction)
     everyone = np.arange(n)
-    stats = distance_stats(g, direction=direction, progress=False)
+    stats = distance_stats(g, direction=direction, backend="cpu", progress=False)  # the searches
     assert stats.method == {"unweighted": "bfs", "int": "dijkstra", "float": "dijkstra",
                             "negative": "johnson"}[kind]
     check(stats, d, everyone, everyone)
     # a subset of sources (in the caller's order) and of targets
     src = rng.choice(n, size=7, replace=False)
     tgt = rng.choice(n, size=n // 3, replace=False)
-    part = distance_stats(g, src, targets=tgt, direction=direction, progress=False)
+    part = distance_stats(g, src, targets=tgt, direction=direction, backend="cpu", progress=False)
     assert part.sources.tolist() == src.tolist()
     check(part, d, src, np.sort(tgt))
 

@@ -290,21 +290,13 @@ def _interpreted(backend: str) -> bool:
         return False
 
 
-#: what each worker thread of a CPU solve holds beside its share of the work (its stack, its
-#: allocator arena, its small tile copies): measured 0.9 MB a thread, blocked FW at n = 6,000 with 16
-#: threads (tests/test_memory_peaks.py with NUMBA_NUM_THREADS=16)
-THREAD_BYTES = 1 << 20
-
-
 def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0) -> int:
-    """Host bytes a CPU solve's ``threads`` workers hold beyond the result: blocked FW's workers
-    `THREAD_BYTES` each; bit-parallel BFS's their work arrays (`apsp.cpu.bfs._bfs_batches`: three
-    uint64 and two int64 n-long arrays, the n x 64 levels found in the distance dtype, with paths
-    the parents and hops)."""
-    if method == "fw":
-        return threads * THREAD_BYTES
+    """Host bytes a CPU solve's ``threads`` workers hold beyond the result: bit-parallel BFS's work
+    arrays (`apsp.cpu.bfs._bfs_batches`: three uint64 n-long bit arrays, the n x 64 levels found in
+    the distance dtype, with paths the parents and hops, and two int64 frontier lists, of which at
+    most n entries are ever written between them: the levels they hold in turn are disjoint)."""
     if method == "bfs":
-        return threads * (5 * 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+        return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
     return 0
 
 

@@ -313,17 +313,21 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
     t0 = time.perf_counter()
     gpu_info = {}
-    if where == "gpu" and chosen == "nd-fw":
-        from .gpu.reductions import ndfw_stats
+    if where == "gpu":
+        from .gpu import give_back_memory
+        from .gpu.reductions import bfs_stats, ndfw_stats
 
-        acc, gpu_info = ndfw_stats(g, src, mask, dt, progress=progress)
+        try:
+            if chosen == "nd-fw":
+                acc, gpu_info = ndfw_stats(g, src, mask, dt, progress=progress)
+            else:
+                acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+                batched = True
+        except BaseException as exc:  # the card as it was found, also after a failure
+            give_back_memory(exc)
+            raise
+        give_back_memory()  # so that the next call plans against the whole card
         hist = None
-    elif where == "gpu":
-        from .gpu.reductions import bfs_stats
-
-        acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
-        hist = None
-        batched = True
     elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:

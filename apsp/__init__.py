@@ -37,7 +37,7 @@ _EXPORTS = {
     "reconstruct_path": "apsp.paths",
     "read_graph": "apsp.io",
     "write_distances": "apsp.io",
-    "load_result": "apsp.io.result",
+    "load_result": "apsp.api",
     "EdgeList": "apsp.graph",
     "Graph": "apsp.graph",
     "NegativeCycleError": "apsp.errors",
@@ -49,7 +49,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
-    from .api import Result as Result, as_graph as as_graph, shortest_paths as shortest_paths
+    from .api import Result as Result, as_graph as as_graph, load_result as load_result
+    from .api import shortest_paths as shortest_paths
     from .dtypes import unreachable_value as unreachable_value
     from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
     from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError
@@ -57,7 +58,6 @@ if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export);
     from .generate import random_graph as random_graph
     from .graph import EdgeList as EdgeList, Graph as Graph
     from .io import read_graph as read_graph, write_distances as write_distances
-    from .io.result import load_result as load_result
     from .paths import reconstruct_path as reconstruct_path
     from .query import Route as Route, shortest_path_between as shortest_path_between
     from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path

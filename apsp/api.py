@@ -288,6 +288,32 @@ class Result:
         return route[::-1]
 
 
+def load_result(path) -> Result:
+    """Read a result file written by `Result.save` (or ``apsp solve -o result.npz``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npz`` file (`apsp.io.result` describes it).
+
+    Returns
+    -------
+    Result
+        The arrays bit for bit as saved, labels, and method, backend, block size,
+        timings and info as JSON gave them back (tuples as lists).
+
+    Raises
+    ------
+    GraphFormatError
+        For a file that is not an apsp result file (any other ``.npz`` or zip included).
+    MemoryPlanError
+        Before reading arrays the memory available cannot hold.
+    """
+    from .io.result import read_result
+
+    return Result(**read_result(path))
+
+
 def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = False,
              null_value: float | None = 0.0, fmt: str | None = None) -> Graph:
     """Turn user input into a validated `Graph`.

@@ -837,7 +837,7 @@ def _cmd_stats(args) -> int:
         require("mpi4py", "--distributed")
         from .distributed.cli import run_stats
 
-        return run_stats(args)
+        return run_stats(args, stats_command)
     from .stats import distance_stats
 
     return stats_command(args, distance_stats)

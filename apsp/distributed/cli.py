@@ -65,10 +65,10 @@ def _report(args, run) -> None:
         print(format_rank_table(info["rank_timings"]), file=sys.stderr, flush=True)
 
 
-def run_stats(args) -> int:
+def run_stats(args, stats_command) -> int:
     """``apsp stats GRAPH --distributed [options]`` on this rank: the sources split over the
-    ranks (`apsp.distributed.stats`); rank 0 prints and writes."""
-    from ..cli import stats_command
+    ranks (`apsp.distributed.stats`); rank 0 prints and writes, through the command line's
+    ``stats_command`` (`apsp.cli.stats_command`, passed in: this module sits below the CLI)."""
     from .stats import distance_stats
 
     comm = MPI.COMM_WORLD

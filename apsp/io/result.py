@@ -13,23 +13,19 @@ member          holds
 ==============  ============================================================
 
 Labels are saved as int64 or as fixed-width unicode, never as Python objects, so
-loading needs no pickle. `load_result` refuses a file without the ``apsp`` member.
+loading needs no pickle. `read_result` (behind `apsp.load_result`) refuses a file without the ``apsp``
+member. This module knows results only by their attributes, so it imports nothing above `apsp.io`.
 """
 from __future__ import annotations
 
 import json
 import zipfile
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import GraphFormatError
 from .atomic import atomic_write
 
-if TYPE_CHECKING:
-    from ..api import Result
-
-__all__ = ["save_result", "load_result", "write_distances"]
+__all__ = ["save_result", "read_result", "write_distances"]
 
 FORMAT_NAME = "apsp-result"
 FORMAT_VERSION = 1
@@ -81,7 +77,7 @@ def _write(path, meta: dict, arrays: dict) -> None:
         np.savez(f, apsp=np.array(text), **arrays)
 
 
-def load_result(path) -> "Result":
+def read_result(path) -> dict:
     """Read a result file written by ``Result.save`` (or ``apsp solve -o result.npz``).
 
     Parameters
@@ -91,9 +87,9 @@ def load_result(path) -> "Result":
 
     Returns
     -------
-    Result
-        The arrays bit for bit as saved, labels, and method, backend, block size,
-        timings and info as JSON gave them back (tuples as lists).
+    dict
+        The keyword arguments of `apsp.api.Result`: the arrays bit for bit as saved, labels,
+        and method, backend, block size, timings and info as JSON gave them back (tuples as lists).
 
     Raises
     ------
@@ -102,7 +98,6 @@ def load_result(path) -> "Result":
     MemoryPlanError
         Before reading arrays the memory available cannot hold.
     """
-    from ..api import Result
     from ._common import memory_check
 
     try:
@@ -129,7 +124,7 @@ def load_result(path) -> "Result":
         for name in ("predecessors", "successors"):
             if name in arrays and arrays[name].shape != d.shape:
                 raise ValueError(f"{name} of shape {arrays[name].shape}, distances {d.shape}")
-        return Result(distances=d, method=meta.get("method", "unknown"),
+        return dict(distances=d, method=meta.get("method", "unknown"),
                       backend=meta.get("backend", "unknown"), dtype=d.dtype,
                       block_size=meta.get("block_size"), predecessors=arrays.get("predecessors"),
                       successors=arrays.get("successors"), timings=dict(meta.get("timings") or {}),

@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _within_memory(handler, args) -> int:
-    """Run a command with ``--memory`` as the budget of every allocation proportional to the input
+    """Run a command with ``--host-memory`` as the budget of every allocation proportional to the input
     (reads, graph build, searches), not only of the solve's plan."""
     from .sizes import memory_limit
 

@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes",
            "memory_limit", "memory_allowed", "check_memory"]
 
-#: the RAM budget the caller gave (``host_memory=`` / ``--memory``) while a call runs; None: none given
+#: the RAM budget the caller gave (``host_memory=`` / ``--host-memory``) while a call runs; None: none given
 _HOST_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("apsp_host_memory", default=None)
 
 _UNITS = {"": 1, "b": 1,

@@ -112,7 +112,7 @@ class Result:
         out[~self.reachable] = np.inf
         return out
 
-    def index_of(self, label) -> int:
+    def index_of(self, label: Any) -> int:
         """The row/column index of the vertex named ``label``.
 
         Parameters
@@ -139,7 +139,7 @@ class Result:
         """
         return vertex_index(self.labels, self.n, label)
 
-    def distance(self, u, v) -> int | float:
+    def distance(self, u: Any, v: Any) -> int | float:
         """The length of a shortest path from ``u`` to ``v`` (labels, or indices without labels).
 
         Parameters
@@ -178,7 +178,7 @@ class Result:
             raise ValueError(f"vertex {name!r} is not one of the sources")
         return order[pos]
 
-    def path(self, i, j) -> list:
+    def path(self, i: Any, j: Any) -> list[Any]:
         """Vertices of a shortest path from i to j.
 
         Parameters
@@ -217,7 +217,7 @@ class Result:
             raise NoPathError(f"there is no path from {i!r} to {j!r}") from None
         return route if self.labels is None else self.labels[route].tolist()
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the whole result to one ``.npz`` file, whole or not at all (`apsp.load_result` reads it).
 
         Parameters
@@ -241,7 +241,8 @@ class Result:
 
         save_result(path, self)
 
-    def to_frame(self, library: str = "pandas", sources=None, max_rows: int = 10_000_000):
+    def to_frame(self, library: str = "pandas", sources: ArrayLike | None = None,
+                 max_rows: int = 10_000_000) -> Any:
         """The reachable pairs as an edge table: columns ``source``, ``target``, ``distance``.
 
         Parameters
@@ -288,7 +289,7 @@ class Result:
         return route[::-1]
 
 
-def load_result(path) -> Result:
+def load_result(path: str | os.PathLike[str]) -> Result:
     """Read a result file written by `Result.save` (or ``apsp solve -o result.npz``).
 
     Parameters

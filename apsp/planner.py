@@ -290,11 +290,24 @@ def _interpreted(backend: str) -> bool:
         return False
 
 
-def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0) -> int:
-    """Host bytes a CPU solve's ``threads`` workers hold beyond the result: bit-parallel BFS's work
-    arrays (`apsp.cpu.bfs._bfs_batches`: three uint64 n-long bit arrays, the n x 64 levels found in
-    the distance dtype, with paths the parents and hops, and two int64 frontier lists, of which at
-    most n entries are ever written between them: the levels they hold in turn are disjoint)."""
+def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0, block: int = 256) -> int:
+    """Host bytes a CPU solve's ``threads`` workers hold beyond the result.
+
+    Blocked FW in core: each worker of phase 2 copies its panel piece, and a column piece once
+    more transposed (`apsp.cpu.blocked._panel_piece`: two ``block x PANEL_BYTES`` arrays, 1 MiB at
+    the default block). Bit-parallel BFS: each worker's work arrays (`apsp.cpu.bfs._bfs_batches`:
+    three uint64 n-long bit arrays, the n x 64 levels found in the distance dtype, with paths the
+    parents and hops, and two int64 frontier lists, of which at most n entries are ever written
+    between them: the levels they hold in turn are disjoint).
+    """
+    if method == "fw" and n > 0:
+        from .cpu.blocked import PANEL_BYTES, SMALL_N
+
+        if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
+            return 0
+        cols = max(PANEL_BYTES // itemsize, 1)
+        workers = min(threads, 2 * -(-n // cols))
+        return workers * 2 * min(block, n) * min(cols, n) * itemsize
     if method == "bfs":
         return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
     return 0
@@ -387,8 +400,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
             n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
-    if backend == "cpu" and n > 0:
-        host += thread_bytes(method, n, _search_threads(), dt.itemsize, paths)
+    if backend == "cpu" and n > 0 and not force:  # out of core the stream's own buffers count
+        host += thread_bytes(method, n, _search_threads(), dt.itemsize, paths,
+                             opts.block_size or DEFAULT_BLOCK["cpu"])
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize

@@ -681,10 +681,13 @@ STATS_FASTER_FROM = 100
 def _reduced(G, weight, direction, sources=None, targets=None):
     """`apsp.distance_stats` of ``G`` under networkx's search semantics, or None where networkx's
     own code must decide: negative weights (networkx's Dijkstra has its own answer), weights too
-    large for an exact dtype."""
+    large for an exact dtype, int weights mixed with float ones (the type of each length follows
+    the path networkx found)."""
     from .errors import DtypeError
     from .stats import distance_stats
 
+    if _mixed_numbers(G, weight, 1):
+        return None
     graph = G.to_apsp_graph(weight, drop_self_loops=True)  # a search never uses a self-loop
     if graph.has_negative_weights:
         return None

@@ -678,15 +678,15 @@ def all_pairs_shortest_path(G, cutoff=None):
 STATS_FASTER_FROM = 100
 
 
-def _reduced(G, weight, direction, sources=None, targets=None):
+def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
     """`apsp.distance_stats` of ``G`` under networkx's search semantics, or None where networkx's
     own code must decide: negative weights (networkx's Dijkstra has its own answer), weights too
-    large for an exact dtype, int weights mixed with float ones (the type of each length follows
-    the path networkx found)."""
+    large for an exact dtype, and, where the caller returns lengths (``lengths``), int weights
+    mixed with float ones (the type of each length follows the path networkx found)."""
     from .errors import DtypeError
     from .stats import distance_stats
 
-    if _mixed_numbers(G, weight, 1):
+    if lengths and _mixed_numbers(G, weight, 1):
         return None
     graph = G.to_apsp_graph(weight, drop_self_loops=True)  # a search never uses a self-loop
     if graph.has_negative_weights:
@@ -759,7 +759,7 @@ def eccentricity(G, v=None, sp=None, weight=None):
     nodes = list(nxg.nbunch_iter(v))
     e = {}
     if nodes:
-        stats = _reduced(G, weight, "out", sources=_node_indices(G, nodes))
+        stats = _reduced(G, weight, "out", sources=_node_indices(G, nodes), lengths=True)
         if stats is None:
             return _networkx("eccentricity", G, v=v, weight=weight)
         if not stats.reaches_all.all():
@@ -851,7 +851,7 @@ def wiener_index(G, weight=None):
     G = _as_apsp(G, weight)
     if len(G) == 0:
         return _networkx("wiener_index", G, weight=weight)  # networkx's error for the null graph
-    stats = _reduced(G, weight, "out")
+    stats = _reduced(G, weight, "out", lengths=True)
     if stats is None:
         return _networkx("wiener_index", G, weight=weight)
     if not stats.reaches_all.all():

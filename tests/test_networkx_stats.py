@@ -60,8 +60,8 @@ def compare(how, name, G, exact, *args, **kwargs):
 
 def compare_stats(G, kind, how):
     # whole-number weights give networkx's exact values (the same float operations on the same
-    # integers); float weights are summed in another order
-    exact = kind != "float"
+    # integers); float weights, alone or mixed with ints, are summed in another order
+    exact = kind not in ("float", "intfloat")
     nodes = list(G)
     for weight in (None, "weight"):
         for wf in (True, False):

@@ -1,4 +1,13 @@
-import sys, time; sys.path.insert(0, "benchmarks")
+"""Nested-dissection orderings compared: METIS (pymetis) against breadth-first level bisection.
+
+Min-plus updates of the nd-fw schedule (leaves of 3000, tile 128) and the ordering's time on grids,
+k-NN and Delaunay graphs (BENCHMARKS.md section 17). ``python benchmarks/nd_orderings.py``
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
 from nd_graphs import grid, knn
 from apsp.dissection import dissect

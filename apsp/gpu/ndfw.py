@@ -259,7 +259,7 @@ class Engine(ScheduleEngine):
             return (to_host(work), None if successors is None else to_host(successors),
                     None if predecessors is None else to_host(predecessors))
         unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
-        return unpermuted_to_host(d, self.nd.position, limit, unreachable), None, None
+        return unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device), None, None
 
 
 class HostEngine(Engine):
@@ -347,29 +347,6 @@ class HostEngine(Engine):
             at += hi - lo
         self.streamed += 1
 
-    def finalize(self):
-        """Distances in vertex order: host row bands (whole rows, in the order of the vertices) to
-        the device, their columns put in vertex order there, copied back by `to_host`."""
-        from .transfer import to_host
-
-        d, dt = self.d, self.dtype
-        limit = None if dt.kind == "f" else dtypes.reachable_limit(dt, self.negative)
-        host = d.numpy()
-        if self.cutoff_band is not None:
-            self.cutoff_suspected = dtypes.cutoff_suspected(host, self.cutoff_band)
-        position = self.nd.position
-        n = len(position)
-        out = np.empty((n, n), dtype=dt)
-        pos = torch.from_numpy(position).to(self.device)
-        band = max(1, min(n, GPU_BAND_BYTES // max(1, d.shape[0] * d.element_size())))
-        for i0 in range(0, n, band):
-            i1 = min(i0 + band, n)
-            rows = torch.from_numpy(host[position[i0:i1]]).to(self.device).index_select(1, pos)
-            if limit is not None:
-                rows.masked_fill_(rows > limit, int(dtypes.unreachable_value(dt)))
-            to_host(rows, out=out[i0:i1])
-        return out, None, None
-
 
 def batch_layout(nd, nodes, depth, align: int):
     """Where each of ``nodes`` (one level) puts its entries in a batch: ``(pivots, width, index)``,
@@ -454,22 +431,25 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
 
 
 def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = GPU_BAND_BYTES) -> np.ndarray:
+                       band_bytes: int = GPU_BAND_BYTES, device=None) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
     ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
     gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
-    buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for)."""
+    buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for).
+    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first."""
     from .transfer import to_host
 
     n = len(position)
     out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
     if n == 0:
         return out
-    pos = torch.from_numpy(position).to(d.device)
+    device = d.device if device is None else device
+    rows_at = torch.from_numpy(position).to(d.device)
+    pos = rows_at.to(device)
     band = max(1, min(n, band_bytes // max(1, n * d.element_size())))
     for i0 in range(0, n, band):
         i1 = min(i0 + band, n)
-        rows = d.index_select(0, pos[i0:i1]).index_select(1, pos)
+        rows = d.index_select(0, rows_at[i0:i1]).to(device).index_select(1, pos)
         if limit is not None:
             rows.masked_fill_(rows > limit, unreachable)
         to_host(rows, out=out[i0:i1])

@@ -15,6 +15,7 @@ from . import dtypes
 from .errors import BackendUnavailableError, MemoryPlanError
 from .graph import EdgeList, Graph, lightest_edges, vertex_index, vertex_indices, vertex_labels
 from .jit import book_compile, compile_seconds, compiling
+from .costs import GPU_FIXED_COST, SEARCH_COST, estimated_seconds, worth_searching
 from .solvers import BACKENDS, KEYWORD_OPTIONS, METHODS, SolveOptions, get_solver, gpu_available, unknown_option
 
 if TYPE_CHECKING:
@@ -424,42 +425,6 @@ SPARSE_EDGES_PER_VERTEX = 2
 #: (denser graphs have separators too large for it to win; the ordering is not even computed)
 ND_MIN_VERTICES = 1000
 ND_MAX_EDGES_PER_VERTEX = 16
-#: work per second of each (method, backend), the units of `estimated_seconds`: FW and nd-fw
-#: count min-plus updates, dijkstra/johnson n (m + n) log2 n steps. CPU: measured with
-#: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 12); GPU: dense
-#: FW's int32 rate on an H200 (section 1); nd-fw measured on an H200 at n = 122,500 (section 12):
-#: 7.9-8.0 T updates/s on a grid, 4.9-5.8 on a k-NN graph (its products are smaller than dense FW's)
-WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
-              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 9e12}
-#: fixed cost of one nd-fw pivot round (parallel regions, launches): its rounds are many and can
-#: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed; GPU:
-#: little, the small nodes' rounds run in batches (H200, n = 122,500: 9-10 T updates/s overall)
-ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 2e-5}
-
-
-def estimated_seconds(g: Graph, method: str, backend: str) -> float:
-    """Seconds ``method`` should take on ``g`` on ``backend``: its work over `WORK_RATES`.
-
-    nd-fw's work is counted from its ordering (`apsp.ndfw.plan`, cached on the graph for the
-    solver), so asking costs that ordering once.
-    """
-    n, m = float(g.n), float(g.nnz)
-    fixed = 0.0
-    if method == "fw":
-        work = n ** 3
-    elif method == "nd-fw":
-        from .ndfw import default_plan
-
-        nd = default_plan(g, backend)
-        work = float(nd.updates())
-        fixed = sum(1 for _ in nd.rounds()) * ND_ROUND_SECONDS[backend]
-    elif method in ("dijkstra", "johnson"):
-        work = n * (m + n) * np.log2(max(n, 2.0))
-    else:
-        raise ValueError(f"no work estimate for method {method!r}")
-    return work / WORK_RATES[(method, backend)] + fixed
-
-
 def _nd_usable(g: Graph) -> bool:
     return ND_MIN_VERTICES <= g.n and g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n
 
@@ -669,7 +634,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
         attempts = _resumable(g.dtype_attempts(dtype), options)
-        if any(a.checked for a in attempts[:-1]) and _worth_searching(g, chosen, where):
+        if any(a.checked for a in attempts[:-1]) and worth_searching(g, chosen, where):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = dtypes.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)
@@ -804,21 +769,6 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
                   timings=timings, info=out.info, sources=src, labels=g.labels)
 
 
-#: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)
-SEARCH_IMPORT_SECONDS = 0.25
-#: bytes per second of a result's copy from the GPU to the host (`apsp.gpu.transfer.to_host`)
-D2H_RATE = 1.6e10
-
-
-def _worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> bool:
-    """Whether the searches of `Graph.longest_distance_found` cost at most a quarter of the narrow
-    attempt they may save: its solve and, on the GPU, its result's copy to the host."""
-    n = float(g.n)
-    searches = SEARCH_IMPORT_SECONDS + sweeps * estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
-    attempt = estimated_seconds(g, method, backend) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
-    return searches < attempt / 4
-
-
 def _resumable(attempts: list, options: dict) -> list:
     """Resuming a checkpoint: start the dtype plan at the dtype the checkpoint was saved in."""
     path = options.get("checkpoint")
@@ -886,18 +836,9 @@ def source_vertices(sources, n: int, labels: np.ndarray | None = None) -> np.nda
     return arr
 
 
-#: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
-#: Floyd-Warshall updates per (edge + vertex) * log2(n)
-SEARCH_COST = 60.0
-
-
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
     """k breadth-first searches beat one bit-parallel BFS of all n (64 sources a sweep)?"""
     return 16 * k <= g.n
-
-
-#: a GPU solve's fixed cost in CPU update-equivalents (about 50 ms of CPU work: launches, copies)
-GPU_FIXED_COST = 1e8
 
 
 def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: int) -> str:

@@ -77,6 +77,11 @@ class SolveOptions:
     #: distances; an engine that can read its result cheaply on its device reports
     #: ``info["cutoff_suspected"]``, else the public layer checks on the host
     cutoff_band: tuple[int, int] | None = None
+    #: the GPU runtime the plan chose for in-core FW: "torch" or "driver" (the CUDA driver, no torch);
+    #: None = torch
+    runtime: str | None = None
+    #: the plan's `apsp.planner.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
+    memory: object = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")

@@ -349,7 +349,7 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
-    from .api import estimated_seconds
+    from .costs import estimated_seconds
     from .ndfw import dissection_for
     from .planner import GPU_HEADROOM, incore_needs
     from .sizes import parse_size

@@ -25,7 +25,8 @@ import scipy.sparse as sp  # noqa: E402
 from nd_graphs import _symmetric, grid, knn  # noqa: E402
 
 import apsp  # noqa: E402
-from apsp.api import choose_method, estimated_seconds  # noqa: E402
+from apsp.api import choose_method
+from apsp.costs import estimated_seconds  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
 from apsp.ndfw import default_plan  # noqa: E402
 

@@ -12,7 +12,7 @@ from pathcheck import as_float, check_predecessors, check_successors
 from randgraphs import random_edges
 
 import apsp
-from apsp import dtypes
+from apsp import costs, dtypes
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.dissection import dissect
 from apsp.errors import NegativeCycleError
@@ -284,12 +284,12 @@ def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
     from apsp.ndfw import default_plan
 
     g = _grid(40, rng)  # n = 1600: small separators
-    assert api.estimated_seconds(g, "nd-fw", "cpu") < api.estimated_seconds(g, "fw", "cpu")
+    assert costs.estimated_seconds(g, "nd-fw", "cpu") < costs.estimated_seconds(g, "fw", "cpu")
     assert api.choose_method(g, "auto", "cpu") == "nd-fw"
     assert default_plan(g, "cpu") is default_plan(g, "cpu")  # the ordering is computed once
     # a random graph with 8 edges per vertex has large separators: dense FW's n^3 wins
     dense = Graph.from_edges(random_edges(rng, 1200, 8 / 1200, lo=1, hi=20))
-    assert api.estimated_seconds(dense, "nd-fw", "cpu") > 0.5 * api.estimated_seconds(dense, "fw", "cpu")
+    assert costs.estimated_seconds(dense, "nd-fw", "cpu") > 0.5 * costs.estimated_seconds(dense, "fw", "cpu")
     assert api.choose_method(dense, "auto", "cpu") == "fw"
     # below the size threshold: the ordering is not even tried
     assert api.choose_method(_grid(20, rng), "auto", "cpu") != "nd-fw"

@@ -25,7 +25,7 @@ use_writable_cache_dir()  # a read-only install and home: Numba's cache goes to 
 
 _EXPORTS = {
     "shortest_paths": "apsp.api",
-    "Result": "apsp.api",
+    "Result": "apsp.result",
     "as_graph": "apsp.api",
     "shortest_path_between": "apsp.query",
     "distance_stats": "apsp.stats",
@@ -37,7 +37,7 @@ _EXPORTS = {
     "reconstruct_path": "apsp.paths",
     "read_graph": "apsp.io",
     "write_distances": "apsp.io",
-    "load_result": "apsp.api",
+    "load_result": "apsp.result",
     "EdgeList": "apsp.graph",
     "Graph": "apsp.graph",
     "NegativeCycleError": "apsp.errors",
@@ -49,7 +49,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
-    from .api import Result as Result, as_graph as as_graph, load_result as load_result
+    from .api import as_graph as as_graph
+    from .result import Result as Result, load_result as load_result
     from .api import shortest_paths as shortest_paths
     from .dtypes import unreachable_value as unreachable_value
     from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError

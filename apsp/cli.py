@@ -737,7 +737,7 @@ def _cmd_info(args) -> int:
             facts = ", ".join(f"{k}={v}" for k, v in entry.items()
                               if k not in ("available", "detail", "hint"))
             print(f"apsp: {name}: {facts}", file=sys.stderr)
-        from .api import GPU_MIN_VERTICES
+        from .plan import GPU_MIN_VERTICES
 
         gpu = report["gpu"]["available"]
         print("apsp: --backend auto picks "

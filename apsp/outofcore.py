@@ -435,11 +435,11 @@ class StreamSolve:
         return self.host.array[:self.n, :self.n]
 
 
-def solve(graph, opts, memplan):
+def solve(graph, opts):
     """Out-of-core Floyd-Warshall solver (when `apsp.planner.plan_memory` says so): the skeleton
     (`apsp.fwsolve`) over `StreamSolve`.
 
-    Follows the plan ``memplan``: the host matrix in RAM or in a scratch file,
+    Follows the memory plan ``opts.memory``: the host matrix in RAM or in a scratch file,
     the stream tile sizes, and the engine (GPU or CPU). Honours ``checkpoint=``
     / ``resume=`` / ``checkpoint_every=`` like the in-core solvers (`apsp.checkpoint`).
 
@@ -454,6 +454,7 @@ def solve(graph, opts, memplan):
     from .fwsolve import run
     from .solvers import SolveOutput
 
+    memplan = opts.memory
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)

@@ -4,8 +4,8 @@ A solver is a function ``solve(graph: Graph, opts: SolveOptions) -> SolveOutput`
 living beside its kernels (``apsp/cpu/...``, ``apsp/gpu/...``). It may assume the
 graph is validated and ``opts.dtype`` holds every distance. It returns distances
 with unreachable pairs as ``dtypes.unreachable_value(dtype)`` and raises
-``NegativeCycleError`` when the graph has a negative cycle. The out-of-core
-solver also gets the memory plan: ``solve(graph, opts, plan)``.
+``NegativeCycleError`` when the graph has a negative cycle. ``opts`` is one step of
+the call's `apsp.plan.Plan`: the dtype, the GPU runtime and the memory plan are decided.
 
 Solvers are named ``"module:function"`` and imported only when chosen, so
 ``import apsp`` never imports numba, torch, triton or mpi4py.
@@ -148,6 +148,13 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(SolveOptions))
 KEYWORD_OPTIONS = _FIELDS[_FIELDS.index("progress"):]
 
 
+def check_keywords(options: dict, parameters: tuple = ()) -> None:
+    """TypeError for a keyword that is neither a `SolveOptions` keyword nor one of ``parameters``."""
+    for name in options:
+        if name not in KEYWORD_OPTIONS:
+            raise unknown_option(name, KEYWORD_OPTIONS + tuple(parameters))
+
+
 def unknown_option(name: str, valid) -> TypeError:
     """The error for a keyword nobody takes, naming the nearest valid one.
 
@@ -180,11 +187,12 @@ REGISTRY: dict[tuple[str, str], str] = {
     ("fw", "gpu"): "apsp.gpu.driverfw:solve",  # torch-free where it can (else apsp.gpu.fw)
     ("bfs", "cpu"): "apsp.cpu.bfs:solve",
     ("bfs", "gpu"): "apsp.gpu.bfs:solve",
+    ("bfs-rows", "cpu"): "apsp.cpu.sparse:solve_bfs_rows",  # one search per source row
     ("dijkstra", "cpu"): "apsp.cpu.sparse:solve_dijkstra",
     ("johnson", "cpu"): "apsp.cpu.sparse:solve_johnson",
     ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
     ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
-    # streamed through a device from a host matrix; called as solve(graph, opts, plan)
+    # streamed through a device from a host matrix (`SolveOptions.memory` holds the stream's plan)
     ("fw-out-of-core", "cpu"): "apsp.outofcore:solve",
     ("fw-out-of-core", "gpu"): "apsp.outofcore:solve",
     ("nd-fw-out-of-core", "gpu"): "apsp.gpu.ndfw:solve_streamed",

@@ -278,7 +278,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     BackendUnavailableError
         ``backend="gpu"`` without a usable GPU.
     """
-    from .api import as_graph, few_sources_for_bfs, source_vertices
+    from .api import as_graph, source_vertices
+    from .plan import few_sources_for_bfs
     from .graph import Graph
 
     if direction not in ("out", "in"):

@@ -7,7 +7,7 @@ divides each one's work estimate by its time:
 * nd-fw: the updates its schedule does (`Dissection.updates`), ordering timed apart;
 * dijkstra: n (m + n) log2 n.
 
-It then prints which method the rule in `apsp.api.choose_method` picks and which was fastest.
+It then prints which method the rule in `apsp.plan.choose_method` picks and which was fastest.
 ``python benchmarks/nd_auto_rule.py [--repeat 2]``
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import scipy.sparse as sp  # noqa: E402
 from nd_graphs import _symmetric, grid, knn  # noqa: E402
 
 import apsp  # noqa: E402
-from apsp.api import choose_method
+from apsp.plan import choose_method
 from apsp.costs import estimated_seconds  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
 from apsp.ndfw import default_plan  # noqa: E402

@@ -280,22 +280,22 @@ def test_unpermute_inplace_round_trip(rng, n):
 
 
 def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
-    from apsp import api
+    from apsp import plan
     from apsp.ndfw import default_plan
 
     g = _grid(40, rng)  # n = 1600: small separators
     assert costs.estimated_seconds(g, "nd-fw", "cpu") < costs.estimated_seconds(g, "fw", "cpu")
-    assert api.choose_method(g, "auto", "cpu") == "nd-fw"
+    assert plan.choose_method(g, "auto", "cpu") == "nd-fw"
     assert default_plan(g, "cpu") is default_plan(g, "cpu")  # the ordering is computed once
     # a random graph with 8 edges per vertex has large separators: dense FW's n^3 wins
     dense = Graph.from_edges(random_edges(rng, 1200, 8 / 1200, lo=1, hi=20))
     assert costs.estimated_seconds(dense, "nd-fw", "cpu") > 0.5 * costs.estimated_seconds(dense, "fw", "cpu")
-    assert api.choose_method(dense, "auto", "cpu") == "fw"
+    assert plan.choose_method(dense, "auto", "cpu") == "fw"
     # below the size threshold: the ordering is not even tried
-    assert api.choose_method(_grid(20, rng), "auto", "cpu") != "nd-fw"
+    assert plan.choose_method(_grid(20, rng), "auto", "cpu") != "nd-fw"
     # without pymetis (no wheel for the platform) the level ordering keeps nd-fw in the choice
     monkeypatch.setitem(sys.modules, "pymetis", None)
-    assert api.choose_method(_grid(40, rng), "auto", "cpu") == "nd-fw"
+    assert plan.choose_method(_grid(40, rng), "auto", "cpu") == "nd-fw"
 
 
 def test_gpu_plan_counts_the_layout_matrix_not_the_gathered_buffers():

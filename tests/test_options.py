@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import apsp
-from apsp import api, solvers
+from apsp import plan, solvers
 from apsp.graph import EdgeList, Graph
 from apsp.solvers import SolveOptions
 
@@ -106,36 +106,36 @@ def _ring(n, m_per_vertex=1, negative=False, unit=False):
 
 def test_auto_rule_is_one_rule_for_method_and_backend(device):
     real = device == "real"
-    n = api.GPU_MIN_VERTICES
-    sparse = _ring(n, api.SPARSE_EDGES_PER_VERTEX)      # at the sparse threshold
-    dense = _ring(n, api.SPARSE_EDGES_PER_VERTEX + 1)   # just above it
+    n = plan.GPU_MIN_VERTICES
+    sparse = _ring(n, plan.SPARSE_EDGES_PER_VERTEX)      # at the sparse threshold
+    dense = _ring(n, plan.SPARSE_EDGES_PER_VERTEX + 1)   # just above it
     small = _ring(n - 1, 1)                             # just below the GPU size
     # the interpreter never counts as a GPU for "auto": CI sees what users without a GPU get
-    assert api.choose_method(sparse, "auto") == ("fw" if real else "dijkstra")
-    assert api.choose_backend("auto", api.choose_method(sparse, "auto"), n) == ("gpu" if real else "cpu")
-    assert api.choose_method(_ring(n, 2, negative=True), "auto") == ("fw" if real else "johnson")
-    assert api.choose_method(dense, "auto") == "fw"
-    assert api.choose_backend("auto", "fw", n) == ("gpu" if real else "cpu")
-    assert api.choose_method(small, "auto") == "dijkstra"
-    assert api.choose_backend("auto", "fw", n - 1) == "cpu"
-    assert api.choose_method(_ring(n, 1, unit=True), "auto") == "bfs"
-    assert api.choose_backend("auto", "bfs", n) == ("gpu" if real else "cpu")
-    assert api.choose_backend("auto", "dijkstra", 10 * n) == "cpu"
+    assert plan.choose_method(sparse, "auto") == ("fw" if real else "dijkstra")
+    assert plan.choose_backend("auto", plan.choose_method(sparse, "auto"), n) == ("gpu" if real else "cpu")
+    assert plan.choose_method(_ring(n, 2, negative=True), "auto") == ("fw" if real else "johnson")
+    assert plan.choose_method(dense, "auto") == "fw"
+    assert plan.choose_backend("auto", "fw", n) == ("gpu" if real else "cpu")
+    assert plan.choose_method(small, "auto") == "dijkstra"
+    assert plan.choose_backend("auto", "fw", n - 1) == "cpu"
+    assert plan.choose_method(_ring(n, 1, unit=True), "auto") == "bfs"
+    assert plan.choose_backend("auto", "bfs", n) == ("gpu" if real else "cpu")
+    assert plan.choose_backend("auto", "dijkstra", 10 * n) == "cpu"
     # an explicit GPU request: Floyd-Warshall; the interpreter serves it, nothing else does
-    assert api.choose_method(sparse, "auto", backend="gpu") == "fw"
+    assert plan.choose_method(sparse, "auto", backend="gpu") == "fw"
     if device == "none":
         with pytest.raises(apsp.BackendUnavailableError):
-            api.choose_backend("gpu", "fw", n)
+            plan.choose_backend("gpu", "fw", n)
     else:
-        assert api.choose_backend("gpu", "fw", n) == "gpu"
+        assert plan.choose_backend("gpu", "fw", n) == "gpu"
     assert solvers.gpu_available()[0] == real
     assert solvers.gpu_available(explicit=True)[0] == (device != "none")
 
 
 def test_few_sources_search_even_beside_a_gpu(device):
     # a GPU solve has a fixed cost (launches, copies) that two searches on a small graph never reach
-    g = _ring(2 * api.GPU_MIN_VERTICES, 3)
-    assert api.method_for_sources(g, "fw", "auto", "auto", 2) == "dijkstra"
+    g = _ring(2 * plan.GPU_MIN_VERTICES, 3)
+    assert plan.method_for_sources(g, "fw", "auto", "auto", 2) == "dijkstra"
     # all n sources: the full solve, on whichever device "auto" gets
-    assert api.method_for_sources(g, "fw", "auto", "auto", g.n) == "fw"
-    assert api.method_for_sources(g, "fw", "fw", "auto", 2) == "fw"  # an explicit method stays
+    assert plan.method_for_sources(g, "fw", "auto", "auto", g.n) == "fw"
+    assert plan.method_for_sources(g, "fw", "fw", "auto", 2) == "fw"  # an explicit method stays

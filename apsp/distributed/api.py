@@ -4,11 +4,13 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from mpi4py import MPI
 
 from .. import dtypes
+from ..attempts import narrow_first
 from ..errors import DtypeError, NegativeCycleError
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .grid import ProcessGrid
@@ -162,7 +164,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
     Returns
     -------
-    On rank 0: `apsp.api.Result` (``output=None``) or `DistributedRun`; None on other ranks.
+    On rank 0: `apsp.result.Result` (``output=None``) or `DistributedRun`; None on other ranks.
     ``timings`` hold, per stage, the largest seconds over ranks; ``info["rank_timings"]``
     each rank's split (read, scatter, compute, comm, copy, write, gather).
 
@@ -215,20 +217,20 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         problem = comm.bcast(problem, root=0)
         layout = BlockCyclic(problem.n, problem.block, pgrid.shape)
 
-        tried = []
-        for number, (dtype_name, checked, cast_to) in enumerate(problem.attempts, 1):
-            # the dtype plan (apsp.dtypes): a checked dtype's result is kept only if no distance
-            # came within max|w| of its limit; otherwise every rank solves again one dtype wider
-            problem.dtype = np.dtype(dtype_name)
-            tried.append(dtype_name)
-            if engine is not None:
-                engine.close()
+        state = SimpleNamespace(engine=None)
+
+        def solve_in(attempt):
+            # every rank solves in the attempt's dtype; the skeleton of a rank's solve
+            problem.dtype = attempt.dtype
+            if state.engine is not None:
+                state.engine.close()
+                state.engine = None
             with timer("setup"), agreed(comm, "setting up the local tile engine"):
                 from .local import make_engine
 
                 aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
-                engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
-                                     threads=threads)
+                engine = state.engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative,
+                                                    device=device, threads=threads)
                 engine.warm_up()
                 maybe_inject("setup", rank)
             if chosen == "gpu" and profile:
@@ -241,7 +243,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
                     prepared = edges_by_rank(g, layout, problem.dtype)
 
-            d = host = solver = None
             with agreed(comm, "allocating memory"):
                 from .fw import DistributedFW, solve_layout
 
@@ -253,17 +254,13 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
                 engine.check_memory(needed)
                 host = np.empty(shape, dtype=problem.dtype)
-                if chosen == "cpu":
-                    d = host
-                else:
-                    d = engine.full(padded_shape, dtypes.inf_value(problem.dtype))
+                d = host if chosen == "cpu" else engine.full(padded_shape, dtypes.inf_value(problem.dtype))
                 solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
                                        poll_pieces=poll_pieces, lookahead=lookahead)
             d_real = d[: shape[0], : shape[1]]  # see solve_layout
 
             stage = ["distributing the input"]
-            cleanup = None
-            with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
+            with abort_on_failure(comm, stage, None):
                 from . import inputs
 
                 with timer("scatter"):
@@ -282,19 +279,27 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 stage[0] = "checking for negative cycles"
                 di, dj, verts = layout.local_diagonal(pgrid.coords)
                 diag = engine.gather_values(d_real, di, dj)
-                negative_here = verts[diag < 0].tolist()
-            suspect = False
-            if checked:
-                with timer("check", sync=True):
-                    band = dtypes.cutoff_band(problem.dtype, problem.max_abs_weight)
-                    suspect = comm.allreduce(bool(dtypes.cutoff_suspected(d_real, band)), op=MPI.LOR)
-            if not suspect:
-                break
-            if number == len(problem.attempts):
-                raise dtypes.cutoff_error(problem.dtype, problem.max_abs_weight)
-            del d, d_real, solver, host
+            return SimpleNamespace(d=d, d_real=d_real, host=host, stage=stage, negative=verts[diag < 0].tolist())
+
+        def suspected(run, attempt) -> bool:
+            # a checked dtype's result is kept only if no distance came within max|w| of its
+            # limit on any rank (apsp.dtypes); otherwise every rank solves again one dtype wider
+            with timer("check", sync=True):
+                band = dtypes.cutoff_band(problem.dtype, problem.max_abs_weight)
+                return comm.allreduce(bool(dtypes.cutoff_suspected(run.d_real, band)), op=MPI.LOR)
+
+        attempts = [dtypes.Attempt(np.dtype(name), checked, cast) for name, checked, cast in problem.attempts]
+        try:
+            run, attempt, tried = narrow_first(attempts, solve_in, suspected, problem.max_abs_weight,
+                                               requested=dtype is not None)
+        finally:
+            engine = state.engine
+        checked, cast_to = attempt.checked, attempt.cast_to
+        d, d_real, host, stage, negative_here = run.d, run.d_real, run.host, run.stage, run.negative
+        del run
+        cleanup = None
         labels = None if g is None else g.labels
-        del g
+        g = None  # rank 0 frees the graph before the output stage
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
         if negative_all:
             raise NegativeCycleError("Negative cycle detected", vertices=np.array(sorted(negative_all)))
@@ -304,7 +309,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             if d is not host:
                 with timer("copy", sync=True):
                     engine.copy(host, d_real)
-            del d, d_real, solver
+            del d, d_real
             dtypes.finalize_unreachable(host, problem.negative)
         if cast_to is not None:
             with timer("check"):
@@ -362,7 +367,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
     if output is not None:
         return DistributedRun(output=str(target), n=problem.n, dtype=problem.dtype, block_size=problem.block,
                               backend=chosen, timings=worst, info=info)
-    from ..api import Result
+    from ..result import Result
 
     return Result(distances=full, method="fw", backend=chosen, dtype=full.dtype, block_size=problem.block,
                   timings=worst, info=info, labels=labels)

@@ -466,10 +466,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     return _solve(graph, opts)
 
 
-def solve_streamed(graph, opts: SolveOptions, plan) -> SolveOutput:
+def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:
     """nd-fw with its layout matrix in host memory, streamed through the GPU (`HostEngine`),
-    registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan (``plan``, its
+    registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan (``opts.memory``, its
     ``gpu_limit``) chooses when the matrix does not fit the card."""
+    plan = opts.memory
     return _solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
 
 

@@ -27,7 +27,7 @@ Vertex names: formats that declare a vertex count and number vertices by index
 (``EdgeList.labels`` None; `FIRST_VERTEX` is their first number). A SNAP edge
 list names vertices by ids, compacted to 0..n-1 in increasing order with the
 ids kept as labels (`apsp.io.edgelist`); GraphML keeps its node ids as string
-labels. ``npz`` holds a whole `apsp.api.Result` (`apsp.io.result`); as a
+labels. ``npz`` holds a whole `apsp.result.Result` (`apsp.io.result`); as a
 distances output of `write_distances` it holds the matrix alone.
 """
 from __future__ import annotations

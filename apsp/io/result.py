@@ -49,7 +49,7 @@ def json_ready(value):
 
 
 def save_result(path, result) -> None:
-    """Write `apsp.api.Result` ``result`` to ``path`` (``.npz``), whole or not at all."""
+    """Write `apsp.result.Result` ``result`` to ``path`` (``.npz``), whole or not at all."""
     meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": result.method,
             "backend": result.backend, "block_size": result.block_size,
             "timings": json_ready(result.timings), "info": json_ready(result.info)}
@@ -88,7 +88,7 @@ def read_result(path) -> dict:
     Returns
     -------
     dict
-        The keyword arguments of `apsp.api.Result`: the arrays bit for bit as saved, labels,
+        The keyword arguments of `apsp.result.Result`: the arrays bit for bit as saved, labels,
         and method, backend, block size, timings and info as JSON gave them back (tuples as lists).
 
     Raises

@@ -4,7 +4,7 @@
 method, the backend, the GPU runtime, the dtype attempts (narrowest first, each with its memory
 route: in core, streamed, or the refusal to raise when it is reached), the block, and why. The
 engines receive a step's `SolveOptions` and never probe devices or consult the planner;
-`apsp.attempts.run_plan` executes the steps. ``-v`` prints `Plan.why`, ``--json`` carries
+`apsp.api.run_plan` executes the steps. ``-v`` prints `Plan.why`, ``--json`` carries
 `Plan.summary`.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .graph import Graph
 from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions, gpu_available
 
 #: decisions are logged here at INFO level
-log = logging.getLogger("apsp.api")
+log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
 
 #: the automatic rule's thresholds (see `choose_method`)
 GPU_MIN_VERTICES = 256

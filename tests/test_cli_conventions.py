@@ -10,7 +10,7 @@ import types
 import numpy as np
 import pytest
 
-from apsp import cgroup, info, progress, sizes
+from apsp import info, progress, sizes
 from apsp.cli import main
 from apsp.graph import EdgeList
 from apsp.io import write_graph
@@ -230,7 +230,7 @@ def test_cgroup_v2_limit_of_the_tightest_ancestor(tmp_path):
     _write(root / "slurm" / "job_7" / "memory.stat", f"anon 5\ninactive_file {256 << 20}\n")
     _write(root / "slurm" / "job_7" / "step_0" / "memory.max", "max")
     _write(tmp_path / "proc", "0::/slurm/job_7/step_0\n")
-    free = cgroup.cgroup_memory_available(str(root), str(tmp_path / "proc"))
+    free = sizes.cgroup_memory_available(str(root), str(tmp_path / "proc"))
     assert free == (2 << 30) - (1 << 30) + (256 << 20)
 
 
@@ -240,16 +240,16 @@ def test_cgroup_v1_and_no_limit(tmp_path):
     _write(root / "memory" / "docker" / "abc" / "memory.usage_in_bytes", str(3 << 30))
     _write(root / "memory" / "memory.limit_in_bytes", "9223372036854771712")  # v1's "no limit"
     _write(tmp_path / "proc", "5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n")
-    assert cgroup.cgroup_memory_available(str(root), str(tmp_path / "proc")) == 1 << 30
+    assert sizes.cgroup_memory_available(str(root), str(tmp_path / "proc")) == 1 << 30
     _write(tmp_path / "proc2", "4:memory:/\n")
-    assert cgroup.cgroup_memory_available(str(root), str(tmp_path / "proc2")) is None
-    assert cgroup.cgroup_memory_available(str(root), str(tmp_path / "missing")) is None
+    assert sizes.cgroup_memory_available(str(root), str(tmp_path / "proc2")) is None
+    assert sizes.cgroup_memory_available(str(root), str(tmp_path / "missing")) is None
 
 
 def test_memory_planning_honours_the_cgroup_limit(monkeypatch):
-    monkeypatch.setattr(cgroup, "cgroup_memory_available", lambda: 12345)
+    monkeypatch.setattr(sizes, "cgroup_memory_available", lambda: 12345)
     assert sizes.host_available() == 12345
-    monkeypatch.setattr(cgroup, "cgroup_memory_available", lambda: None)
+    monkeypatch.setattr(sizes, "cgroup_memory_available", lambda: None)
     assert sizes.host_available() > 12345
 
 

@@ -12,7 +12,7 @@ MODULES = [
     "apsp.cpu.blocked", "apsp.cpu.reference", "apsp.cpu.bfs", "apsp.cpu.sparse",
     "apsp.io", "apsp.io.atomic", "apsp.io.homework", "apsp.io.edgelist", "apsp.io.npy",
     "apsp.io.mtx", "apsp.io.dimacs", "apsp.io.metis", "apsp.io.graphml", "apsp.io.result", "apsp.dtypes",
-    "apsp.cli_messages", "apsp.cgroup", "apsp.stats",
+    "apsp.cli_messages", "apsp.stats",
     "apsp.bench.results", "apsp.bench.timing",
 ]
 

@@ -10,7 +10,7 @@ import numpy as np
 from mpi4py import MPI
 
 from .. import dtypes
-from ..attempts import narrow_first
+from ..api import narrow_first
 from ..errors import DtypeError, NegativeCycleError
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .grid import ProcessGrid

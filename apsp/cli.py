@@ -351,7 +351,7 @@ def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_inpu
 
     def start():
         try:
-            from .solvers import gpu_available
+            from .plan import gpu_available
 
             if gpu_available()[0]:
                 from .gpu.warmup import warm_up
@@ -476,7 +476,7 @@ def _cmd_solve(args) -> int:
         if args.rows or args.sources:
             raise ValueError("--rows and --sources are not available with --distributed (it solves "
                              "all pairs); drop --distributed to compute only some rows")
-        from .info import require
+        from .errors import require
 
         require("mpi4py", "--distributed")
         from .distributed.cli import run_solve
@@ -832,7 +832,7 @@ def _stats_value(x):
 
 def _cmd_stats(args) -> int:
     if args.distributed:
-        from .info import require
+        from .errors import require
 
         require("mpi4py", "--distributed")
         from .distributed.cli import run_stats

@@ -74,3 +74,50 @@ class MemoryPlanError(APSPError, MemoryError):
 
 class MissingDependencyError(APSPError, ImportError):
     """An optional dependency a feature needs is not installed; the message names the extra."""
+
+
+def has_module(name: str) -> bool:
+    """Whether ``name`` can be imported (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package is missing or broken
+        return False
+
+
+#: optional module -> the apsp extra that installs it
+EXTRAS = {"mpi4py": "mpi", "networkx": "networkx", "matplotlib": "plot", "torch": "gpu",
+          "triton": "gpu", "pymetis": "sparse", "pandas": "frames", "polars": "frames"}
+
+
+def require(module: str, feature: str) -> None:
+    """Stop with one line naming the extra to install when ``feature`` needs a missing ``module``.
+
+    Checked before any work starts (nothing is imported: ``find_spec`` only).
+
+    Parameters
+    ----------
+    module : str
+        The optional module, a key of `EXTRAS`.
+    feature : str
+        What needs it, in the user's words (``"--distributed"``, ``"reading GraphML"``).
+
+    Raises
+    ------
+    apsp.errors.MissingDependencyError
+        When ``module`` is not installed.
+
+    Examples
+    --------
+    >>> require("numpy", "everything")
+    >>> require("no_such_module_here", "this example")
+    Traceback (most recent call last):
+    ...
+    apsp.errors.MissingDependencyError: this example needs no_such_module_here, which is not installed
+    """
+    if has_module(module):
+        return
+    extra = EXTRAS.get(module)
+    fix = f": pip install 'apsp[{extra}]'" if extra else ""
+    raise MissingDependencyError(f"{feature} needs {module}, which is not installed{fix}")

@@ -15,7 +15,7 @@ def edge_table(result, library: str, sources, max_rows: int):
     """``source``, ``target``, ``distance`` of every reachable pair of the chosen rows."""
     if library not in ("pandas", "polars"):
         raise ValueError(f"unknown library {library!r}: choose 'pandas' or 'polars'")
-    from .info import require
+    from .errors import require
 
     require(library, "Result.to_frame")
     rows = np.arange(result.distances.shape[0]) if sources is None else result._rows_of(sources)

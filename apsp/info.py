@@ -19,10 +19,11 @@ True
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from importlib import metadata
+
+from .errors import has_module as _has_module
 
 HINTS = {
     "reinstall": "reinstall apsp: pip install --force-reinstall apsp",
@@ -46,13 +47,6 @@ def _version(distribution: str) -> str | None:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _has_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):  # a parent package is missing or broken
-        return False
 
 
 def _entry(available: bool, detail: str, hint_keys=(), **facts) -> dict:
@@ -84,8 +78,8 @@ def cpu_report() -> dict:
 
 
 def gpu_report() -> dict:
-    """apsp's GPU verdict (`apsp.solvers.gpu_available`), plus the devices torch lists."""
-    from .solvers import gpu_available
+    """apsp's GPU verdict (`apsp.plan.gpu_available`), plus the devices torch lists."""
+    from .plan import gpu_available
 
     ok, why = gpu_available(explicit=True)
     facts = {"torch": _version("torch"), "triton": _version("triton"), "cuda": None,
@@ -117,45 +111,6 @@ def _gpu_hint(facts: dict) -> str:
     if facts["cuda"] is None and facts["torch"].endswith("+cpu"):
         return "torch-cuda"
     return "gpu-device"
-
-
-#: optional module -> the apsp extra that installs it
-EXTRAS = {"mpi4py": "mpi", "networkx": "networkx", "matplotlib": "plot", "torch": "gpu",
-          "triton": "gpu", "pymetis": "sparse", "pandas": "frames", "polars": "frames"}
-
-
-def require(module: str, feature: str) -> None:
-    """Stop with one line naming the extra to install when ``feature`` needs a missing ``module``.
-
-    Checked before any work starts (nothing is imported: ``find_spec`` only).
-
-    Parameters
-    ----------
-    module : str
-        The optional module, a key of `EXTRAS`.
-    feature : str
-        What needs it, in the user's words (``"--distributed"``, ``"reading GraphML"``).
-
-    Raises
-    ------
-    apsp.errors.MissingDependencyError
-        When ``module`` is not installed.
-
-    Examples
-    --------
-    >>> require("numpy", "everything")
-    >>> require("no_such_module_here", "this example")
-    Traceback (most recent call last):
-    ...
-    apsp.errors.MissingDependencyError: this example needs no_such_module_here, which is not installed
-    """
-    if _has_module(module):
-        return
-    from .errors import MissingDependencyError
-
-    extra = EXTRAS.get(module)
-    fix = f": pip install 'apsp[{extra}]'" if extra else ""
-    raise MissingDependencyError(f"{feature} needs {module}, which is not installed{fix}")
 
 
 def mpi_report() -> dict:

@@ -21,7 +21,7 @@ from . import dtypes
 from .costs import estimated_seconds, worth_searching
 from .errors import BackendUnavailableError, MemoryPlanError
 from .graph import Graph
-from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions, gpu_available
+from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
 
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
@@ -132,6 +132,24 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
+def gpu_available(explicit: bool = False) -> tuple[bool, str]:
+    """Whether the GPU backend may run here, and why not: the one rule for "is there a GPU".
+
+    A CUDA device always counts. The Triton interpreter (``TRITON_INTERPRET=1``,
+    kernels on CPU tensors) counts only when the GPU backend was asked for
+    (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
+    automatic method and backend rules are the same under test as for users.
+    """
+    try:
+        from .gpu import device_status
+    except ImportError as exc:  # torch/triton missing
+        return False, f"{exc}; install with pip install 'apsp[gpu]'"
+    ok, why = device_status()
+    if ok and not explicit and "interpreter" in why:
+        return False, "only the Triton interpreter is available (no CUDA device)"
+    return ok, why
+
+
 def _nd_usable(g: Graph) -> bool:
     return ND_MIN_VERTICES <= g.n and g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n
 
@@ -172,7 +190,7 @@ def choose_method(g: Graph, method: str, backend: str = "auto", rows: bool = Fal
       ordering, a whole-graph dissection, is never computed for them).
 
     ``estimates``, when given, receives the estimates compared ("method/backend" -> seconds).
-    "A GPU" follows `apsp.solvers.gpu_available`: the Triton interpreter never counts for "auto".
+    "A GPU" follows `gpu_available`: the Triton interpreter never counts for "auto".
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")

@@ -217,21 +217,3 @@ def get_solver(method: str, backend: str) -> Callable:
         hint = " (install the GPU extra: pip install 'apsp[gpu]')" if backend == "gpu" else ""
         raise BackendUnavailableError(f"backend {backend!r} cannot load: {exc}{hint}") from exc
     return getattr(module, func)
-
-
-def gpu_available(explicit: bool = False) -> tuple[bool, str]:
-    """Whether the GPU backend may run here, and why not: the one rule for "is there a GPU".
-
-    A CUDA device always counts. The Triton interpreter (``TRITON_INTERPRET=1``,
-    kernels on CPU tensors) counts only when the GPU backend was asked for
-    (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
-    automatic method and backend rules are the same under test as for users.
-    """
-    try:
-        from .gpu import device_status
-    except ImportError as exc:  # torch/triton missing
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
-    ok, why = device_status()
-    if ok and not explicit and "interpreter" in why:
-        return False, "only the Triton interpreter is available (no CUDA device)"
-    return ok, why

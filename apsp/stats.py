@@ -354,7 +354,8 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     from .ndfw import dissection_for
     from .planner import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
-    from .solvers import SolveOptions, gpu_available
+    from .plan import gpu_available
+    from .solvers import SolveOptions
 
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
             explicit=backend == "gpu")[0]:
@@ -374,7 +375,7 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
 def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
     """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
     from .errors import BackendUnavailableError
-    from .solvers import gpu_available
+    from .plan import gpu_available
 
     if backend not in ("auto", "cpu", "gpu"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apsp import dtypes, solvers
+from apsp import dtypes, plan, solvers
 from apsp.bench import cli as bench_cli
 from apsp.bench import model
 from apsp.bench.results import SCHEMA, load
@@ -257,7 +257,7 @@ def test_scaling_skips_cleanly_when_it_cannot_launch(tmp_path):
 
 
 def test_ceiling_skips_cleanly_without_a_gpu(tmp_path):
-    ok, _ = solvers.gpu_available()
+    ok, _ = plan.gpu_available()
     if ok:
         pytest.skip("a GPU is present; the ceiling is measured for real there")
     assert _bench("ceiling", "--out", str(tmp_path)) == 0

@@ -10,7 +10,7 @@ import types
 import numpy as np
 import pytest
 
-from apsp import info, progress, sizes
+from apsp import errors, info, progress, sizes
 from apsp.cli import main
 from apsp.graph import EdgeList
 from apsp.io import write_graph
@@ -69,12 +69,12 @@ def test_bench_without_matplotlib_stops_before_running(monkeypatch, tmp_path, ca
 
 
 def test_require_passes_what_is_installed():
-    info.require("numpy", "anything")
+    errors.require("numpy", "anything")
     import tomllib
     from pathlib import Path
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert set(info.EXTRAS.values()) <= set(pyproject["project"]["optional-dependencies"])
+    assert set(errors.EXTRAS.values()) <= set(pyproject["project"]["optional-dependencies"])
 
 
 # -- apsp info suggests only what is missing ----------------------------------------------------

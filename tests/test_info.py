@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from apsp import info
-from apsp.solvers import gpu_available
+from apsp.plan import gpu_available
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["cpu", "gpu", "mpi", "networkx", "scipy", "nd-fw"]

@@ -251,9 +251,9 @@ def test_to_frame_string_labels_and_source_rows(graphml):
 
 
 def test_to_frame_names_the_extra_when_missing(monkeypatch):
-    import apsp.info
+    import apsp.errors
 
-    monkeypatch.setattr(apsp.info, "_has_module", lambda name: False)
+    monkeypatch.setattr(apsp.errors, "has_module", lambda name: False)
     r = apsp.shortest_paths(np.array([[0, 1], [0, 0]]), backend="cpu")
     with pytest.raises(MissingDependencyError, match=r"apsp\[frames\]"):
         r.to_frame("polars")

@@ -103,7 +103,7 @@ def test_zero_weight_parts_and_the_vertices_hanging_off_them(rng):
     from scipy.sparse.csgraph import connected_components
 
     from apsp.cpu.pathkernels import zero_cycles
-    from apsp.paths import _zero_edges
+    from apsp.cpu.paths import _zero_edges
 
     for _ in range(5):
         n = 70
@@ -194,7 +194,7 @@ def test_positive_weights_never_loop_so_the_check_is_skipped(n, density, hi, see
 
 
 def test_loops_possible():
-    from apsp.paths import loops_possible
+    from apsp.cpu.paths import loops_possible
 
     positive = Graph.from_edges(EdgeList(3, [0, 1], [1, 2], [1, 2]))
     assert not loops_possible(positive, np.int16) and not loops_possible(positive, np.float32)

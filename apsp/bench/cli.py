@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return startup_main(argv[1:])
     args = build_parser().parse_args(argv)
     args.argv = ["apsp", "bench"] + argv
-    from ..info import require
+    from ..errors import require
 
     require("matplotlib", "apsp bench (for its plots)")  # checked now: not after a long run
     if args.suite == "report":

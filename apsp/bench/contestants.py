@@ -77,7 +77,8 @@ class Contestant:
                 return f"{module} is not installed"
             return None
         from ..errors import BackendUnavailableError
-        from ..solvers import get_solver, gpu_available
+        from ..plan import gpu_available
+        from ..solvers import get_solver
 
         if self.on_gpu:
             ok, why = gpu_available(explicit=interpreter_ok)

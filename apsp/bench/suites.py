@@ -685,7 +685,7 @@ class Ceilings:
 
 
 def ceiling_unavailable() -> str | None:
-    from ..solvers import gpu_available
+    from ..plan import gpu_available
 
     ok, why = gpu_available()
     return None if ok else f"no usable GPU: {why}"

@@ -21,7 +21,7 @@ Kernels never overflow (see `apsp.dtypes`): with ``negative=True`` every value
 they write is clamped at ``floor`` (``-INF`` for integers, ``-max/4`` for
 floats), so a sum of two entries always fits, and a negative cycle shows as a
 negative diagonal entry. Paths come afterwards from the distances
-(`apsp.paths.pointers_from_distances`).
+(`apsp.cpu.paths.pointers_from_distances`).
 """
 from __future__ import annotations
 
@@ -537,7 +537,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     (`apsp.fwsolve`) over `CPUEngine`.
 
     ``opts.block_size`` defaults to `DEFAULT_BLOCK`. With ``opts.successors``
-    or ``opts.predecessors``, `apsp.paths.pointers_from_distances` recovers
+    or ``opts.predecessors``, `apsp.cpu.paths.pointers_from_distances` recovers
     next-hop / predecessor matrices from the final distances.
 
     Examples
@@ -564,7 +564,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     d, block, info = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK, timings=timings)
     out = SolveOutput(dist=d, block_size=block, timings=timings, info=info)
     if want_paths:
-        from ..paths import recover_pointers
+        from .paths import recover_pointers
 
         recover_pointers(out, graph, dt, opts)
     return out

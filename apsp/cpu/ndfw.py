@@ -192,7 +192,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     out, _, timings, info = solve_with(graph, opts, "cpu", lambda nd, tile: Engine(nd, dt, tile, negative))
     result = SolveOutput(dist=out, block_size=info["tile"], timings=timings, info=info)
     if opts.successors or opts.predecessors:
-        from ..paths import recover_pointers
+        from .paths import recover_pointers
 
         recover_pointers(result, graph, dt, opts)
     return result

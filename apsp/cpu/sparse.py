@@ -59,7 +59,7 @@ def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
 
 def run_searches(graph, opts: SolveOptions, kind: str) -> SolveOutput:
     """Searches of ``kind`` from ``opts.sources`` (None: every vertex) packaged as a SolveOutput."""
-    from ..paths import loops_possible, successors_checked
+    from .paths import loops_possible, successors_checked
     from .searches import SearchGraph, search_rows
 
     n = graph.n

@@ -203,7 +203,7 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
         raise ValueError(f"{path} is a result file (.npz), not a graph: read it with apsp.load_result")
     _able(name, 1, "be read")
     if name == "graphml":
-        from ..info import require
+        from ..errors import require
 
         require("networkx", "reading GraphML")
     p = Path(path)

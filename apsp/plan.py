@@ -323,6 +323,15 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     Raises what the call would raise before solving: unknown method or backend, a method the
     graph or backend cannot run, a dtype that cannot hold the distances, a missing checkpoint
     to resume.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from apsp.graph import Graph
+    >>> g = Graph.from_dense(np.random.default_rng(0).integers(1, 100, (300, 300)))
+    >>> p = make_plan(g, method="fw", backend="cpu")
+    >>> p.method, p.backend, p.block, [(s.dtype.name, s.checked, s.solver) for s in p.steps]
+    ('fw', 'cpu', 256, [('int16', True, 'fw'), ('int32', False, 'fw')])
     """
     from .planner import plan_memory
 

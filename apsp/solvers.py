@@ -187,9 +187,9 @@ REGISTRY: dict[tuple[str, str], str] = {
     ("fw", "gpu"): "apsp.gpu.driverfw:solve",  # torch-free where it can (else apsp.gpu.fw)
     ("bfs", "cpu"): "apsp.cpu.bfs:solve",
     ("bfs", "gpu"): "apsp.gpu.bfs:solve",
-    ("bfs-rows", "cpu"): "apsp.cpu.sparse:solve_bfs_rows",  # one search per source row
-    ("dijkstra", "cpu"): "apsp.cpu.sparse:solve_dijkstra",
-    ("johnson", "cpu"): "apsp.cpu.sparse:solve_johnson",
+    ("bfs-rows", "cpu"): "apsp.cpu.searches:solve_bfs_rows",  # one search per source row
+    ("dijkstra", "cpu"): "apsp.cpu.searches:solve_dijkstra",
+    ("johnson", "cpu"): "apsp.cpu.searches:solve_johnson",
     ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
     ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
     # streamed through a device from a host matrix (`SolveOptions.memory` holds the stream's plan)

@@ -344,8 +344,11 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if chosen in ("dijkstra", "johnson") and backend == "gpu":
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
     where = choose_backend(backend, chosen, g.n)  # GPU: starts CUDA (and imports torch if loaded)
+    # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
     rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
-        chosen == "bfs" and few_sources_for_bfs(g, len(sources))))
+        chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
+    if rows_by_search:
+        where = "cpu"
     attempts, skipped = _attempts(g, chosen, where, dtype, sources, rows_by_search, options)
     checkpoint = options.get("checkpoint")
     if options.get("resume") and checkpoint and not Path(checkpoint).exists():
@@ -389,7 +392,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     first = steps[0].method
     reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
                first == "fw" else _method_reason(g, first, method, sources),
-               "backend": "asked for" if backend != "auto" else f"the usable one for {first}"}
+               "backend": "asked for" if backend != "auto" else (
+                   "the searches run on the CPU" if rows_by_search else f"the usable one for {first}")}
     block = block_size if block_size is not None else (
         DEFAULT_BLOCK[where] if first == "fw" and not (steps[0].memory and steps[0].memory.out_of_core) else None)
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),

@@ -139,3 +139,14 @@ def test_few_sources_search_even_beside_a_gpu(device):
     # all n sources: the full solve, on whichever device "auto" gets
     assert plan.method_for_sources(g, "fw", "auto", "auto", g.n) == "fw"
     assert plan.method_for_sources(g, "fw", "fw", "auto", 2) == "fw"  # an explicit method stays
+
+
+def test_bfs_rows_by_search_run_on_the_cpu_beside_a_gpu(monkeypatch):
+    # one breadth-first search per source runs on the CPU even where "auto" has a GPU; the plan says so
+    monkeypatch.setattr(plan, "gpu_available", lambda explicit=False: (True, "a GPU"))
+    g = _ring(4 * plan.GPU_MIN_VERTICES, 1, unit=True)
+    p = plan.make_plan(g, sources=np.array([1]))
+    assert (p.method, p.backend, p.rows_by_search, p.steps[0].solver) == ("bfs", "cpu", True, "bfs-rows")
+    assert "CPU" in p.reasons["backend"]
+    r = apsp.shortest_paths(g, sources=[1], dtype="uint16")
+    assert r.backend == "cpu" and r.distances[0, 1] == 0 and r.distances[0, 0] == g.n - 1

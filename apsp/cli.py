@@ -53,14 +53,13 @@ examples:
 """
 
 
-#: the layout of ``apsp solve --help``
-SOLVE_HELP_LAYOUT = dict(formatter_class=argparse.RawDescriptionHelpFormatter,
-                         epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile")
+SOLVE_EPILOG = "example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"
 
 
 def _solve_parser() -> argparse.ArgumentParser:
     """``apsp solve``'s parser alone (as `build_parser` has it)."""
-    p = argparse.ArgumentParser(prog="apsp solve", **SOLVE_HELP_LAYOUT)
+    p = argparse.ArgumentParser(prog="apsp solve", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=SOLVE_EPILOG)
     _add_solve_arguments(p)
     return p
 
@@ -175,7 +174,8 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     _add_solve_arguments(sub.add_parser("solve", help="solve a graph file and write the distance matrix",
-                                        **SOLVE_HELP_LAYOUT))
+                                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                                        epilog=SOLVE_EPILOG))
 
     p = sub.add_parser("gen", help="write a random graph",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -702,22 +702,26 @@ def _cmd_path(args) -> int:
     from .io import FIRST_VERTEX, detect_format
 
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
-    if args.method != "auto":  # an explicit all-pairs method: solve everything, then read the route
-        return _route_by_solve(args, first)
+    all_pairs = args.method != "auto"  # an explicit all-pairs method: solve everything, then read the route
+    if all_pairs:
+        startup = _start_solve_command(args, paths=True)
+    else:
+        _listen_for_compiles(args)
+        startup = {"startup": _since_start()}  # imports: so that the stages add up to the wall time
     from .api import as_graph
     from .jit import book_compile, compile_seconds
     from .query import shortest_path_between
 
-    _listen_for_compiles(args)
-    startup = _since_start()  # imports: so that the stages add up to the wall time
     t0 = time.perf_counter()
     compiled = compile_seconds()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     args._labels = g.labels
     t_read = time.perf_counter() - t0
     s, t = _vertex_arg("--from", args.source, first, g), _vertex_arg("--to", args.target, first, g)
+    if all_pairs:
+        return _route_by_solve(args, g, s, t, first, {**startup, "read": t_read}, compile_seconds() - compiled)
     route = shortest_path_between(g, *_names(g.labels, [s, t]), dtype=args.dtype)
-    route.timings = book_compile({"startup": startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
+    route.timings = book_compile({**startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
     if args.verbose:
         named = "named by the input's labels" if g.labels is not None else f"numbered from {first} as in the input"
@@ -766,25 +770,19 @@ def _names(labels, indices):
     return list(indices) if labels is None else labels[list(indices)].tolist()
 
 
-def _route_by_solve(args, first: int) -> int:
-    """``path`` with an all-pairs --method: solve all pairs with next hops, then read the route."""
-    from .api import as_graph, shortest_paths
-    from .jit import book_compile, compile_seconds
+def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled: float) -> int:
+    """``path`` with an all-pairs --method: solve all pairs with next hops, then read the route
+    from ``i`` to ``j``. ``timings``: the stages so far (startup, read); ``compiled``: seconds of
+    them spent compiling."""
+    from .api import shortest_paths
+    from .jit import book_compile
     from .paths import reconstruct_path
     from .query import Route
 
-    startup = _start_solve_command(args, paths=True)
-    t0 = time.perf_counter()
-    compiled = compile_seconds()
-    g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
-    args._labels = g.labels
-    t_read = time.perf_counter() - t0
-    compiled = compile_seconds() - compiled
-    i, j = _vertex_arg("--from", args.source, first, g), _vertex_arg("--to", args.target, first, g)
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             block_size=args.block_size, progress=_progress_flag(args),
                             return_successors=True, **_large_problem_options(args))
-    result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
+    result.timings = book_compile({**timings, **result.timings}, compiled, "read")
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
                   result.distances[i, j].item() if reachable else None, result.method, result.dtype,

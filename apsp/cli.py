@@ -683,7 +683,7 @@ def _check_gen_output(args, weights) -> None:
                          "as .snap, .mtx or .gr")
 
 
-#: the --method values of ``path`` that solve all pairs; of them, the Floyd-Warshall ones take --block-size
+#: the --method values that take --block-size (Floyd-Warshall, dense and by nested dissection)
 BLOCKED_METHODS = ("fw", "nd-fw")
 
 

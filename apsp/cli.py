@@ -40,7 +40,8 @@ With --method auto (the default) one search answers the query: breadth-first
 search when every weight is 1, Dijkstra (stopping at the target; from both
 ends on larger graphs) for non-negative weights, Bellman-Ford with negative weights (a negative cycle
 that lies on a walk from --from to --to is an error naming it). Another
---method solves all pairs first, then reads the route.
+--method solves all pairs first (on --backend; fw and nd-fw with --block-size),
+then reads the route.
 Exit status 1 when there is no path. --json prints one object (schema_version 1):
   {"schema_version", "source", "target", "reachable", "length", "path", "hops",
    "first_vertex", "method", "dtype", "timings_s", "n", "edges"}
@@ -52,6 +53,44 @@ examples:
 """
 
 
+SOLVE_EPILOG = "example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"
+
+
+def _solve_parser() -> argparse.ArgumentParser:
+    """``apsp solve``'s parser alone (as `build_parser` has it)."""
+    p = argparse.ArgumentParser(prog="apsp solve", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=SOLVE_EPILOG)
+    _add_solve_arguments(p)
+    return p
+
+
+def _add_solve_arguments(p: argparse.ArgumentParser, homework: bool = False) -> None:
+    """The arguments of ``solve``. ``homework``: the options after ``apsp IN OUT [BLOCK]``, whose
+    words give the input and the output (an -o among the options still wins, as in ``solve``)."""
+    if not homework:
+        p.add_argument("input", help="graph file")
+    p.add_argument("-o", "--output", required=not homework,
+                   help="distance file (.txt homework text, .npy, .mtx), or .npz for the whole result "
+                        "(distances, --paths matrix, vertex labels, facts; apsp.load_result reads it)")
+    p.add_argument("--paths", metavar="FILE", default=None,
+                   help="also write the next-hop (successor) matrix as .npy: entry [i, j] is the vertex "
+                        "after i on a shortest path to j, -9999 where there is none (like the .npy "
+                        "row and column numbers, 0-based whatever the input format)")
+    p.add_argument("--rows", metavar="I:J", default=None,
+                   help="compute and write only rows I..J-1 of the distance matrix (0-based matrix "
+                        "rows; I: or :J for open ends)")
+    p.add_argument("--sources", metavar="V,V,...", default=None,
+                   help="compute and write only the rows of these source vertices, in this order "
+                        "(named as in the input: 1-based for homework text, DIMACS, Matrix Market "
+                        "and METIS, 0-based for .npy, the ids of SNAP and GraphML files)")
+    _add_solve_options(p)
+    p.add_argument("--distributed", action="store_true",
+                   help="blocked FW across MPI ranks: launch with 'mpiexec -n P apsp ...' (needs mpi4py)")
+    p.add_argument("--cuda-aware", default="auto", choices=("auto", "yes", "no"),
+                   help="with --distributed on GPUs: give device buffers to MPI directly "
+                        "(default: when the MPI reports CUDA support), else stage through host memory")
+
+
 def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     """The options of ``solve``; ``route``: those ``path`` has (no output file, no large-problem
     options; its own stages and JSON)."""
@@ -61,7 +100,9 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
                    choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
-                   help="where to compute (default: GPU when one is usable, else CPU)")
+                   help="where an all-pairs --method computes (default: GPU when one is usable, else "
+                        "CPU); --method auto searches on the CPU" if route else
+                   "where to compute (default: GPU when one is usable, else CPU)")
     p.add_argument("--dtype", default=None,
                    choices=("uint8", "uint16", "int16", "int32", "int64", "float32", "float64"),
                    help="distance type (default: the narrowest that holds the actual distances, "
@@ -71,7 +112,8 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     if not route:
         p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
     add_renamed_option(p, "--block-size", type=int, default=None, metavar="B",
-                       help="blocking factor (default: the backend's best)")
+                       help="blocking factor" + (" of --method fw or nd-fw" if route else "")
+                            + " (default: the backend's best)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
     p.add_argument("--profile", action="store_true",
@@ -120,36 +162,20 @@ def _add_report_options(p, verbose_says: str, stages: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _parsers()[0]
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``apsp`` parser, and its commands' parsers by name."""
     parser = argparse.ArgumentParser(
         prog="apsp", description="All-pairs shortest paths on CPU and GPU.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("solve", help="solve a graph file and write the distance matrix",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile")
-    p.add_argument("input", help="graph file")
-    p.add_argument("-o", "--output", required=True,
-                   help="distance file (.txt homework text, .npy, .mtx), or .npz for the whole result "
-                        "(distances, --paths matrix, vertex labels, facts; apsp.load_result reads it)")
-    p.add_argument("--paths", metavar="FILE", default=None,
-                   help="also write the next-hop (successor) matrix as .npy: entry [i, j] is the vertex "
-                        "after i on a shortest path to j, -9999 where there is none (like the .npy "
-                        "row and column numbers, 0-based whatever the input format)")
-    p.add_argument("--rows", metavar="I:J", default=None,
-                   help="compute and write only rows I..J-1 of the distance matrix (0-based matrix "
-                        "rows; I: or :J for open ends)")
-    p.add_argument("--sources", metavar="V,V,...", default=None,
-                   help="compute and write only the rows of these source vertices, in this order "
-                        "(named as in the input: 1-based for homework text, DIMACS, Matrix Market "
-                        "and METIS, 0-based for .npy, the ids of SNAP and GraphML files)")
-    _add_solve_options(p)
-    p.add_argument("--distributed", action="store_true",
-                   help="blocked FW across MPI ranks: launch with 'mpiexec -n P apsp ...' (needs mpi4py)")
-    p.add_argument("--cuda-aware", default="auto", choices=("auto", "yes", "no"),
-                   help="with --distributed on GPUs: give device buffers to MPI directly "
-                        "(default: when the MPI reports CUDA support), else stage through host memory")
+    _add_solve_arguments(sub.add_parser("solve", help="solve a graph file and write the distance matrix",
+                                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                                        epilog=SOLVE_EPILOG))
 
     p = sub.add_parser("gen", help="write a random graph",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -189,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
-    return parser
+    return parser, sub.choices
 
 
 def _number(text: str):
@@ -206,21 +232,31 @@ def _version() -> str:
     return f"apsp {__version__}"
 
 
-def _homework_argv(argv: list[str]) -> list[str] | None:
-    """``apsp IN OUT [BLOCK] [options]`` -> the equivalent ``solve`` command line."""
-    from .cli_messages import homework_positionals
+def _homework_args(positional: list[str], options: list[str]) -> argparse.Namespace:
+    """The ``solve`` namespace of ``apsp IN OUT [BLOCK] [options]``: IN, OUT and BLOCK, then the
+    options, and solve's defaults for the rest. Errors and --help read as after ``apsp solve IN -o OUT``."""
+    words = _HomeworkOptions(prog="apsp solve")
+    _add_solve_arguments(words, homework=True)
+    given = argparse.Namespace(command="solve", input=positional[0], output=positional[1],
+                               block_size=int(positional[2]) if len(positional) == 3 else None)
+    args, unknown = words.parse_known_args(options, given)
+    if unknown:
+        build_parser().error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
-    positional = homework_positionals(argv, SUBCOMMANDS)
-    if positional is None or len(positional) not in (2, 3):
-        return None
-    rest = ["solve", positional[0], "-o", positional[1]]
-    if len(positional) == 3:
-        rest += ["--block-size", positional[2]]
-    return rest + argv[len(positional):]
+
+class _HomeworkOptions(argparse.ArgumentParser):
+    """The options after ``apsp IN OUT [BLOCK]``; its usage line and help are ``solve``'s."""
+
+    def format_usage(self) -> str:
+        return _solve_parser().format_usage()
+
+    def format_help(self) -> str:
+        return _solve_parser().format_help()
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli_messages import homework_usage_error
+    from .cli_messages import homework_positionals, homework_usage_error
 
     argv = list(sys.argv[1:] if argv is None else argv)
     wrong = homework_usage_error(argv, SUBCOMMANDS)
@@ -228,18 +264,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: apsp IN_FILE OUT_FILE [BLOCK] [options] | apsp COMMAND ...\napsp: error: {wrong}",
               file=sys.stderr)
         return 2
-    homework = _homework_argv(argv)
-    if homework is not None:
-        argv = homework
-    if argv[:1] == ["bench"]:
+    homework = homework_positionals(argv, SUBCOMMANDS)  # IN OUT [BLOCK], checked just above
+    if homework is None and argv[:1] == ["bench"]:
         from .bench.cli import main as bench_main
 
         return _guarded(lambda: bench_main(argv[1:]))
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
+    if homework is not None:
+        args = _homework_args(homework, argv[len(homework):])
+    else:
+        parser, commands = _parsers()
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # the command's own usage line and name, not only "apsp"'s
+            commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+        if args.command == "path" and (unused := _unused_path_options(args)):
+            commands["path"].error(unused)
+        if args.command is None:
+            parser.print_help()
+            return 2
     if getattr(args, "verbose", False):
         _log_to_stderr()
     handler = {"solve": _cmd_solve, "gen": _cmd_gen, "info": _cmd_info, "path": _cmd_path,
@@ -378,15 +419,15 @@ def _input_bytes(args) -> int:
         return 0
 
 
-def _start_solve_command(args) -> dict:
+def _start_solve_command(args, paths: bool) -> dict:
     """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since
-    the interpreter started (`_since_start`), so a profile accounts for the wall time."""
+    the interpreter started (`_since_start`), so a profile accounts for the wall time.
+    ``paths``: the solve returns next hops."""
     # first: torch's import and CUDA's start are the longest chain; our imports and the read
     # (whose kernels release the GIL) run beside it
     if getattr(args, "backend", "cpu") in ("auto", "gpu"):
         # torch for what only its engines do (paths, BFS, nested dissection); FW distances without it
-        torch_needed = (getattr(args, "method", "auto") not in ("auto", "fw") or bool(getattr(args, "paths", None))
-                        or getattr(args, "_need_paths", False))
+        torch_needed = getattr(args, "method", "auto") not in ("auto", "fw") or paths
         _gpu_start_in_background(args.backend, torch_needed, _input_bytes(args) >= LARGE_INPUT_BYTES)
     from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
 
@@ -405,7 +446,7 @@ def _solve_file(args):
     from .api import as_graph, shortest_paths
     from .jit import book_compile, compile_seconds
 
-    startup = _start_solve_command(args)
+    startup = _start_solve_command(args, paths=bool(args.paths))
     t0 = time.perf_counter()
     compiled = compile_seconds()
     from .io import read_graph
@@ -424,8 +465,7 @@ def _solve_file(args):
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             sources=None if sources is None else _names(g.labels, sources),
                             block_size=args.block_size, progress=_progress_flag(args),
-                            return_successors=getattr(args, "_need_paths", False)
-                            or bool(getattr(args, "paths", None)),
+                            return_successors=bool(args.paths),
                             **_large_problem_options(args))
     result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
     return g, result
@@ -643,26 +683,45 @@ def _check_gen_output(args, weights) -> None:
                          "as .snap, .mtx or .gr")
 
 
+#: the --method values that take --block-size (Floyd-Warshall, dense and by nested dissection)
+BLOCKED_METHODS = ("fw", "nd-fw")
+
+
+def _unused_path_options(args) -> str | None:
+    """What ``path`` would otherwise ignore: the all-pairs options beside the one search of --method auto."""
+    if args.block_size is not None and args.method not in BLOCKED_METHODS:
+        return (f"--block-size is the blocking factor of --method {' or '.join(BLOCKED_METHODS)}; "
+                f"--method {args.method} takes none")
+    if args.backend == "gpu" and args.method == "auto":
+        return ("--backend gpu needs an all-pairs --method (e.g. fw): --method auto runs one search, "
+                "on the CPU")
+    return None
+
+
 def _cmd_path(args) -> int:
     from .io import FIRST_VERTEX, detect_format
 
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
-    if args.method != "auto":  # an explicit all-pairs method: solve everything, then read the route
-        return _path_from_solve(args, first)
+    all_pairs = args.method != "auto"  # an explicit all-pairs method: solve everything, then read the route
+    if all_pairs:
+        startup = _start_solve_command(args, paths=True)
+    else:
+        _listen_for_compiles(args)
+        startup = {"startup": _since_start()}  # imports: so that the stages add up to the wall time
     from .api import as_graph
     from .jit import book_compile, compile_seconds
     from .query import shortest_path_between
 
-    _listen_for_compiles(args)
-    startup = _since_start()  # imports: so that the stages add up to the wall time
     t0 = time.perf_counter()
     compiled = compile_seconds()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     args._labels = g.labels
     t_read = time.perf_counter() - t0
     s, t = _vertex_arg("--from", args.source, first, g), _vertex_arg("--to", args.target, first, g)
+    if all_pairs:
+        return _route_by_solve(args, g, s, t, first, {**startup, "read": t_read}, compile_seconds() - compiled)
     route = shortest_path_between(g, *_names(g.labels, [s, t]), dtype=args.dtype)
-    route.timings = book_compile({"startup": startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
+    route.timings = book_compile({**startup, "read": t_read, **route.timings}, compile_seconds() - compiled,
                                  ("read", "search"))
     if args.verbose:
         named = "named by the input's labels" if g.labels is not None else f"numbered from {first} as in the input"
@@ -711,14 +770,19 @@ def _names(labels, indices):
     return list(indices) if labels is None else labels[list(indices)].tolist()
 
 
-def _path_from_solve(args, first: int) -> int:
+def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled: float) -> int:
+    """``path`` with an all-pairs --method: solve all pairs with next hops, then read the route
+    from ``i`` to ``j``. ``timings``: the stages so far (startup, read); ``compiled``: seconds of
+    them spent compiling."""
+    from .api import shortest_paths
+    from .jit import book_compile
     from .paths import reconstruct_path
     from .query import Route
 
-    args._need_paths = True
-    g, result = _solve_file(args)
-    i = _vertex_arg("--from", args.source, first, g)
-    j = _vertex_arg("--to", args.target, first, g)
+    result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
+                            block_size=args.block_size, progress=_progress_flag(args),
+                            return_successors=True, **_large_problem_options(args))
+    result.timings = book_compile({**timings, **result.timings}, compiled, "read")
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
                   result.distances[i, j].item() if reachable else None, result.method, result.dtype,

@@ -12,6 +12,8 @@ import os
 import sys
 import time
 
+from .errors import APSPError, MemoryPlanError, require
+
 SUBCOMMANDS = ("solve", "gen", "info", "path", "stats", "bench")
 
 EPILOG = """examples:
@@ -333,7 +335,6 @@ def run() -> None:
 
 def _guarded(fn, args=None) -> int:
     """Run a command; turn expected failures into one stderr line and an exit code."""
-    from .errors import APSPError
 
     import signal
 
@@ -476,7 +477,6 @@ def _check_result_fits(args, n: int, rows: int) -> None:
     (the narrowest dtype) need that much RAM or, streamed out of core, scratch disk."""
     import tempfile
 
-    from .errors import MemoryPlanError
     from .sizes import disk_available, format_size, host_available, parse_size
 
     need = rows * n
@@ -516,7 +516,6 @@ def _cmd_solve(args) -> int:
         if args.rows or args.sources:
             raise ValueError("--rows and --sources are not available with --distributed (it solves "
                              "all pairs); drop --distributed to compute only some rows")
-        from .errors import require
 
         require("mpi4py", "--distributed")
         from .distributed.cli import run_solve
@@ -896,7 +895,6 @@ def _stats_value(x):
 
 def _cmd_stats(args) -> int:
     if args.distributed:
-        from .errors import require
 
         require("mpi4py", "--distributed")
         from .distributed.cli import run_stats

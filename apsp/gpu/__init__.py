@@ -30,6 +30,19 @@ def torch_free() -> bool:
     return "torch" not in sys.modules and not interpreting()
 
 
+def default_runtime(opts) -> str:
+    """The runtime of in-core GPU FW for ``opts`` (`apsp.solvers.SolveOptions`): "driver", the CUDA
+    driver without torch (`apsp.gpu.fw.DriverRuntime`; ``import torch`` alone costs 3-5 s), for a
+    distances-only blocked solve on device 0 while torch is not imported; else "torch".
+    ``APSP_GPU_RUNTIME=torch`` or ``=driver`` forces either."""
+    forced = os.environ.get("APSP_GPU_RUNTIME", "")
+    if forced in ("torch", "driver"):
+        return forced
+    driver = (torch_free() and opts.variant == "blocked" and not (opts.successors or opts.predecessors)
+              and opts.device in (None, 0, "cuda", "cuda:0"))
+    return "driver" if driver else "torch"
+
+
 def device_status() -> tuple[bool, str]:
     """(usable, why): whether the GPU backend can run, and a reason when it cannot."""
     if no_gpu_driver() and not interpreting():

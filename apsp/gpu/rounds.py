@@ -6,8 +6,7 @@
   phases 1-2 of the next round on a second stream while phase 3 finishes;
 * `fw_batched`: the same rounds on a batch of same-sized matrices, one launch per phase
   for the whole batch (many small independent solves would otherwise be bound by launching);
-* `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung);
-* `InCoreEngine`: what the torch and the torch-free in-core engines of the FW skeleton share.
+* `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung).
 
 The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
 differs between the two, allocating scratch and ordering two streams, is `_queues`.
@@ -16,11 +15,8 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
 import triton
 
-from ..errors import MemoryPlanError
-from ..planner import incore_needs
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from .devarray import DeviceArray
 from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
@@ -260,66 +256,3 @@ def naive_rounds(d, negative: bool = False, start: int = 0):
         run_kernel(_naive_step_kernel, grid, d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
                    num_warps=4 if d.device.type == "cuda" else 1)
         yield k + 1
-
-
-def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
-    """Last guard before the big allocation, given the device's ``free`` and ``total`` bytes (the memory
-    planner decided earlier, on the same formula; free memory may have shrunk since)."""
-    _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
-    if need > free:
-        raise MemoryPlanError(
-            f"the {n_pad}x{n_pad} {dtype.name} distance matrix needs {need / 2**30:.1f} GiB on the GPU, "
-            f"but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller dtype, "
-            "the CPU backend, or the distributed solver")
-
-
-class InCoreEngine:
-    """What the two in-core GPU engines of the FW skeleton (`apsp.fwsolve`) share, `apsp.gpu.driverfw.DriverEngine`
-    and `apsp.gpu.fw.GPUEngine` (torch): the flags, the tile kernels, the look-ahead rounds
-    over the padded matrix ``d`` and the stage marks of ``timer``."""
-
-    kind = "gpu"
-    early_cycle_check = False
-    resumes_anywhere = False
-    sync_for_progress = True
-    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
-    transposed_col_panels = True
-    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
-    pads_tiles = True
-    variant = "blocked"
-    cuda = True
-
-    def __init__(self, dtype, negative: bool, n: int = 0, timer=None):
-        self.dtype = np.dtype(dtype)
-        self.negative = bool(negative)
-        self.n = n
-        self.timer = timer
-        self.cutoff_band = None  # (lo, hi) when finalize checks for cut-off distances (apsp.dtypes)
-        self.cutoff_suspected = None
-        self.d = None
-
-    def mark(self, stage: str) -> None:
-        if self.timer is not None:
-            self.timer.mark(stage)
-
-    # -- tile kernels ----------------------------------------------------------------
-    @staticmethod
-    def transpose(x):
-        return x.t()
-
-    @staticmethod
-    def copy(dst, src) -> None:
-        dst.copy_(src)
-
-    def close_block(self, t) -> None:
-        close_block(t, self.negative)
-
-    def minplus(self, c, a, b, parallel: bool = True) -> None:
-        minplus_update(c, a, b, self.negative)
-
-    def rounds(self, block: int, start_vertex: int = 0, config=None):
-        self.mark("h2d")
-        # the padded matrix keeps every tile full; padding vertices are never pivots
-        return (min(self.n, done * block)
-                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
-                                      start_round=start_vertex // block))

@@ -413,16 +413,16 @@ class CPUEngine:
     #: ragged tiles cost the Numba kernels nothing
     pads_tiles = False
 
-    def __init__(self, dtype, negative: bool, threads: int | None = None):
+    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False):
         self.dtype = np.dtype(dtype)
         dtypes.as_dtype(self.dtype)
         self.negative = bool(negative)
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
-        self.whole_when_small = False
+        self.whole_when_small = whole_when_small
         self.threads = max(1, threads or available_cores())
         self._pool = None
         self.d = None
-        self.n = 0
+        self.n = n
 
     # -- tile kernels ----------------------------------------------------------------
     def empty(self, shape):
@@ -554,9 +554,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if opts.checkpoint and want_paths:
         raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                          "(or use the GPU backend, which recovers paths after the distances)")
-    engine = CPUEngine(dt, graph.has_negative_weights)
-    engine.n = graph.n
-    engine.whole_when_small = not opts.checkpoint
+    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint)
     out = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK)
     if want_paths:
         from ..paths import recover_pointers

@@ -138,10 +138,6 @@ class TorchRuntime(_Runtime):
     def copy_in(self, dst, array: np.ndarray) -> None:
         dst.copy_(self.torch.from_numpy(array))
 
-    @staticmethod
-    def to_numpy(t) -> np.ndarray:
-        return t.cpu().numpy()
-
     def diagonal(self, d, n: int) -> np.ndarray:
         return self.torch.diagonal(d[:n, :n]).cpu().numpy()
 
@@ -192,10 +188,6 @@ class DriverRuntime(_Runtime):
     @staticmethod
     def copy_in(dst: DeviceArray, array: np.ndarray) -> None:
         dst.copy_(array)
-
-    @staticmethod
-    def to_numpy(a: DeviceArray) -> np.ndarray:
-        return a.to_numpy()
 
     @staticmethod
     def diagonal(d: DeviceArray, n: int) -> np.ndarray:
@@ -321,7 +313,7 @@ class GPUEngine:
         self.rt.copy_in(self.d[i0:i1, :self.n], np.ascontiguousarray(rows, dtype=self.dtype))
 
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
-        return self.rt.to_numpy(self.d[i0:i1, :self.n])
+        return to_host(self.d[i0:i1, :self.n])
 
     def rounds(self, block: int, start_vertex: int = 0):
         self.mark("h2d")

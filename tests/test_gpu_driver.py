@@ -217,6 +217,13 @@ def test_the_torch_free_path_is_taken_only_where_it_can_serve(monkeypatch):
     assert default_runtime(plain) == "torch"
 
 
+def test_the_engine_and_the_plan_import_no_torch():
+    """The one in-core engine serves the torch-free runtime, and the plan reads the GPU footprint."""
+    code = "import sys, apsp.planner, apsp.gpu.fw; assert 'torch' not in sys.modules, 'torch imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
 def test_the_solver_takes_the_runtime_the_options_name():
     from apsp.gpu import fw
     from apsp.solvers import SolveOptions

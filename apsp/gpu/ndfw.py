@@ -242,7 +242,9 @@ class Engine(ScheduleEngine):
         suspect = None
         # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
-        if self.cutoff_band is not None:
+        if self.cutoff_band is not None and d.device.type == self.device.type:  # one kernel pass
+            suspect = self.rt.check_and_mark(d, self.negative, self.cutoff_band, mark=False)
+        elif self.cutoff_band is not None:  # a host matrix (`HostEngine`)
             suspect = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
         if self.paths_for is not None and not suspect:
             pos = torch.from_numpy(self.nd.position).to(self.device)

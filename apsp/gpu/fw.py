@@ -18,8 +18,6 @@ Variants (``variant=`` backend option, torch only), the ladder the benchmark sho
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import triton
 import triton.language as tl
@@ -28,11 +26,10 @@ from .. import dtypes
 from ..errors import MemoryPlanError
 from ..fwsolve import Finalized, run
 from ..solvers import SolveOptions, SolveOutput
-from . import default_device
 from .devarray import DeviceArray
 from .footprint import fw_needs, gpu_padded
 from .minplus import inf_for, minplus_update, run_kernel
-from .rounds import DEFAULT_BLOCK, close_block, fw_rounds, naive_rounds
+from .rounds import DEFAULT_BLOCK, DriverRuntime, TorchRuntime, close_block, fw_rounds, naive_rounds
 from .transfer import to_host
 
 #: rows x columns of one program of the final pass; entries of one program of the fill
@@ -100,121 +97,26 @@ def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
             "the CPU backend, or the distributed solver")
 
 
-class _Runtime:
-    """What the engine asks of where its arrays live; subclasses add allocation, copies and events."""
-
-    def check_and_mark(self, d, negative: bool, band=None, mark: bool = True) -> bool | None:
-        """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.dtypes.cutoff_suspected`)
-        and, on integer dtypes with ``mark``, the unreachable mark (`apsp.dtypes.finalize_unreachable`), in
-        one read of ``d`` on the device; the check's verdict (None without ``band``)."""
-        n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
-        check, mark = band is not None, mark and dt.kind != "f"
-        if not ((check or mark) and n):
-            return False if check else None
-        flag = self.upload(np.zeros(1, np.int32))
-        lo, hi = band if check else (0, 0)
-        run_kernel(_finalize_kernel, (triton.cdiv(n, TILE), triton.cdiv(n, TILE)), d, n, d.stride(0),
-                   int(dtypes.reachable_limit(dt, negative)), int(dtypes.unreachable_value(dt)) if mark else 0,
-                   int(lo), int(hi), flag, CHECK=check, MARK=mark, BLOCK=TILE, num_warps=4)
-        return bool(to_host(flag).flat[0]) if check else None
-
-
-class TorchRuntime(_Runtime):
-    """torch tensors on ``device`` (default: `apsp.gpu.default_device`)."""
-
-    def __init__(self, device=None):
-        import torch
-
-        self.torch = torch
-        self.device = torch.device(device or default_device())
-        self.cuda = self.device.type == "cuda"
-
-    def empty(self, shape, dtype):
-        return self.torch.empty(shape, dtype=getattr(self.torch, np.dtype(dtype).name), device=self.device)
-
-    def upload(self, array: np.ndarray):
-        return self.torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
-
-    def copy_in(self, dst, array: np.ndarray) -> None:
-        dst.copy_(self.torch.from_numpy(array))
-
-    def diagonal(self, d, n: int) -> np.ndarray:
-        return self.torch.diagonal(d[:n, :n]).cpu().numpy()
-
-    def sync(self) -> None:
-        if self.cuda:
-            self.torch.cuda.synchronize(self.device)
-
-    def memory(self) -> tuple[int, int]:
-        return self.torch.cuda.mem_get_info(self.device)
-
-    def event(self):
-        """A timing mark: a CUDA event on a GPU (no host sync per stage), perf_counter otherwise."""
-        if not self.cuda:
-            return time.perf_counter()
-        ev = self.torch.cuda.Event(enable_timing=True)
-        ev.record()
-        return ev
-
-    def seconds(self, start, end) -> float:
-        return start.elapsed_time(end) / 1e3 if self.cuda else end - start
-
-    def info(self) -> dict:
-        return {"device": self.torch.cuda.get_device_name(self.device) if self.cuda else "triton-interpreter"}
-
-
-class DriverRuntime(_Runtime):
-    """`DeviceArray`s on device 0 through the CUDA driver (`apsp.gpu.cuda`): no torch."""
-
-    cuda = True
-    device = None
-
-    def __init__(self):
-        from . import cuda
-
-        self.driver = cuda
-        cuda.start()
-
-    @staticmethod
-    def empty(shape, dtype) -> DeviceArray:
-        return DeviceArray.empty(shape, dtype)
-
-    @staticmethod
-    def upload(array: np.ndarray) -> DeviceArray:
-        """A device copy of a 1-D or 2-D numpy array (1-D arrays as one row)."""
-        host = np.ascontiguousarray(array.reshape(1, -1) if array.ndim == 1 else array)
-        return DeviceArray.empty(host.shape, host.dtype).copy_(host)
-
-    @staticmethod
-    def copy_in(dst: DeviceArray, array: np.ndarray) -> None:
-        dst.copy_(array)
-
-    @staticmethod
-    def diagonal(d: DeviceArray, n: int) -> np.ndarray:
-        # the diagonal as n rows of one element, a row pitch apart
-        return DeviceArray(d.alloc, d.offset, (n, 1), (d.stride(0) + 1, 1), d.dtype).to_numpy()[:, 0]
-
-    def sync(self) -> None:
-        self.driver.synchronize()
-
-    def memory(self) -> tuple[int, int]:
-        return self.driver.memory_info()
-
-    def event(self):
-        return self.driver.current().record(timing=True)
-
-    @staticmethod
-    def seconds(start, end) -> float:
-        return end.seconds_since(start)
-
-    def info(self) -> dict:
-        return {"device": self.driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
+def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool | None:
+    """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.dtypes.cutoff_suspected`)
+    and, on integer dtypes with ``mark``, the unreachable mark (`apsp.dtypes.finalize_unreachable`),
+    in one read of ``d`` on the device of the runtime ``rt``; the check's verdict (None without ``band``)."""
+    n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
+    check, mark = band is not None, mark and dt.kind != "f"
+    if not ((check or mark) and n):
+        return False if check else None
+    flag = rt.upload(np.zeros(1, np.int32))
+    lo, hi = band if check else (0, 0)
+    run_kernel(_finalize_kernel, (triton.cdiv(n, TILE), triton.cdiv(n, TILE)), d, n, d.stride(0),
+               int(dtypes.reachable_limit(dt, negative)), int(dtypes.unreachable_value(dt)) if mark else 0,
+               int(lo), int(hi), flag, CHECK=check, MARK=mark, BLOCK=TILE, num_warps=4)
+    return bool(to_host(flag).flat[0]) if check else None
 
 
 class _Timer:
     """Stage marks on the runtime's events; ``stages`` waits for the last one."""
 
-    def __init__(self, rt: _Runtime):
+    def __init__(self, rt):
         self.rt, self.marks = rt, []
 
     def mark(self, name: str) -> None:
@@ -246,7 +148,7 @@ class GPUEngine:
     pads_tiles = True
 
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
-                 timed: bool = False, cutoff_band=None, paths_for=None, runtime: _Runtime | None = None):
+                 timed: bool = False, cutoff_band=None, paths_for=None, runtime: TorchRuntime | DriverRuntime | None = None):
         self.rt = runtime or TorchRuntime(device)
         self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
         self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
@@ -331,11 +233,11 @@ class GPUEngine:
     def finalize(self) -> Finalized:
         self.mark("compute")
         work = self.d[:self.n, :self.n]
-        suspect = self.rt.check_and_mark(work, self.negative, self.cutoff_band, mark=self.paths_for is None)
+        suspect = check_and_mark(self.rt, work, self.negative, self.cutoff_band, mark=self.paths_for is None)
         return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark)
 
 
-def finished(rt: _Runtime, work, negative: bool, paths_for, suspect: bool | None, mark=lambda stage: None):
+def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lambda stage: None):
     """The `Finalized` of the distances ``work`` (vertex order, on the device, cut-off check made,
     unreachable pairs still to be marked where ``paths_for``): with ``paths_for`` ``(graph, opts)``
     the paths recovered (unless a cut-off is suspected: a retry recovers them), then the pairs
@@ -348,7 +250,7 @@ def finished(rt: _Runtime, work, negative: bool, paths_for, suspect: bool | None
             graph, opts = paths_for
             limit = dtypes.reachable_limit(np.dtype(opts.dtype), negative)
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
-        rt.check_and_mark(work, negative)
+        check_and_mark(rt, work, negative)
     mark("paths")
     out = Finalized(*(None if a is None else to_host(a) for a in (work, successors, predecessors)),
                     cutoff_suspected=suspect)

@@ -43,9 +43,9 @@ from ..fwsolve import Finalized
 from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
-from .fw import TorchRuntime, finished
+from .fw import check_and_mark, finished
 from .minplus import inf_for, minplus_update
-from .rounds import close_block, fw_batched, fw_inplace
+from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -243,7 +243,7 @@ class Engine(ScheduleEngine):
         # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
         if self.cutoff_band is not None and d.device.type == self.device.type:  # one kernel pass
-            suspect = self.rt.check_and_mark(d, self.negative, self.cutoff_band, mark=False)
+            suspect = check_and_mark(self.rt, d, self.negative, self.cutoff_band, mark=False)
         elif self.cutoff_band is not None:  # a host matrix (`HostEngine`)
             suspect = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
         if self.paths_for is not None and not suspect:

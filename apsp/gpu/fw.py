@@ -76,7 +76,6 @@ def _finalize_kernel(d_ptr, n, stride, limit, unreachable, lo, hi, flag_ptr,
         tl.store(ptrs, tl.where(far, unreachable, v).to(v.dtype), mask=far)
 
 
-
 def prepare() -> None:
     """Pay Triton's once-per-process compiler start (hashing its own sources, loading the backend:
     0.3-0.7 s before the first kernel, even from a warm cache) by loading the fill kernel of the
@@ -148,7 +147,8 @@ class GPUEngine:
     pads_tiles = True
 
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
-                 timed: bool = False, cutoff_band=None, paths_for=None, runtime: TorchRuntime | DriverRuntime | None = None):
+                 timed: bool = False, cutoff_band=None, paths_for=None,
+                 runtime: TorchRuntime | DriverRuntime | None = None):
         self.rt = runtime or TorchRuntime(device)
         self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
         self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
@@ -202,10 +202,8 @@ class GPUEngine:
         # the CSR arrays go over as they are and are expanded on the device: a row index per edge
         # built on the host would be 8 bytes per edge to make and to copy
         csr = graph.to_csr()
-        data = csr.data
-        if not (data.dtype.kind in "iu" and self.dtype.kind == "i"):
-            data = data.astype(self.dtype)  # float conversions stay numpy's (the weights' exactness checks ran on them)
-        self._keep = [self.rt.upload(a) for a in (csr.indptr, csr.indices, data.astype(self.dtype, copy=False))]
+        weights = csr.data.astype(self.dtype, copy=False)  # numpy converts: the exactness checks ran on it
+        self._keep = [self.rt.upload(a) for a in (csr.indptr, csr.indices, weights)]
         run_kernel(_scatter_edges_kernel, (graph.n,), d, *self._keep, d.stride(0), BLOCK=128, num_warps=4)
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:

@@ -35,9 +35,24 @@ A schedule that is not a sequence of rounds plugs in as an engine whose
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from .progress import progress_bar
+from .solvers import SolveOutput
+
+
+@dataclass
+class Finalized:
+    """What every engine's ``finalize`` returns: the distances on the host, the path matrices it
+    recovered, and the verdict of its cut-off check (None: it made none)."""
+
+    dist: np.ndarray
+    successors: np.ndarray | None = None
+    predecessors: np.ndarray | None = None
+    cutoff_suspected: bool | None = None
 
 
 class TileEngine(Protocol):
@@ -60,15 +75,15 @@ class TileEngine(Protocol):
     def sync(self) -> None: ...
 
 
-def run(graph, opts, engine, solver: str, block: int | None = None, default_block: int | None = None,
-        timings: dict | None = None):
-    """Solve ``graph`` with ``engine``; return ``(engine.finalize(), block, info)``.
+def run(graph, opts, engine, solver: str, block: int | None = None, default_block: int | None = None) -> SolveOutput:
+    """Solve ``graph`` with ``engine``: the `SolveOutput` of ``engine.finalize()`` (a `Finalized`),
+    the block, ``prepare``, ``compute`` and ``finalize`` seconds, the checkpoint session's info and
+    ``info["cutoff_suspected"]`` where the engine checked.
 
     ``block`` fixes the round width (out of core: the planned pivot panel);
     otherwise ``opts.block_size`` or ``default_block``, or on resume the
     saved one when that is what divides the resume point. ``solver`` names
-    the schedule in checkpoints. ``timings`` (optional) receives ``prepare``,
-    ``compute`` and ``finalize`` seconds.
+    the schedule in checkpoints.
     """
     from .checkpoint import open_session
 
@@ -95,9 +110,12 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
 
         raise NegativeCycleError("Negative cycle detected", vertices=bad)
     result = engine.finalize()
-    if timings is not None:
-        timings.update(prepare=t1 - t0, compute=t2 - t1, finalize=time.perf_counter() - t2)
-    return result, block, (session.info() if session is not None else {})
+    info = session.info() if session is not None else {}
+    if result.cutoff_suspected is not None:
+        info["cutoff_suspected"] = result.cutoff_suspected
+    return SolveOutput(dist=result.dist, predecessors=result.predecessors, successors=result.successors,
+                       block_size=block, info=info,
+                       timings=dict(prepare=t1 - t0, compute=t2 - t1, finalize=time.perf_counter() - t2))
 
 
 def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=None, session=None) -> None:

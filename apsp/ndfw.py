@@ -40,13 +40,6 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
 
 #: (tile, leaf size) the engines use by default, per backend
 DEFAULTS = {"cpu": (128, 500), "gpu": (128, 3000)}
-#: the GPU engine rounds its layout matrix and node buffers up to this with isolated vertices, so
-#: that the big products run the kernel's unmasked path (BLOCK_M 256; 16 under the interpreter)
-GPU_ALIGN, INTERPRETER_ALIGN = 256, 16
-#: the GPU engine's result leaves the device in row bands of about this many bytes
-GPU_BAND_BYTES = 1 << 30
-#: entries its cut-off check compares at once: three boolean temporaries of this size
-GPU_CHECK_CHUNK = 1 << 28
 
 
 def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
@@ -101,15 +94,16 @@ class ScheduleEngine:
 
 def solve_with(graph, opts, backend: str, make_engine, stage_names=("prepare", "compute", "finalize")):
     """Both solvers' common part: the dissection (tile ``opts.block_size``, leaf ``leaf_size=``, else
-    ``DEFAULTS[backend]``) and ``make_engine(nd, tile)`` run by the skeleton. Returns ``(result, engine,
-    timings, info)``; ``timings`` has ``order`` and the skeleton's three stages under ``stage_names``."""
+    ``DEFAULTS[backend]``) and ``make_engine(nd, tile)`` run by the skeleton. Returns ``(out, engine)``,
+    the skeleton's `SolveOutput` with ``order`` and its three stages under ``stage_names`` in its timings."""
     from .fwsolve import run
 
     t0 = time.perf_counter()
     nd, tile = dissection_for(graph, opts, backend)
-    timings = {"order": time.perf_counter() - t0}
-    engine, steps = make_engine(nd, tile), {}
-    out, _, info = run(graph, opts, engine, solver=f"nd-fw-{backend}", block=tile, timings=steps)
-    timings.update((name, steps[stage]) for stage, name in zip(("prepare", "compute", "finalize"), stage_names))
-    info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
-    return out, engine, timings, info
+    order = time.perf_counter() - t0
+    engine = make_engine(nd, tile)
+    out = run(graph, opts, engine, solver=f"nd-fw-{backend}", block=tile)
+    out.timings = {"order": order, **{name: out.timings[stage]
+                                      for stage, name in zip(("prepare", "compute", "finalize"), stage_names)}}
+    out.info.update(layout=nd.size, tree_nodes=nd.nodes, updates=nd.updates(), tile=tile)
+    return out, engine

@@ -42,6 +42,7 @@ import tempfile
 import numpy as np
 
 from . import dtypes
+from .fwsolve import Finalized, run
 from .planner import StreamPlan
 
 __all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve"]
@@ -362,8 +363,6 @@ class StreamSolve:
         self.n = graph.n
         self.negative = engine.negative
         self.cutoff_band = cutoff_band
-        #: after `finalize` with a ``cutoff_band``: whether a distance may have been cut off
-        self.cutoff_suspected: bool | None = None
         self._padded = False
 
     def _stripes(self):
@@ -419,7 +418,7 @@ class StreamSolve:
     def negative_diagonal(self) -> np.ndarray:
         return np.flatnonzero(self.host.diagonal(self.n) < 0)
 
-    def finalize(self) -> np.ndarray:
+    def finalize(self) -> Finalized:
         """Unreachable pairs marked, and the cut-off check made, a stripe at a time."""
         suspect = False
         for i0, i1, rows in self._stripes():
@@ -430,9 +429,8 @@ class StreamSolve:
                 suspect = dtypes.cutoff_suspected(real, self.cutoff_band)
             dtypes.finalize_unreachable(real, self.negative)
             self.host.write(i0, rows)
-        if self.cutoff_band is not None:
-            self.cutoff_suspected = suspect
-        return self.host.array[:self.n, :self.n]
+        return Finalized(self.host.array[:self.n, :self.n],
+                         cutoff_suspected=None if self.cutoff_band is None else suspect)
 
 
 def solve(graph, opts):
@@ -451,22 +449,17 @@ def solve(graph, opts):
     >>> r.distances.tolist(), r.info["ooc_rounds"], r.info["matrix_on_disk"]
     ([[0, 2, 5], [4, 0, 3], [1, 3, 0]], 3, True)
     """
-    from .fwsolve import run
-    from .solvers import SolveOutput
 
     memplan = opts.memory
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)
     engine = make_engine(memplan.backend, dt, graph.has_negative_weights, host, stream, opts)
-    timings = {}
     try:
-        solve = StreamSolve(graph, host, engine, stream, cutoff_band=opts.cutoff_band)
-        dist, block, info = run(graph, opts, solve, solver="fw-out-of-core", block=stream.block, timings=timings)
+        out = run(graph, opts, StreamSolve(graph, host, engine, stream, cutoff_band=opts.cutoff_band),
+                  solver="fw-out-of-core", block=stream.block)
     finally:
         engine.close()
-    if solve.cutoff_suspected is not None:
-        info["cutoff_suspected"] = solve.cutoff_suspected
-    info.update({"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
-                 **(engine.info() if hasattr(engine, "info") else {"engine": engine.kind})})
-    return SolveOutput(dist=dist, block_size=stream.block, timings=timings, info=info)
+    out.info.update({"out_of_core": True, "matrix_on_disk": memplan.matrix_on_disk, **stream.summary(),
+                     **(engine.info() if hasattr(engine, "info") else {"engine": engine.kind})})
+    return out

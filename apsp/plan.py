@@ -251,19 +251,17 @@ def _method_reason(g: Graph, chosen: str, method: str, src) -> str:
 
 
 def gpu_runtime(opts: SolveOptions) -> str:
-    """In-core GPU FW's runtime: the CUDA driver (no torch import, 3-5 s of a short command) when
-    torch is not loaded yet and the solve needs nothing else (distances only, the blocked variant,
-    device 0); else torch. ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
-    import sys
-
+    """In-core GPU FW's runtime: "driver", the CUDA driver without torch (`apsp.gpu.rounds.DriverRuntime`;
+    ``import torch`` alone costs 3-5 s of a short command), for a distances-only blocked solve on
+    device 0 while torch is not imported; else "torch". ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
         return forced
-    from .gpu import interpreting
+    from .gpu import torch_free
 
     plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
              and opts.device in (None, 0, "cuda", "cuda:0"))
-    return "driver" if plain and "torch" not in sys.modules and not interpreting() else "torch"
+    return "driver" if plain and torch_free() else "torch"
 
 
 # ----------------------------------------------------------------------------- dtypes

@@ -23,15 +23,12 @@ import numpy as np
 
 from . import dtypes
 from .errors import MemoryPlanError
+from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 __all__ = ["MemoryPlan", "plan_memory", "incore_needs", "gpu_padded", "StreamPlan", "plan_stream",
            "search_bytes"]
 
-#: the GPU solver pads n to a multiple of this, so phase-3 tiles need no bounds masks
-#: (16 under the Triton interpreter, whose tiles are 16 wide)
-GPU_PAD = 128
-INTERPRETER_PAD = 16
 #: headroom kept free on the GPU when the budget is "what is free now" (Triton, cuBLAS workspaces)
 GPU_HEADROOM = 256 << 20
 
@@ -187,12 +184,6 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
 
 
 # ----------------------------------------------------------------------------- estimates
-def gpu_padded(n: int, interpreted: bool) -> int:
-    """The side of the GPU solver's matrix: n padded to a whole number of kernel tiles."""
-    pad = INTERPRETER_PAD if interpreted else GPU_PAD
-    return max(pad, -(-n // pad) * pad)
-
-
 def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
                  dense_input: bool = False, block: int = 128, interpreted: bool = False,
                  layout: int = 0, checked: bool = False) -> tuple[int, int]:
@@ -218,37 +209,12 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
         host += dtypes.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
     if backend == "gpu" and method == "nd-fw":
-        gpu = _nd_gpu_needs(n, dt, paths, block, interpreted, layout or n, checked)
+        gpu = nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
     elif backend == "gpu":
-        n_pad = gpu_padded(n, interpreted)
-        # the matrix, panel buffers (look-ahead: two row and two transposed column panels and a
-        # column scratch), the unreachable mask of the final pass, path matrices
-        gpu = (matrix_bytes(n_pad, dt) + 5 * min(block, n_pad) * n_pad * dt.itemsize + matrix_bytes(n_pad, np.bool_)
-               + paths * matrix_bytes(n_pad, np.int32))
+        gpu = fw_needs(n, dt, paths, block, interpreted)
     if backend == "gpu" and dense_input:
         host += m  # the start matrix is built on the host first
     return host, gpu
-
-
-def _nd_gpu_needs(n: int, dt: np.dtype, paths: int, tile: int, interpreted: bool, layout: int,
-                  checked: bool) -> int:
-    """GPU bytes nd-fw cannot do without: the layout matrix (rounded up as `apsp.gpu.ndfw` does) and
-    its column panel; the cut-off check's boolean chunks; the result's row bands (gathered, then
-    in vertex order, and their unreachable mask); with paths the matrix again in vertex order and
-    the path matrices. Its gathered node buffers are not counted: the engine sizes them from the
-    memory left after loading, and runs a node in place when its buffer does not fit."""
-    from .ndfw import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
-
-    align = INTERPRETER_ALIGN if interpreted else GPU_ALIGN
-    size = -(-max(layout, 1) // align) * align
-    matrix = matrix_bytes(size, dt)
-    need = matrix + tile * size * dt.itemsize
-    if paths:
-        return need + matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
-    band = min(GPU_BAND_BYTES, matrix_bytes(n, dt))
-    finalize = 2 * band + band // dt.itemsize
-    check = 3 * min(GPU_CHECK_CHUNK, size * size) if checked else 0
-    return need + max(finalize, check)
 
 
 def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
@@ -431,11 +397,8 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
     RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
     and the panels of the widest separator, the rest for node buffers and stripes."""
-    from .ndfw import GPU_ALIGN, INTERPRETER_ALIGN
-
     dt = plan.dtype
-    align = INTERPRETER_ALIGN if interpreted else GPU_ALIGN
-    size = -(-max(nd.size, 1) // align) * align
+    size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
     plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
     plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize

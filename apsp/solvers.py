@@ -129,6 +129,8 @@ class SolveOptions:
             set_(name, check_block(getattr(self, name), name))
         if self.out_of_core not in (None, True, False):
             raise ValueError(f"out_of_core must be None, True or False, got {self.out_of_core!r}")
+        if self.runtime not in (None, "torch", "driver"):
+            raise ValueError(f"unknown GPU runtime {self.runtime!r}; choose 'torch' or 'driver'")
         if self.variant not in GPU_VARIANTS:
             raise ValueError(f"unknown GPU variant {self.variant!r}; choose {', '.join(GPU_VARIANTS)}")
         every = self.checkpoint_every
@@ -184,7 +186,7 @@ class SolveOutput:
 REGISTRY: dict[tuple[str, str], str] = {
     ("reference", "cpu"): "apsp.cpu.reference:solve",
     ("fw", "cpu"): "apsp.cpu.blocked:solve",
-    ("fw", "gpu"): "apsp.gpu.driverfw:solve",  # torch-free where it can (else apsp.gpu.fw)
+    ("fw", "gpu"): "apsp.gpu.fw:solve",
     ("bfs", "cpu"): "apsp.cpu.bfs:solve",
     ("bfs", "gpu"): "apsp.gpu.bfs:solve",
     ("bfs-rows", "cpu"): "apsp.cpu.searches:solve_bfs_rows",  # one search per source row

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from apsp.gpu import ceiling  # noqa: E402
 from apsp.gpu import minplus  # noqa: E402
 from apsp.gpu import rounds  # noqa: E402
-from apsp.gpu.fw import padded_size  # noqa: E402
+from apsp.gpu.footprint import gpu_padded  # noqa: E402
 
 DTYPES = {"int32": torch.int32, "int16": torch.int16, "float32": torch.float32, "float64": torch.float64}
 
@@ -55,7 +55,7 @@ def cuda_time(fn, repeats: int, warmup: int = 1) -> list[float]:
 def random_start(n: int, dtype: torch.dtype, density: float, wmax: int, gen: torch.Generator,
                  negative: bool = False) -> torch.Tensor:
     """Random dense start matrix on the GPU, padded: INF off-edge, diagonal 0."""
-    n_pad = padded_size(n, torch.device("cuda"))
+    n_pad = gpu_padded(n, interpreted=False)
     d = torch.empty((n_pad, n_pad), dtype=dtype, device="cuda")
     d.fill_(minplus.inf_for(d))
     w = torch.randint(0 if not negative else 0, wmax + 1, (n, n), device="cuda", generator=gen)

@@ -8,7 +8,7 @@ sys.path.insert(0, ".")
 from apsp.gpu import cuda
 from apsp.gpu.devarray import DeviceArray
 from apsp.gpu import rounds
-from apsp.gpu.fw import padded_size
+from apsp.gpu.footprint import gpu_padded
 import torch
 from apsp.gpu import ceiling, minplus
 
@@ -16,7 +16,7 @@ cuda.start()
 for dname, n in [("int32", 16384), ("int16", 16384), ("int32", 32768), ("int16", 32768)]:
     dt = np.dtype(dname)
     rng = np.random.default_rng(n)
-    n_pad = padded_size(n, torch.device("cuda"))
+    n_pad = gpu_padded(n, interpreted=False)
     from apsp import dtypes; inf = int(dtypes.inf_value(dt))
     host = np.full((n_pad, n_pad), inf, dt)
     w = rng.integers(0, 4, (n, n), dtype=dt)

@@ -121,16 +121,17 @@ def test_cpu_kernels_store_min_of_true_distance_and_inf(rng):
 def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs):
     import torch
 
-    from apsp.gpu import fw as gpu_fw
     from apsp.gpu import minplus, rounds
+    from apsp.gpu.fw import GPUEngine
 
     monkeypatch.setitem(minplus.PAIRS, "enabled", pairs)
     monkeypatch.setitem(minplus.PAIRS, "min_size", 0)
     n = int(rng.integers(20, 60))
     g = random_graph(rng, n, 0.1, lo=0, hi=int(rng.integers(1000, 5000)))
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # cpu: the interpreter
-    n_pad = gpu_fw.padded_size(n, dev)
-    d = gpu_fw.device_start_matrix(g, np.dtype(np.int16), n_pad, dev)
+    engine = GPUEngine(np.int16, False, n, device=dev)
+    engine.load(g)
+    d = engine.d
     rounds.fw_inplace(d, 16, n_pivots=n)
     np.testing.assert_array_equal(d[:n, :n].cpu().numpy(), np.minimum(exact(g), INF16).astype(np.int16))
 

@@ -1,5 +1,5 @@
 """The torch-free GPU path: CUDA driver arrays, Triton kernels compiled ahead and launched by apsp,
-and the FW skeleton over `apsp.gpu.driverfw.DriverEngine`.
+and the FW skeleton over `apsp.gpu.fw.GPUEngine` on `apsp.gpu.fw.DriverRuntime`.
 
 Without a GPU: views of device memory, the launcher's specialisation and the offline compile of
 every kernel it launches (Triton ships the assembler). On a GPU: whole solves on the driver
@@ -55,7 +55,7 @@ PROBE = """
 import json, sys
 from types import SimpleNamespace
 import numpy as np
-from apsp.gpu import devarray, driverfw, minplus
+from apsp.gpu import devarray, fw, minplus
 
 
 def array(shape=(256, 256), dtype=np.int32, ptr=4096):
@@ -82,13 +82,13 @@ for dtype in ("int16", "int32", "float32"):
               ASM=minplus.asm_mode(dtype, (9, 0)), UNROLL=config.unroll, WIDE=False, CHUNK_A=config.chunk_a,
               STAGES=config.stages), config.warps),
         (minplus._close_block_kernel, (a, 128, 256, 1, inf), dict(CLAMP=False, BLOCK=128), 8),
-        (driverfw._fill_kernel, (a, 65536, inf), dict(BLOCK=4096), 4),
-        (driverfw._scatter_edges_kernel, (a, array((1, 257), np.int64), array((1, 999)), a, 256),
+        (fw._fill_kernel, (a, 65536, inf), dict(BLOCK=4096), 4),
+        (fw._scatter_edges_kernel, (a, array((1, 257), np.int64), array((1, 999)), a, 256),
          dict(BLOCK=128), 4),
     ]
     if dtype != "float32":
-        calls.append((driverfw._finalize_kernel, (a, 250, 256, inf - 1, -1, inf - 100, inf, array((1, 1))),
-                      dict(CHECK=True, MARK=True, BLOCK=driverfw.TILE), 4))
+        calls.append((fw._finalize_kernel, (a, 250, 256, inf - 1, -1, inf - 100, inf, array((1, 1))),
+                      dict(CHECK=True, MARK=True, BLOCK=fw.TILE), 4))
     if dtype == "int16":
         calls.append((minplus._duplicate_pairs_kernel, (a, array(), 256, 256, 256, 1), dict(BLOCK=32), 4))
     for fn, args, kwargs, warps in calls:
@@ -123,21 +123,21 @@ def test_specialisation_follows_tritons_launcher(probe):
 STORE_PROBE = """
 import json
 import numpy as np
-from apsp.gpu import devarray, driverfw
+from apsp.gpu import devarray, fw
 
 sig = {"d_ptr": "*i32", "total": "i32", "value": "i32"}
-first = devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+first = devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
 real_compile = devarray.compile_kernel
 calls = []
 def counting_compile(*args):
     calls.append(args[2])
     return real_compile(*args)
 devarray.compile_kernel = counting_compile
-again = devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
-other = devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 2048}, (0,), 4, 3, 90)
+again = devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+other = devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 2048}, (0,), 4, 3, 90)
 for meta in devarray._store_dir().glob("*.json"):
     meta.write_text("{")  # a damaged description: compiled again, not trusted
-damaged = devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+damaged = devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
 print(json.dumps(dict(same=again == first, other=other[0] != first[0], damaged=damaged == first,
                       compiles=[c["BLOCK"] for c in calls])))
 """
@@ -160,17 +160,17 @@ def test_compiled_kernels_are_kept_between_processes(tmp_path):
 NOTICE_PROBE = """
 import json, sys, threading
 from apsp import jit
-from apsp.gpu import devarray, driverfw
+from apsp.gpu import devarray, fw
 
 jit.notify_compiles(sys.stdout)
 sig = {"d_ptr": "*i32", "total": "i32", "value": "i32"}
 elsewhere = threading.Thread(target=devarray._compile_or_load,
-                             args=(driverfw._fill_kernel, sig, {"BLOCK": 1024}, (0,), 4, 3, 90))
+                             args=(fw._fill_kernel, sig, {"BLOCK": 1024}, (0,), 4, 3, 90))
 elsewhere.start(); elsewhere.join()
 after_thread = jit.compile_seconds()
-devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
 after_compile = jit.compile_seconds()
-devarray._compile_or_load(driverfw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
+devarray._compile_or_load(fw._fill_kernel, sig, {"BLOCK": 4096}, (0,), 4, 3, 90)
 print(json.dumps([after_thread, after_compile, jit.compile_seconds()]))
 """
 
@@ -205,16 +205,36 @@ def test_every_launched_kernel_compiles_offline(probe, dtype):
 
 
 def test_the_torch_free_path_is_taken_only_where_it_can_serve(monkeypatch):
-    from apsp.gpu import driverfw
+    from apsp.plan import gpu_runtime as default_runtime
     from apsp.solvers import SolveOptions
 
     monkeypatch.delenv("APSP_GPU_RUNTIME", raising=False)
     plain = SolveOptions(dtype=np.dtype(np.int32))
-    assert "torch" in sys.modules and not driverfw.usable(plain)  # torch imported: its engine
+    assert "torch" in sys.modules and default_runtime(plain) == "torch"  # torch imported: its runtime
     monkeypatch.setenv("APSP_GPU_RUNTIME", "driver")
-    assert driverfw.usable(plain)
+    assert default_runtime(plain) == "driver"
     monkeypatch.setenv("APSP_GPU_RUNTIME", "torch")
-    assert not driverfw.usable(plain)
+    assert default_runtime(plain) == "torch"
+
+
+def test_the_engine_and_the_plan_import_no_torch():
+    """The one in-core engine serves the torch-free runtime, and the plan reads the GPU footprint."""
+    code = "import sys, apsp.planner, apsp.gpu.fw; assert 'torch' not in sys.modules, 'torch imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_the_solver_takes_the_runtime_the_options_name():
+    from apsp.gpu import fw
+    from apsp.solvers import SolveOptions
+
+    g = random_graph(np.random.default_rng(1), 5, 0.5)
+    with pytest.raises(ValueError, match="unknown GPU runtime"):
+        SolveOptions(dtype=np.dtype(np.int32), runtime="cuda")
+    with pytest.raises(ValueError, match="distances with the blocked variant only"):
+        fw.solve(g, SolveOptions(dtype=np.dtype(np.int32), runtime="driver", successors=True))
+    out = fw.solve(g, SolveOptions(dtype=np.dtype(np.int32), runtime="torch", progress=False))
+    assert "gpu_runtime" not in out.info
 
 
 # ----------------------------------------------------------------------------- on a GPU

@@ -26,6 +26,15 @@ def _device():
     return torch.device("cuda" if HAS_CUDA else "cpu")
 
 
+def start_matrix(g, dtype, device):
+    """The in-core engine's padded start matrix of ``g`` on ``device``."""
+    from apsp.gpu.fw import GPUEngine
+
+    engine = GPUEngine(dtype, g.has_negative_weights, g.n, device=device)
+    engine.load(g)
+    return engine.d
+
+
 def expected(g, dtype):
     d = floyd_warshall_reference(g.fw_matrix(dtype))
     return dtypes.finalize_unreachable(d, g.has_negative_weights)
@@ -75,12 +84,11 @@ def test_batched_rounds_equal_one_matrix_at_a_time(rng, dtype, negative, batch, 
     with only the first ``pivots`` vertices as intermediates; n and pivots not multiples of the block."""
     import torch
 
-    from apsp.gpu.fw import device_start_matrix
     from apsp.gpu.rounds import fw_batched, fw_inplace
 
     dev = _device()
     graphs = [random_graph(rng, n, 0.15, hi=20, negative=negative, floats=dtype == "float32") for _ in range(batch)]
-    stack = torch.stack([device_start_matrix(g, np.dtype(dtype), n, dev) for g in graphs])
+    stack = torch.stack([start_matrix(g, dtype, dev)[:n, :n] for g in graphs])
     want = stack.clone()
     for i in range(batch):
         fw_inplace(want[i], block, negative, n_pivots=pivots, lookahead=False)
@@ -248,14 +256,13 @@ def test_gpu_timings_reported(rng):
 def test_gpu_large_against_torch_reference(rng, n, dtype):
     import torch
 
-    from apsp.gpu.fw import device_start_matrix, padded_size
     from apsp.gpu.minplus import inf_for
     from apsp.gpu.rounds import fw_inplace
 
     hi = 2 if dtype == "int16" else 100
     g = random_graph(rng, n, 0.2, hi=hi, floats=dtype == "float32")
     dev = torch.device("cuda")
-    d = device_start_matrix(g, np.dtype(dtype), padded_size(n, dev), dev)
+    d = start_matrix(g, dtype, dev)
     ref = d[:n, :n].to(torch.float64)
     inf = inf_for(d)
     if dtype != "float32":

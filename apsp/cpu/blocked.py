@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from .. import dtypes
+from ..fwsolve import Finalized, drive, run
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..solvers import SolveOptions, SolveOutput
 from ._kernels import _relax1, _relax4
@@ -386,8 +387,6 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
     >>> fw_inplace(d, block=2, progress=False).tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
-    from ..fwsolve import drive
-
     if int(block) != block or block < 1:
         raise ValueError(f"block size must be a positive integer, got {block!r}")
     engine = CPUEngine(d.dtype, negative)
@@ -414,16 +413,16 @@ class CPUEngine:
     #: ragged tiles cost the Numba kernels nothing
     pads_tiles = False
 
-    def __init__(self, dtype, negative: bool, threads: int | None = None):
+    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False):
         self.dtype = np.dtype(dtype)
         dtypes.as_dtype(self.dtype)
         self.negative = bool(negative)
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
-        self.whole_when_small = False
+        self.whole_when_small = whole_when_small
         self.threads = max(1, threads or available_cores())
         self._pool = None
         self.d = None
-        self.n = 0
+        self.n = n
 
     # -- tile kernels ----------------------------------------------------------------
     def empty(self, shape):
@@ -516,8 +515,8 @@ class CPUEngine:
     def negative_diagonal(self) -> np.ndarray:
         return np.flatnonzero(np.diagonal(self.d) < 0)
 
-    def finalize(self) -> np.ndarray:
-        return dtypes.finalize_unreachable(self.d, self.negative)
+    def finalize(self) -> Finalized:
+        return Finalized(dtypes.finalize_unreachable(self.d, self.negative))
 
 
 def available_cores() -> int:
@@ -550,19 +549,13 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     >>> out.dist.tolist(), out.successors[0].tolist()
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1])
     """
-    from ..fwsolve import run
-
     dt = dtypes.as_dtype(opts.dtype)
     want_paths = bool(opts.successors or opts.predecessors)
     if opts.checkpoint and want_paths:
         raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                          "(or use the GPU backend, which recovers paths after the distances)")
-    engine = CPUEngine(dt, graph.has_negative_weights)
-    engine.n = graph.n
-    engine.whole_when_small = not opts.checkpoint
-    timings = {}
-    d, block, info = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK, timings=timings)
-    out = SolveOutput(dist=d, block_size=block, timings=timings, info=info)
+    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint)
+    out = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK)
     if want_paths:
         from .paths import recover_pointers
 

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import dtypes
+from ..fwsolve import Finalized
 from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close, _kernel_args, _panel_piece, _relax
@@ -99,13 +100,13 @@ class Engine(ScheduleEngine):
     def sync(self) -> None:
         pass
 
-    def finalize(self) -> np.ndarray:
+    def finalize(self) -> Finalized:
         """The distances in vertex order (in place), unreachable pairs marked."""
         if self.dtype.kind == "f":
-            return unpermute_inplace(self.d, self.nd.position)
+            return Finalized(unpermute_inplace(self.d, self.nd.position))
         inf = dtypes.inf_value(self.dtype)
-        return unpermute_inplace(self.d, self.nd.position, limit=inf // 2 if self.negative else inf - 1,
-                                 unreachable=dtypes.unreachable_value(self.dtype))
+        return Finalized(unpermute_inplace(self.d, self.nd.position, limit=inf // 2 if self.negative else inf - 1,
+                                           unreachable=dtypes.unreachable_value(self.dtype)))
 
 
 @njit(cache=True, parallel=True)
@@ -189,8 +190,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     """
     dt = dtypes.as_dtype(opts.dtype)
     negative = graph.has_negative_weights
-    out, _, timings, info = solve_with(graph, opts, "cpu", lambda nd, tile: Engine(nd, dt, tile, negative))
-    result = SolveOutput(dist=out, block_size=info["tile"], timings=timings, info=info)
+    result = solve_with(graph, opts, "cpu", lambda nd, tile: Engine(nd, dt, tile, negative))[0]
     if opts.successors or opts.predecessors:
         from .paths import recover_pointers
 

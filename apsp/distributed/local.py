@@ -80,6 +80,7 @@ def gpu_tiles(dtype, negative: bool, device, cuda_aware: bool):
     class GPUTiles(GPUEngine):
         def __init__(self):
             super().__init__(dtype, negative, device=torch.device(device))
+            self.tdtype = getattr(torch, self.dtype.name)
             if self.cuda:
                 torch.cuda.set_device(self.device)
             self.cuda_aware = bool(cuda_aware) and self.cuda

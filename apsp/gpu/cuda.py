@@ -2,7 +2,7 @@
 
 torch's import takes 3-5 s of a process's life (it holds the GIL throughout), while
 the driver library answers in milliseconds and Triton imports in 0.2-0.4 s. A solve
-that needs only device memory, copies, streams and the FW kernels (`apsp.gpu.driverfw`)
+that needs only device memory, copies, streams and the FW kernels (`apsp.gpu.fw.DriverRuntime`)
 runs on this module instead. ctypes releases the GIL around every call, so the
 context can be started on a thread while the input is read.
 

@@ -1,6 +1,14 @@
-"""GPU Floyd-Warshall solver: start matrix on the device, blocked solve, result to the host.
+"""GPU Floyd-Warshall in core: start matrix on the device, blocked solve, result to the host.
 
-Variants (``variant=`` backend option), the ladder the benchmark shows:
+One engine, `GPUEngine`, over the runtime the plan names (``SolveOptions.runtime``, by
+`apsp.plan.gpu_runtime`): torch tensors (`TorchRuntime`; CPU tensors under the Triton
+interpreter), or the CUDA driver's `apsp.gpu.devarray.DeviceArray`s (`DriverRuntime`), which
+spare a process the 3-5 s of ``import torch`` where the solve itself may take a fraction of a
+second (the homework command at n = 10,000: 0.6 s of compute in a 6.5 s run). Both run the same
+Triton kernels: the start matrix's fill and edge scatter and the final pass below, the round
+driver of `apsp.gpu.rounds`.
+
+Variants (``variant=`` backend option, torch only), the ladder the benchmark shows:
 
 * ``"blocked"`` (default): phase 1 in one program, phases 2 and 3 as tiled
   min-plus products (``apsp.gpu.minplus``);
@@ -10,177 +18,262 @@ Variants (``variant=`` backend option), the ladder the benchmark shows:
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
-import torch
+import triton
+import triton.language as tl
 
 from .. import dtypes
-from ..planner import gpu_padded
+from ..errors import MemoryPlanError
+from ..fwsolve import Finalized, run
 from ..solvers import SolveOptions, SolveOutput
-from . import default_device
-from .minplus import inf_for
-from .rounds import DEFAULT_BLOCK, InCoreEngine, check_fits, naive_rounds
+from .devarray import DeviceArray
+from .footprint import fw_needs, gpu_padded
+from .minplus import inf_for, minplus_update, run_kernel
+from .rounds import DEFAULT_BLOCK, DriverRuntime, TorchRuntime, close_block, fw_rounds, naive_rounds
 from .transfer import to_host
+
+#: rows x columns of one program of the final pass; entries of one program of the fill
+TILE, FILL_BLOCK = 64, 4096
+
+@triton.jit
+def _fill_kernel(d_ptr, total, value, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(d_ptr + i, value, mask=i < total)
+
+
+@triton.jit
+def _scatter_edges_kernel(d_ptr, indptr_ptr, indices_ptr, weights_ptr, stride, BLOCK: tl.constexpr):
+    # one program per row: its edges into the row, then the diagonal lowered to 0 (the FW start)
+    row = tl.program_id(0)
+    start = tl.load(indptr_ptr + row)
+    end = tl.load(indptr_ptr + row + 1)
+    row_ptr = d_ptr + row.to(tl.int64) * stride
+    for e0 in range(start, end, BLOCK):
+        e = e0 + tl.arange(0, BLOCK)
+        ok = e < end
+        col = tl.load(indices_ptr + e, mask=ok, other=0)
+        tl.store(row_ptr + col, tl.load(weights_ptr + e, mask=ok), mask=ok)
+    tl.debug_barrier()  # the diagonal's edge, if any, is stored before it is read
+    diag = row_ptr + row
+    tl.store(diag, tl.minimum(tl.load(diag), 0))
+
+
+@triton.jit
+def _finalize_kernel(d_ptr, n, stride, limit, unreachable, lo, hi, flag_ptr,
+                     CHECK: tl.constexpr, MARK: tl.constexpr, BLOCK: tl.constexpr):
+    # the cut-off check (any value in [lo, hi): apsp.dtypes.cutoff_suspected) and the
+    # unreachable mark (values above limit), in one read of the matrix
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    ok = (rows < n)[:, None] & (cols < n)[None, :]
+    ptrs = d_ptr + rows.to(tl.int64)[:, None] * stride + cols[None, :]
+    v = tl.load(ptrs, mask=ok, other=0)
+    if CHECK:
+        suspect = ((v >= lo) & (v < hi) & ok).to(tl.int32)
+        tl.atomic_max(flag_ptr, tl.max(tl.max(suspect, axis=1), axis=0))
+    if MARK:
+        far = (v > limit) & ok
+        tl.store(ptrs, tl.where(far, unreachable, v).to(v.dtype), mask=far)
+
+
+def prepare() -> None:
+    """Pay Triton's once-per-process compiler start (hashing its own sources, loading the backend:
+    0.3-0.7 s before the first kernel, even from a warm cache) by loading the fill kernel of the
+    usual dtypes; meant for the torch-free background start, beside the input's read."""
+    for dtype in (np.int16, np.int32):
+        d = DeviceArray.empty((16, 16), dtype)
+        run_kernel(_fill_kernel, (1,), d, 256, inf_for(d), BLOCK=FILL_BLOCK, num_warps=4)
+
+
+def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
+    """Last guard before the big allocation, given the device's ``free`` and ``total`` bytes (the memory
+    planner decided earlier, on the same formula; free memory may have shrunk since)."""
+    need = fw_needs(n_pad, dtype, 0, DEFAULT_BLOCK, interpreted=False)
+    if need > free:
+        raise MemoryPlanError(
+            f"the {n_pad}x{n_pad} {dtype.name} distance matrix needs {need / 2**30:.1f} GiB on the GPU, "
+            f"but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller dtype, "
+            "the CPU backend, or the distributed solver")
+
+
+def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool | None:
+    """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.dtypes.cutoff_suspected`)
+    and, on integer dtypes with ``mark``, the unreachable mark (`apsp.dtypes.finalize_unreachable`),
+    in one read of ``d`` on the device of the runtime ``rt``; the check's verdict (None without ``band``)."""
+    n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
+    check, mark = band is not None, mark and dt.kind != "f"
+    if not ((check or mark) and n):
+        return False if check else None
+    flag = rt.upload(np.zeros(1, np.int32))
+    lo, hi = band if check else (0, 0)
+    run_kernel(_finalize_kernel, (triton.cdiv(n, TILE), triton.cdiv(n, TILE)), d, n, d.stride(0),
+               int(dtypes.reachable_limit(dt, negative)), int(dtypes.unreachable_value(dt)) if mark else 0,
+               int(lo), int(hi), flag, CHECK=check, MARK=mark, BLOCK=TILE, num_warps=4)
+    return bool(to_host(flag).flat[0]) if check else None
 
 
 class _Timer:
-    """Stage timer: CUDA events on a GPU (no host sync per stage), perf_counter otherwise."""
+    """Stage marks on the runtime's events; ``stages`` waits for the last one."""
 
-    def __init__(self, device: torch.device):
-        self.cuda = device.type == "cuda"
-        self.marks: list[tuple[str, object]] = []
+    def __init__(self, rt):
+        self.rt, self.marks = rt, []
 
     def mark(self, name: str) -> None:
-        if self.cuda:
-            ev = torch.cuda.Event(enable_timing=True)
-            ev.record()
-            self.marks.append((name, ev))
-        else:
-            self.marks.append((name, time.perf_counter()))
+        self.marks.append((name, self.rt.event()))
 
     def stages(self) -> dict:
-        if self.cuda:
-            torch.cuda.synchronize()
-        out = {}
-        for (_, start), (name, end) in zip(self.marks, self.marks[1:]):
-            out[name] = (start.elapsed_time(end) / 1e3) if self.cuda else (end - start)
-        return out
+        self.rt.sync()
+        return {name: self.rt.seconds(start, end) for (_, start), (name, end) in zip(self.marks, self.marks[1:])}
 
 
-def padded_size(n: int, device: torch.device) -> int:
-    return gpu_padded(n, interpreted=device.type != "cuda")
+class GPUEngine:
+    """The GPU engine of the FW skeleton (`apsp.fwsolve`) on ``runtime`` (default: torch on ``device``),
+    and the torch tile engine of the out-of-core stream and the distributed driver.
 
-
-def device_start_matrix(graph, dtype: np.dtype, n_pad: int, device: torch.device) -> torch.Tensor:
-    """The FW start matrix built on the device: INF, edges scattered in, diagonal min(0, w_ii)."""
-    tdt = getattr(torch, np.dtype(dtype).name)
-    if device.type == "cuda":
-        check_fits(n_pad, np.dtype(dtype), *torch.cuda.mem_get_info(device))
-    d = torch.empty((n_pad, n_pad), dtype=tdt, device=device)
-    d.fill_(inf_for(d))
-    if graph.dense is not None:
-        d[: graph.n, : graph.n].copy_(torch.from_numpy(graph.fw_matrix(dtype)))
-    else:
-        csr = graph.to_csr()
-        # the CSR arrays go over as they are and are expanded on the device: a row index per edge
-        # built on the host would be 8 bytes per edge to make and to copy
-        counts = torch.from_numpy(np.diff(csr.indptr)).to(device).long()
-        r = torch.repeat_interleave(torch.arange(graph.n, device=device), counts, output_size=csr.nnz)
-        c = torch.from_numpy(csr.indices).to(device).long()
-        data = csr.data
-        if not (data.dtype.kind in "iu" and np.dtype(dtype).kind == "i"):
-            data = data.astype(dtype)  # float conversions stay numpy's (the weights' exactness checks ran on them)
-        w = torch.from_numpy(np.ascontiguousarray(data)).to(device).to(tdt)
-        d[r, c] = w
-        torch.clamp_(torch.diagonal(d), max=0)
-    return d
-
-
-class GPUEngine(InCoreEngine):
-    """The GPU engine of the FW skeleton (`apsp.fwsolve`): torch tensors on one device, Triton kernels.
-
-    The in-core matrix is padded to whole kernel tiles (`padded_size`; padding vertices are
-    isolated and never pivots). ``rounds`` is the look-ahead pipeline of `apsp.gpu.minplus`
-    (or the classic and naive variants of the benchmark ladder); ``finalize`` recovers paths on
-    the device, marks unreachable pairs there and copies the result to the host.
+    The in-core matrix is padded to whole kernel tiles (`apsp.gpu.footprint.gpu_padded`; padding
+    vertices are isolated and never pivots). ``rounds`` is the look-ahead pipeline of
+    `apsp.gpu.rounds` (or the classic and naive variants of the benchmark ladder); ``finalize``
+    makes the cut-off check (``cutoff_band``), recovers paths (``paths_for``: ``(graph, opts)``),
+    marks unreachable pairs, all on the device, and copies the result to the host. ``timed``:
+    stage marks (``timer``) from construction on.
     """
 
-    def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
-                 timer: "_Timer | None" = None):
-        super().__init__(dtype, negative, n, timer)
-        self.device = torch.device(device or default_device())
-        self.tdtype = getattr(torch, self.dtype.name)
-        self.variant = variant
-        self.cuda = self.sync_for_progress = self.device.type == "cuda"
-        self.paths_for = None  # (graph, opts) when finalize also recovers paths
+    kind = "gpu"
+    early_cycle_check = False
+    resumes_anywhere = False
+    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
+    transposed_col_panels = True
+    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
+    pads_tiles = True
 
+    def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
+                 timed: bool = False, cutoff_band=None, paths_for=None,
+                 runtime: TorchRuntime | DriverRuntime | None = None):
+        self.rt = runtime or TorchRuntime(device)
+        self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
+        self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
+        self.variant, self.cutoff_band, self.paths_for = variant, cutoff_band, paths_for
+        self.n_pad = gpu_padded(n, interpreted=not self.cuda)
+        self.d = None
+        self.timer = _Timer(self.rt) if timed else None
+        self.mark("start")
+
+    def mark(self, stage: str) -> None:
+        if self.timer is not None:
+            self.timer.mark(stage)
+
+    # -- tile kernels ----------------------------------------------------------------
     def empty(self, shape):
-        return torch.empty(shape, dtype=self.tdtype, device=self.device)
+        return self.rt.empty(shape, self.dtype)
 
     def sync(self) -> None:
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
+        self.rt.sync()
+
+    @staticmethod
+    def transpose(x):
+        return x.t()
+
+    @staticmethod
+    def copy(dst, src) -> None:
+        dst.copy_(src)
+
+    def close_block(self, t) -> None:
+        close_block(t, self.negative)
+
+    def minplus(self, c, a, b, parallel: bool = True) -> None:
+        minplus_update(c, a, b, self.negative)
 
     # -- the in-core matrix --------------------------------------------------------------
+    def _allocate(self):
+        """The padded matrix, INF everywhere (the graph or a saved state goes in next)."""
+        if self.cuda:
+            check_fits(self.n_pad, self.dtype, *self.rt.memory())
+        d = self.empty((self.n_pad, self.n_pad))
+        total = self.n_pad * self.n_pad
+        run_kernel(_fill_kernel, (triton.cdiv(total, FILL_BLOCK),), d, total, inf_for(d), BLOCK=FILL_BLOCK, num_warps=4)
+        return d
+
     def load(self, graph) -> None:
-        self.d = device_start_matrix(graph, self.dtype, padded_size(self.n, self.device), self.device)
+        """The FW start matrix: INF, the edges scattered in on the device, diagonal min(0, w_ii)."""
+        self.d = d = self._allocate()
+        if graph.dense is not None:
+            self.rt.copy_in(d[:graph.n, :graph.n], graph.fw_matrix(self.dtype))
+            return
+        # the CSR arrays go over as they are and are expanded on the device: a row index per edge
+        # built on the host would be 8 bytes per edge to make and to copy
+        csr = graph.to_csr()
+        weights = csr.data.astype(self.dtype, copy=False)  # numpy converts: the exactness checks ran on it
+        self._keep = [self.rt.upload(a) for a in (csr.indptr, csr.indices, weights)]
+        run_kernel(_scatter_edges_kernel, (graph.n,), d, *self._keep, d.stride(0), BLOCK=128, num_warps=4)
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
         """Rows of a saved state; the padding around it is isolated vertices."""
         if self.d is None:
-            n_pad = padded_size(self.n, self.device)
-            if self.cuda:
-                check_fits(n_pad, self.dtype, *torch.cuda.mem_get_info(self.device))
-            self.d = torch.empty((n_pad, n_pad), dtype=self.tdtype, device=self.device)
-            self.d.fill_(inf_for(self.d))
-            torch.diagonal(self.d).fill_(0)
-        self.d[i0:i1, :self.n].copy_(torch.from_numpy(rows))
+            self.d = self._allocate()
+        self.rt.copy_in(self.d[i0:i1, :self.n], np.ascontiguousarray(rows, dtype=self.dtype))
 
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
-        return self.d[i0:i1, :self.n].cpu().numpy()
+        return to_host(self.d[i0:i1, :self.n])
 
     def rounds(self, block: int, start_vertex: int = 0):
-        if self.variant != "naive":
-            return super().rounds(block, start_vertex,
-                                  config=(32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None)
         self.mark("h2d")
-        return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
+        if self.variant == "naive":
+            return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
+        config = (32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None
+        # the padded matrix keeps every tile full; padding vertices are never pivots
+        return (min(self.n, done * block)
+                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
+                                      start_round=start_vertex // block))
 
     def negative_diagonal(self) -> np.ndarray:
-        diag = torch.diagonal(self.d[:self.n, :self.n])
-        return torch.nonzero(diag < 0).flatten().cpu().numpy()
+        return np.flatnonzero(self.rt.diagonal(self.d, self.n) < 0)
 
-    def finalize(self):
-        """(distances, successors, predecessors) on the host; paths when `paths_for` is set."""
+    def finalize(self) -> Finalized:
         self.mark("compute")
         work = self.d[:self.n, :self.n]
-        limit = dtypes.reachable_limit(self.dtype, self.negative)
-        successors = predecessors = None
-        if self.cutoff_band is not None:
-            # the public layer's cut-off check, here where reading the matrix costs milliseconds;
-            # quarters keep its temporaries small
-            self.cutoff_suspected = dtypes.cutoff_suspected(work, self.cutoff_band, chunk=self.n * self.n // 4 + 1)
-        if self.paths_for is not None and not self.cutoff_suspected:  # a retry recovers them
+        suspect = check_and_mark(self.rt, work, self.negative, self.cutoff_band, mark=self.paths_for is None)
+        return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark)
+
+
+def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lambda stage: None):
+    """The `Finalized` of the distances ``work`` (vertex order, on the device, cut-off check made,
+    unreachable pairs still to be marked where ``paths_for``): with ``paths_for`` ``(graph, opts)``
+    the paths recovered (unless a cut-off is suspected: a retry recovers them), then the pairs
+    marked; all copied to the host (``mark``: the stage marks)."""
+    successors = predecessors = None
+    if paths_for is not None:
+        if not suspect:
             from .paths import successors_and_predecessors
 
-            graph, opts = self.paths_for
+            graph, opts = paths_for
+            limit = dtypes.reachable_limit(np.dtype(opts.dtype), negative)
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
-        if self.dtype.kind != "f":
-            work.masked_fill_(work > limit, int(dtypes.unreachable_value(self.dtype)))
-        self.mark("paths")
-        dist = to_host(work)
-        successors = None if successors is None else to_host(successors)
-        predecessors = None if predecessors is None else to_host(predecessors)
-        self.mark("d2h")
-        return dist, successors, predecessors
+        check_and_mark(rt, work, negative)
+    mark("paths")
+    out = Finalized(*(None if a is None else to_host(a) for a in (work, successors, predecessors)),
+                    cutoff_suspected=suspect)
+    mark("d2h")
+    return out
 
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
-    """GPU Floyd-Warshall solver, registered as ``("fw", "gpu")``: the skeleton (`apsp.fwsolve`)
-    over `GPUEngine`."""
-    from ..fwsolve import run
-
-    device = torch.device(opts.device or default_device())
-    variant = opts.variant
+    """GPU Floyd-Warshall in core, registered as ``("fw", "gpu")``: the skeleton (`apsp.fwsolve`) over
+    `GPUEngine` on the runtime the plan chose (``opts.runtime``; None: torch)."""
+    variant, paths = opts.variant, bool(opts.successors or opts.predecessors)
     if opts.checkpoint and variant != "blocked":
         raise ValueError(f"checkpoints need the blocked GPU variant, not {variant!r}")
-    timer = _Timer(device)
-    timer.mark("start")
-    engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, device, variant, timer)
-    if opts.successors or opts.predecessors:
-        engine.paths_for = (graph, opts)
-    engine.cutoff_band = opts.cutoff_band
+    if opts.runtime == "driver" and (paths or variant != "blocked"):
+        raise ValueError("the CUDA driver runtime solves distances with the blocked variant only; "
+                         "paths and other variants need runtime 'torch'")
+    rt = DriverRuntime() if opts.runtime == "driver" else TorchRuntime(opts.device)
+    engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, variant=variant, timed=True,
+                       cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt)
     naive = variant == "naive"
-    (dist, successors, predecessors), block, info = run(
-        graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
-        default_block=32 if variant == "classic" else DEFAULT_BLOCK)
-    timings = timer.stages()
-    if not (opts.successors or opts.predecessors):
-        timings.pop("paths", None)
-    info.update(device=torch.cuda.get_device_name(device) if device.type == "cuda" else "triton-interpreter",
-                variant=variant)
-    if engine.cutoff_suspected is not None:
-        info["cutoff_suspected"] = engine.cutoff_suspected
-    return SolveOutput(dist=dist, predecessors=predecessors, successors=successors,
-                       block_size=None if naive else block, timings=timings, info=info)
+    out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
+              default_block=32 if variant == "classic" else DEFAULT_BLOCK)
+    out.timings = engine.timer.stages()
+    if not paths:
+        out.timings.pop("paths", None)
+    out.info.update(rt.info(), variant=variant)
+    out.block_size = None if naive else out.block_size
+    return out

@@ -14,7 +14,7 @@ Two kernels do all the Floyd-Warshall work on the GPU:
   compiles to a single VIADDMNMX.
 
 The kernels run on torch tensors (``kernel[grid](...)``) and on `apsp.gpu.devarray.DeviceArray`
-views of memory from the CUDA driver (`run_kernel`), the torch-free path of `apsp.gpu.driverfw`;
+views of memory from the CUDA driver (`run_kernel`), the torch-free path of `apsp.gpu.fw` (`DriverRuntime`);
 this module does not import torch.
 
 Semantics (see DEVELOPING.md): INF is the dtype's sentinel; with ``clamp`` the

@@ -39,17 +39,18 @@ import triton
 import triton.language as tl
 
 from .. import dtypes
-from ..ndfw import (DEFAULTS, GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN, ScheduleEngine,
-                    solve_with)
+from ..fwsolve import Finalized
+from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
 from ..solvers import SolveOptions, SolveOutput
-from . import default_device
+from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
+from .fw import check_and_mark, finished
 from .minplus import inf_for, minplus_update
-from .rounds import close_block, fw_batched, fw_inplace
+from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
 DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["gpu"]
-#: matrix and node buffers are rounded up to this with isolated vertices (`apsp.ndfw.GPU_ALIGN`).
+#: matrix and node buffers are rounded up to this with isolated vertices (`apsp.gpu.footprint.GPU_ALIGN`).
 #: Tree nodes themselves are not padded: padding them to 128 costs 33% more work on a 350 x 350
 #: grid (benchmarks/nd_counts.py --pad)
 ALIGN = GPU_ALIGN
@@ -64,36 +65,35 @@ BATCH_RATE = 1.2e13
 
 class Engine(ScheduleEngine):
     """The GPU engine: the layout matrix on the device, rounded up to ``align`` with isolated
-    vertices (``load``); a node's rounds run in place or on a gathered buffer (``pivots``)."""
+    vertices (``load``); a node's rounds run in place or on a gathered buffer (``pivots``). ``finalize``
+    checks for cut-off distances (``cutoff_band``) and recovers paths (``paths_for``: ``(graph, opts)``)."""
 
     kind = "gpu"
     sync_for_progress = True
 
-    def __init__(self, nd, dtype, tile: int, negative: bool, device):
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, cutoff_band=None, paths_for=None):
         super().__init__(nd, negative)
         self.dtype = np.dtype(dtype)
         self.tile = tile
-        self.device = device
-        self.cuda = device.type == "cuda"  # the interpreter: small alignment, still exercised
+        self.rt = TorchRuntime(device)
+        self.device, self.cuda = self.rt.device, self.rt.cuda  # the interpreter: small alignment, still exercised
         self.align = ALIGN if self.cuda else INTERPRETER_ALIGN
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
         self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)
         self.batched = 0  #: nodes run in batches (reported)
-        self.cutoff_band = self.cutoff_suspected = None
-        self.paths_for = None  # SolveOptions asking for successors or predecessors
+        self.cutoff_band, self.paths_for = cutoff_band, paths_for
 
     def load(self, graph) -> None:
         self.sync()
         self.d = d = layout_matrix(graph, self.nd, self.dtype, self.device, self.align)
         self.col_t = torch.empty((self.tile, d.shape[0]), dtype=d.dtype, device=d.device)
-        free = torch.cuda.mem_get_info(self.device)[0] if self.cuda else 1 << 62
+        free = self.rt.memory()[0] if self.cuda else 1 << 62
         self.gather_bytes = int(GATHER_SHARE * free)
         self.sync()
 
     def sync(self) -> None:
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
+        self.rt.sync()
 
     def layout_diagonal(self) -> np.ndarray:
         diag = torch.diagonal(self.d)
@@ -235,31 +235,26 @@ class Engine(ScheduleEngine):
                 self.d[lo_i:hi_i, lo_j:hi_j].copy_(buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j])
         self.gathered += 1
 
-    def finalize(self):
-        """(distances, successors, predecessors) on the host, in vertex order: the cut-off check
-        on the device first (no path recovery when a retry will redo it)."""
-        d, dt, graph_opts = self.d, self.dtype, self.paths_for
-        path_limit = dtypes.reachable_limit(dt, self.negative)
-        limit = None if dt.kind == "f" else path_limit
+    def finalize(self) -> Finalized:
+        """The result in vertex order: the cut-off check on the device first (no path recovery when
+        a retry will redo it)."""
+        d, dt = self.d, self.dtype
+        suspect = None
         # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
-        if self.cutoff_band is not None:
-            self.cutoff_suspected = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
-        if graph_opts is not None and not self.cutoff_suspected:  # a retry recovers them
-            from .paths import successors_and_predecessors
-            from .transfer import to_host
-
-            graph, opts = graph_opts
+        if self.cutoff_band is not None and d.device.type == self.device.type:  # one kernel pass
+            suspect = check_and_mark(self.rt, d, self.negative, self.cutoff_band, mark=False)
+        elif self.cutoff_band is not None:  # a host matrix (`HostEngine`)
+            suspect = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
+        if self.paths_for is not None and not suspect:
             pos = torch.from_numpy(self.nd.position).to(self.device)
             work = d.index_select(0, pos).index_select(1, pos)  # vertex order (paths need it whole)
             self.d = d = None
-            successors, predecessors = successors_and_predecessors(graph, work, path_limit, opts)
-            if limit is not None:
-                work.masked_fill_(work > limit, int(dtypes.unreachable_value(dt)))
-            return (to_host(work), None if successors is None else to_host(successors),
-                    None if predecessors is None else to_host(predecessors))
+            return finished(self.rt, work, self.negative, self.paths_for, suspect)
+        limit = None if dt.kind == "f" else dtypes.reachable_limit(dt, self.negative)
         unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
-        return unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device), None, None
+        return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device),
+                         cutoff_suspected=suspect)
 
 
 class HostEngine(Engine):
@@ -276,8 +271,8 @@ class HostEngine(Engine):
     equals the in-core engine's. Distances only (paths need the whole matrix on the device).
     """
 
-    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: int):
-        super().__init__(nd, dtype, tile, negative, device)
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: int, cutoff_band=None):
+        super().__init__(nd, dtype, tile, negative, device, cutoff_band)
         self.budget = int(budget)
         self.streamed = 0  #: nodes streamed in row stripes (reported)
 
@@ -475,24 +470,14 @@ def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:
 
 
 def _solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
-    device = torch.device(opts.device or default_device())
-
     def make_engine(nd, tile):
+        args = (nd, opts.dtype, tile, graph.has_negative_weights, opts.device)
         if budget is None:
-            engine = Engine(nd, opts.dtype, tile, graph.has_negative_weights, device)
-        else:
-            engine = HostEngine(nd, opts.dtype, tile, graph.has_negative_weights, device, budget)
-        engine.cutoff_band = opts.cutoff_band
-        engine.paths_for = (graph, opts) if opts.successors or opts.predecessors else None
-        return engine
+            return Engine(*args, opts.cutoff_band, (graph, opts) if opts.successors or opts.predecessors else None)
+        return HostEngine(*args, budget, opts.cutoff_band)
 
-    (dist, successors, predecessors), engine, timings, info = solve_with(graph, opts, "gpu", make_engine,
-                                                                         ("h2d", "compute", "d2h"))
-    info.update(device=torch.cuda.get_device_name(device) if engine.cuda else "triton-interpreter",
-                gathered_nodes=engine.gathered, batched_nodes=engine.batched)
+    out, engine = solve_with(graph, opts, "gpu", make_engine, ("h2d", "compute", "d2h"))
+    out.info.update(engine.rt.info(), gathered_nodes=engine.gathered, batched_nodes=engine.batched)
     if budget is not None:
-        info.update(streamed_nodes=engine.streamed, out_of_core=True)
-    if engine.cutoff_suspected is not None:
-        info["cutoff_suspected"] = engine.cutoff_suspected
-    return SolveOutput(dist=dist, predecessors=predecessors, successors=successors, block_size=info["tile"],
-                       timings=timings, info=info)
+        out.info.update(streamed_nodes=engine.streamed, out_of_core=True)
+    return out

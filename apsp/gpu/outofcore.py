@@ -87,8 +87,8 @@ class GPUStreamEngine(GPUEngine):
         self._stored_rows = {}
         if self.staged:
             shape = (plan.rows, plan.n)
-            self._bounce_in = [torch.empty(shape, dtype=self.tdtype, pin_memory=True) for _ in range(2)]
-            self._bounce_out = [torch.empty(shape, dtype=self.tdtype, pin_memory=True) for _ in range(2)]
+            self._bounce_in = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
+            self._bounce_out = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
             self._in_done = [None, None]
             self._next_in = 0
             self._next_out = 0

@@ -163,6 +163,7 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
     copied to the host: the n x n distances never leave the card. ``dtype``: an integer dtype of
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
     from .. import dtypes
+    from ..fwsolve import Finalized
     from ..solvers import SolveOptions
     from . import default_device
     from .ndfw import Engine, solve_with
@@ -191,11 +192,11 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
                 far = reached & (rows != 0)
                 harmonic[i0:i0 + band] = (far.to(torch.float64) / torch.where(
                     far, rows, torch.ones_like(rows)).to(torch.float64)).sum(1)
-            return [a.cpu().numpy() for a in out]
+            return Finalized([a.cpu().numpy() for a in out])  # the reductions stand in for the distances
 
     opts = SolveOptions(dtype=dt, progress=progress)
-    acc, engine, timings, info = solve_with(
+    out, _ = solve_with(
         graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, dev),
         ("h2d", "compute", "reduce"))
-    info.update(timings=timings, device=str(dev))
-    return tuple(acc), info
+    out.info.update(timings=out.timings, device=str(dev))
+    return tuple(out.dist), out.info

@@ -6,21 +6,20 @@
   phases 1-2 of the next round on a second stream while phase 3 finishes;
 * `fw_batched`: the same rounds on a batch of same-sized matrices, one launch per phase
   for the whole batch (many small independent solves would otherwise be bound by launching);
-* `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung);
-* `InCoreEngine`: what the torch and the torch-free in-core engines of the FW skeleton share.
+* `naive_rounds`: one launch over the whole matrix per k (the ladder's bottom rung).
 
 The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
-differs between the two, allocating scratch and ordering two streams, is `_queues`.
+differs between the two (allocating, copies in, timing events, ordering two streams) is their
+runtime, `TorchRuntime` or `DriverRuntime`, which the in-core engine (`apsp.gpu.fw`) runs on too.
 """
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 import triton
 
-from ..errors import MemoryPlanError
-from ..planner import incore_needs
 from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
 from .devarray import DeviceArray
 from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
@@ -38,16 +37,57 @@ def empty_like(d, shape):
     return torch.empty(shape, dtype=d.dtype, device=d.device)
 
 
-class _TorchQueues:
-    """Scratch and streams for torch tensors (CPU tensors under the interpreter: no streams)."""
+class TorchRuntime:
+    """torch tensors on ``device`` (default: `apsp.gpu.default_device`; CPU tensors under the Triton
+    interpreter, without streams): allocation, copies in, the diagonal, timing events, two streams."""
 
-    def __init__(self, d):
+    def __init__(self, device=None):
         import torch
 
-        self.torch, self.device = torch, d.device
-        self.cuda = d.device.type == "cuda"
-        self.main = torch.cuda.current_stream(d.device) if self.cuda else None
-        self.side = torch.cuda.Stream(d.device, priority=-1) if self.cuda else None  # phases 1-2 jump the queue
+        from . import default_device
+
+        self.torch = torch
+        self.device = torch.device(device or default_device())
+        self.cuda = self.device.type == "cuda"
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(shape, dtype=getattr(self.torch, np.dtype(dtype).name), device=self.device)
+
+    def upload(self, array: np.ndarray):
+        return self.torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+
+    def copy_in(self, dst, array: np.ndarray) -> None:
+        dst.copy_(self.torch.from_numpy(array))
+
+    def diagonal(self, d, n: int) -> np.ndarray:
+        return self.torch.diagonal(d[:n, :n]).cpu().numpy()
+
+    def sync(self) -> None:
+        if self.cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def memory(self) -> tuple[int, int]:
+        return self.torch.cuda.mem_get_info(self.device)
+
+    def event(self):
+        """A timing mark: a CUDA event on a GPU (no host sync per stage), perf_counter otherwise."""
+        if not self.cuda:
+            return time.perf_counter()
+        ev = self.torch.cuda.Event(enable_timing=True)
+        ev.record()
+        return ev
+
+    def seconds(self, start, end) -> float:
+        return start.elapsed_time(end) / 1e3 if self.cuda else end - start
+
+    def info(self) -> dict:
+        return {"device": self.torch.cuda.get_device_name(self.device) if self.cuda else "triton-interpreter"}
+
+    def streams(self):
+        """(main, side): the current stream and a new one of high priority (phases 1-2 jump the queue)."""
+        if not self.cuda:
+            return None, None
+        return self.torch.cuda.current_stream(self.device), self.torch.cuda.Stream(self.device, priority=-1)
 
     @staticmethod
     def record(stream):
@@ -60,25 +100,63 @@ class _TorchQueues:
     def on(self, stream):
         return self.torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
 
-    def release(self, tensors) -> None:
-        """The tensors live until both streams are done with them (torch's caching allocator)."""
+    def release(self, tensors, streams) -> None:
+        """The tensors live until the ``streams`` are done with them (torch's caching allocator)."""
         if self.cuda:
             for t in tensors:
-                t.record_stream(self.main)
-                t.record_stream(self.side)
+                for stream in streams:
+                    t.record_stream(stream)
 
 
-class _DriverQueues:
-    """Scratch and streams through the CUDA driver (`apsp.gpu.cuda`)."""
+class DriverRuntime:
+    """`DeviceArray`s on device 0 through the CUDA driver (`apsp.gpu.cuda`): no torch."""
 
     cuda = True
+    device = None
 
-    def __init__(self, d):
+    def __init__(self):
         from . import cuda
 
         self.driver = cuda
-        self.main = cuda.current()
-        self.side = cuda.Stream(priority=-1)
+        cuda.start()
+
+    @staticmethod
+    def empty(shape, dtype) -> DeviceArray:
+        return DeviceArray.empty(shape, dtype)
+
+    @staticmethod
+    def upload(array: np.ndarray) -> DeviceArray:
+        """A device copy of a 1-D or 2-D numpy array (1-D arrays as one row)."""
+        host = np.ascontiguousarray(array.reshape(1, -1) if array.ndim == 1 else array)
+        return DeviceArray.empty(host.shape, host.dtype).copy_(host)
+
+    @staticmethod
+    def copy_in(dst: DeviceArray, array: np.ndarray) -> None:
+        dst.copy_(array)
+
+    @staticmethod
+    def diagonal(d: DeviceArray, n: int) -> np.ndarray:
+        # the diagonal as n rows of one element, a row pitch apart
+        return DeviceArray(d.alloc, d.offset, (n, 1), (d.stride(0) + 1, 1), d.dtype).to_numpy()[:, 0]
+
+    def sync(self) -> None:
+        self.driver.synchronize()
+
+    def memory(self) -> tuple[int, int]:
+        return self.driver.memory_info()
+
+    def event(self):
+        return self.driver.current().record(timing=True)
+
+    @staticmethod
+    def seconds(start, end) -> float:
+        return end.seconds_since(start)
+
+    def info(self) -> dict:
+        return {"device": self.driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
+
+    def streams(self):
+        return self.driver.current(), self.driver.Stream(priority=-1)
 
     @staticmethod
     def record(stream):
@@ -92,12 +170,13 @@ class _DriverQueues:
         return self.driver.on_stream(stream)
 
     @staticmethod
-    def release(tensors) -> None:
+    def release(tensors, streams) -> None:
         """Nothing to do: freeing device memory waits for the work using it."""
 
 
-def _queues(d):
-    return _DriverQueues(d) if isinstance(d, DeviceArray) else _TorchQueues(d)
+def runtime_of(d):
+    """The runtime of the array ``d``."""
+    return DriverRuntime() if isinstance(d, DeviceArray) else TorchRuntime(d.device)
 
 
 def close_block(t, negative: bool = False) -> None:
@@ -172,8 +251,8 @@ def fw_rounds(d, block: int, negative: bool = False, config=None,
 
 def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round):
     n = d.shape[0]
-    queues = _queues(d)
-    cuda, main, side = queues.cuda, queues.main, queues.side
+    rt = runtime_of(d)
+    cuda, (main, side) = rt.cuda, rt.streams()
     # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
     rows = [empty_like(d, (block, n)) for _ in range(2)]
     cols_t = [col_buffer[:block, :n], empty_like(d, (block, n))]
@@ -196,7 +275,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         return row, col_t
 
     def on_side(fn, *args):
-        with queues.on(side):
+        with rt.on(side):
             return fn(*args)
 
     panels = build_panels(start_round)
@@ -204,7 +283,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
     try:
         for r in range(start_round, rounds):
             if ready is not None:
-                queues.wait(main, ready)
+                rt.wait(main, ready)
             row, col_t = panels
             if r + 1 < rounds:
                 # the next round's bands first, so that its phases 1-2 can start early
@@ -212,15 +291,15 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
                 minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
                 minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
                 if cuda:
-                    queues.wait(side, queues.record(main))
+                    rt.wait(side, rt.record(main))
                 panels = on_side(build_panels, r + 1)
                 if cuda:
-                    ready = queues.record(side)
+                    ready = rt.record(side)
             # phase 3 over the whole matrix (the next bands again: idempotent, same values)
             minplus_update(d, col_t.t(), row, negative, config=config)
             yield r + 1
     finally:  # also when the caller stops early: the panels live until both streams are done
-        queues.release(rows + cols_t + [col_scratch])
+        rt.release(rows + cols_t + [col_scratch], (main, side))
 
 
 def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = None):
@@ -260,66 +339,3 @@ def naive_rounds(d, negative: bool = False, start: int = 0):
         run_kernel(_naive_step_kernel, grid, d, n, k, d.stride(0), inf, CLAMP=negative, BLOCK=block,
                    num_warps=4 if d.device.type == "cuda" else 1)
         yield k + 1
-
-
-def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
-    """Last guard before the big allocation, given the device's ``free`` and ``total`` bytes (the memory
-    planner decided earlier, on the same formula; free memory may have shrunk since)."""
-    _, need = incore_needs(n_pad, dtype, "fw", "gpu", block=DEFAULT_BLOCK)
-    if need > free:
-        raise MemoryPlanError(
-            f"the {n_pad}x{n_pad} {dtype.name} distance matrix needs {need / 2**30:.1f} GiB on the GPU, "
-            f"but only {free / 2**30:.1f} of {total / 2**30:.1f} GiB are free; use a smaller dtype, "
-            "the CPU backend, or the distributed solver")
-
-
-class InCoreEngine:
-    """What the two in-core GPU engines of the FW skeleton (`apsp.fwsolve`) share, `apsp.gpu.driverfw.DriverEngine`
-    and `apsp.gpu.fw.GPUEngine` (torch): the flags, the tile kernels, the look-ahead rounds
-    over the padded matrix ``d`` and the stage marks of ``timer``."""
-
-    kind = "gpu"
-    early_cycle_check = False
-    resumes_anywhere = False
-    sync_for_progress = True
-    #: the product kernel reads its left factor fastest as a transposed view of a contiguous buffer
-    transposed_col_panels = True
-    #: products want whole tiles (`apsp.distributed.fw.solve_layout`)
-    pads_tiles = True
-    variant = "blocked"
-    cuda = True
-
-    def __init__(self, dtype, negative: bool, n: int = 0, timer=None):
-        self.dtype = np.dtype(dtype)
-        self.negative = bool(negative)
-        self.n = n
-        self.timer = timer
-        self.cutoff_band = None  # (lo, hi) when finalize checks for cut-off distances (apsp.dtypes)
-        self.cutoff_suspected = None
-        self.d = None
-
-    def mark(self, stage: str) -> None:
-        if self.timer is not None:
-            self.timer.mark(stage)
-
-    # -- tile kernels ----------------------------------------------------------------
-    @staticmethod
-    def transpose(x):
-        return x.t()
-
-    @staticmethod
-    def copy(dst, src) -> None:
-        dst.copy_(src)
-
-    def close_block(self, t) -> None:
-        close_block(t, self.negative)
-
-    def minplus(self, c, a, b, parallel: bool = True) -> None:
-        minplus_update(c, a, b, self.negative)
-
-    def rounds(self, block: int, start_vertex: int = 0, config=None):
-        self.mark("h2d")
-        # the padded matrix keeps every tile full; padding vertices are never pivots
-        return (min(self.n, done * block)
-                for done in fw_rounds(self.d, block, self.negative, config=config, n_pivots=self.n,
-                                      start_round=start_vertex // block))

@@ -10,16 +10,16 @@ from . import torch_free
 def warm_up(torch_needed: bool = True, pin_staging: bool = False) -> None:
     """Start CUDA (the context, as a solve's first allocation would) and import the FW kernels'
     module, so a solve that follows finds both done. Does nothing without a CUDA device.
-    ``torch_needed`` False: the torch-free path (`apsp.gpu.driverfw`) only; ``pin_staging``:
+    ``torch_needed`` False: the torch-free path (`apsp.gpu.fw.DriverRuntime`) only; ``pin_staging``:
     then also pin the staging buffers of large results (`apsp.gpu.transfer`), on a thread of
     its own that nobody waits for."""
     if not torch_needed and torch_free():
         from . import cuda
 
         cuda.start()
-        from . import driverfw
+        from . import fw
 
-        driverfw.prepare()
+        fw.prepare()
         if pin_staging:
             from .transfer import stage_ahead
 

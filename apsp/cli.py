@@ -378,7 +378,7 @@ def _since_start() -> float:
 
 def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_input: bool = False) -> None:
     """Start CUDA, and import torch (``torch_needed``) or only Triton (a distances-only FW solve
-    runs without torch: `apsp.gpu.driverfw`), on a thread while the main thread imports numba
+    runs on the CUDA driver without torch: `apsp.plan.gpu_runtime`), on a thread while the main thread imports numba
     and reads the input. The solve's backend choice then finds them done, or waits for the
     rest: its "setup" stage is only that wait. ``large_input``: also pin the result's staging
     buffers meanwhile (later, the driver's lock would make the solve wait for it). Not on

@@ -91,15 +91,23 @@ class Rates:
         return cls(**values)
 
 
-#: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared), `apsp bench calibrate` and
-#: benchmarks/real_graphs.py there; GPU figures from BENCHMARKS.md (sections 1, 3, 11, 12, 15).
+#: the CPU side of the 16-core GPU hosts (BENCHMARKS.md section 9, H200 host: blocked FW
+#: 1.3e11 updates/s at n = 4096-8192 in int16; section 3: bit-parallel BFS 2e10 visits/s at
+#: n = 10,000, roget 2.1 ms on the H100 host); Dijkstra scaled from the 2-core machine's
+_GPU_HOST_CPU = dict(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
+                     result_fill=5e9)
+#: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared), `apsp bench calibrate` there
+#: (2026-11-26, load average 1-5: dense FW int32 12-15 G updates/s, int16 1.5-1.7x; Dijkstra with
+#: the bucket queue 3-6e7 steps/s; BFS 0.8 G visits/s; nd-fw rounds 1-7 ms, 30 ms oversubscribed;
+#: a fresh result's pages 4 GB/s). GPU figures from BENCHMARKS.md (sections 1, 3, 11, 12, 15),
 #: H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near n = 1500), int16 27 T
-#: (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small call's fixed cost about
-#: 8 ms (n = 2642 road graph: 14 ms in all). H100: the same kernels about 10% slower.
+#: (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
+#: 8 ms (n = 2642 roads: 14 ms in all), BFS's 3 ms (roget: 3.4 ms). H100: the same kernels about
+#: 10% slower.
 SHIPPED = {
     "cpu": Rates(name="cpu"),
-    "H200": Rates(name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13),
-    "H100": Rates(name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12),
+    "H200": Rates(name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13, **_GPU_HOST_CPU),
+    "H100": Rates(name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12, **_GPU_HOST_CPU),
 }
 
 
@@ -193,12 +201,14 @@ MAX_BUCKET_WEIGHT = 1 << 16
 HEAP_STEP = 1.0 / 6.0
 
 
-def dijkstra_units(g: Graph) -> float:
+def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     """One search per source: ``n (m + n)`` queue steps with the bucket queue (small whole-number
-    weights), ``log2(n) / 6`` times that with the heap."""
+    weights; ``reweighted``: Johnson's, whose weights stay whole and grow by at most max|w|),
+    ``log2(n) / 6`` times that with the heap."""
     n, m = float(g.n), float(g.nnz)
     units = n * (m + n)
-    buckets = g.integral and not g.has_negative_weights and g.max_abs_weight < MAX_BUCKET_WEIGHT
+    bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
+    buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
     return units if buckets else units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
 
 
@@ -218,13 +228,15 @@ def solve_itemsize(g: Graph, method: str) -> int:
 #: nd-fw is priced from its ordering only up to this many edges per vertex; denser graphs have
 #: separators too large for it to beat dense FW (counted as n^3 work, no BFS either)
 ND_MAX_EDGES_PER_VERTEX = 16
-#: nd-fw's updates against the middle BFS level's width s and the component's size c:
-#: ``ND_PROXY_FACTOR * s * c^2`` (the root separator's rounds touch all c^2 pairs, its
-#: descendants' add a geometric series). Fitted on grids, Delaunay meshes, k-NN graphs and road
-#: graphs (benchmarks/real_graphs.py --proxy): the counted work lies within a factor
-#: ``ND_PROXY_SPREAD`` of it either way
-ND_PROXY_FACTOR = 0.9
-ND_PROXY_SPREAD = 3.0
+#: `nd_proxy_work`'s model against the ordering's counted updates, fitted on grids, Delaunay
+#: meshes, k-NN, road-like, random and R-MAT graphs (benchmarks/real_graphs.py --proxy): the counted
+#: work lies within a factor ``ND_PROXY_SPREAD`` of the proxy either way
+ND_PROXY_FACTOR = 0.6
+ND_PROXY_SPREAD = 2.5
+#: separators wider than this many sqrt(c) are not planar-like: on random, power-law (R-MAT) and
+#: expander graphs s is 25-65 sqrt(c) (roads, meshes, grids, k-NN: 1-3.5), nd-fw's counted work
+#: is 0.3-0.8 c^3, near dense FW's, and its ordering is never built to find out
+ND_PLANAR_SEPARATOR = 8.0
 
 
 def _structure(g: Graph):
@@ -238,11 +250,10 @@ def _structure(g: Graph):
 
 
 def separator_proxy(g: Graph) -> tuple[int, int]:
-    """``(s, c)``: the narrowest BFS level among those that leave 35-65% of a component's ``c``
-    vertices on each side, from a pseudo-peripheral vertex of the largest component (two sweeps).
-    A level is a vertex separator, so the best bisection is at most ``s`` wide; on planar-like
-    graphs (roads, meshes, grids, geometric) ``s`` is about sqrt(c), on random graphs a large
-    fraction of ``c``. Costs three BFS sweeps (O(m)); cached on the graph."""
+    """``(s, c)``: the width of the BFS level that holds the median vertex of the largest
+    component (``c`` vertices), levels from a pseudo-peripheral vertex (two sweeps). That level
+    separates the component's two halves; on planar-like graphs (roads, meshes, grids, geometric)
+    ``s`` is about sqrt(c), on random graphs a large fraction of ``c``. Costs three BFS sweeps (O(m)); cached on the graph."""
     if "_separator_proxy" not in g.__dict__:
         from .dissection import bfs_levels
 
@@ -262,17 +273,15 @@ def _middle_level(level: np.ndarray) -> tuple[int, int]:
     c = len(level)
     if c == 0:
         return 0, 0
-    counts = np.bincount(level)
-    below = np.cumsum(counts)
-    middle = np.flatnonzero((below >= 0.35 * c) & (below - counts <= 0.65 * c))
-    s = int(counts[middle].min()) if len(middle) else int(counts.max())
-    return s, c
+    return int(np.bincount(level)[np.sort(level)[c // 2]]), c
 
 
 def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
-    """nd-fw's (updates, rounds) from `separator_proxy`, without an ordering: ``ND_PROXY_FACTOR
-    s c^2`` plus the leaves' own work, at most n^3; rounds about one per tile of the layout
-    and a few per node."""
+    """nd-fw's (updates, rounds) from `separator_proxy`, without an ordering: the schedule of a
+    balanced dissection of the largest component whose separators shrink as ``s (size / c)^a``,
+    ``a = log s / log c`` within [1/2, 1] (planar-like graphs 1/2, expanders 1), each pivot round
+    costing its reach (the subtree and every ancestor's separator) squared, times
+    `ND_PROXY_FACTOR`; at most n^3. Graphs denser than `ND_MAX_EDGES_PER_VERTEX` are priced n^3."""
     from .ndfw import DEFAULTS
 
     tile, leaf = DEFAULTS[backend]
@@ -280,10 +289,16 @@ def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
     if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n or g.n <= leaf:
         return n ** 3, n / tile + 1.0
     s, c = separator_proxy(g)
-    rest = n - c  # other components: at most leaf-sized pieces' work each
-    work = ND_PROXY_FACTOR * s * float(c) ** 2 + n * leaf * leaf + rest * min(rest, float(leaf)) ** 2
-    nodes = 2.0 * n / leaf
-    return min(work, n ** 3), n / tile + nodes
+    a = min(1.0, max(0.5, np.log(max(s, 1)) / np.log(max(c, 2))))
+    work, above, size, count = 0.0, 0.0, float(c), 1.0
+    while size > leaf:
+        sep = min(s * (size / c) ** a, size / 2)
+        work += count * sep * (size + above) ** 2
+        above, size, count = above + sep, (size - sep) / 2, count * 2
+    work += count * size * (size + above) ** 2
+    rest = n - c  # the other components: pieces of at most a leaf each
+    work = ND_PROXY_FACTOR * work + rest * min(rest, float(leaf)) ** 2
+    return min(work, n ** 3), n / tile + 2.0 * n / leaf
 
 
 def _nd_rounds(nd: Dissection, backend: str) -> float:
@@ -344,8 +359,8 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
                 rate /= 100.0
     elif method in ("dijkstra", "johnson"):
         work, rate, fixed = dijkstra_units(g), rates.dijkstra_cpu, 0.0
-        if method == "johnson":  # a Bellman-Ford pass first, then the reweighted searches (heap)
-            work = n * (m + n) * max(1.0, HEAP_STEP * np.log2(max(n, 2.0))) + 4.0 * n * m
+        if method == "johnson":  # Bellman-Ford's few passes, then searches on the reweighted graph
+            work = dijkstra_units(g, reweighted=True) + 10.0 * m
     elif method == "bfs":
         work, rate, fixed = n * (m + n), rates.bfs_gpu if on_gpu else rates.bfs_cpu, 0.0
     else:
@@ -376,10 +391,14 @@ def applicable(g: Graph, backend: str) -> list[tuple[str, str]]:
 
 
 def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
-    """Whether nd-fw on ``backend`` may beat ``others`` seconds (the best other candidate): its
-    proxy estimate divided by `ND_PROXY_SPREAD` (the proxy's error) is below it. Only then is
-    the ordering worth building to count its work."""
+    """Whether nd-fw on ``backend`` may beat ``others`` seconds (the best other candidate): the
+    graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate divided by
+    `ND_PROXY_SPREAD` (the proxy's error) is below ``others``. Only then is the ordering worth
+    building to count its work."""
     if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n:
+        return False
+    s, c = separator_proxy(g)
+    if s > ND_PLANAR_SEPARATOR * np.sqrt(c):
         return False
     proxy = estimate(g, "nd-fw", backend, rates=rates, ordering=None)
     return proxy / ND_PROXY_SPREAD < others

@@ -79,7 +79,7 @@ def test_estimates_follow_the_facts():
     i32 = costs.estimate(g, "fw", "gpu", dtype="int32", rates=rates)
     i64 = costs.estimate(g, "fw", "gpu", dtype="int64", rates=rates)
     assert i16 < i32 < i64
-    fixed = rates.gpu_fw_call_seconds + 12.0 * g.nnz / rates.h2d
+    fixed = rates.gpu_fw_call_seconds + 12.0 * g.nnz / rates.h2d + np.ceil(g.n / 128) * rates.fw_round_gpu_seconds
     assert (i32 - fixed - g.n ** 2 * 4 / rates.d2h) / (i16 - fixed - g.n ** 2 * 2 / rates.d2h) == pytest.approx(
         dict(rates.fw_gpu_dtype_speedup)[2], rel=0.05)
     # a small unit-weight graph: the GPU's fixed cost outweighs its speed
@@ -132,7 +132,7 @@ def test_bench_calibrate_caches_this_machine(tmp_path, monkeypatch, capsys):
     assert main(["calibrate", "--no-gpu", "-q"]) == 0
     printed = json.loads(capsys.readouterr().out)
     rates = costs.rates_for(None)
-    assert rates.to_json() == printed and rates.source.startswith("apsp bench calibrate")
+    assert rates == costs.Rates.from_json(printed) and rates.source.startswith("apsp bench calibrate")
     assert rates.fw_cpu == pytest.approx(2000 ** 3 / (0.01 - 2000 ** 2 * 4 / rates.result_fill))
 
 
@@ -141,3 +141,23 @@ def test_oversubscribed_cores_make_small_rounds_dear(tmp_path, monkeypatch):
     monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: True)
     busy = costs.rates_for(None)
     assert busy.nd_round_cpu_seconds == costs.SHIPPED["cpu"].nd_round_cpu_busy_seconds
+
+
+def test_calibrate_gpu_arithmetic(monkeypatch):
+    """The GPU stage turns its timings into rates (timings stubbed in call order: no GPU here)."""
+    from apsp.bench import calibrate
+
+    times = iter([0.010, 0.003, 0.200, 0.120, 0.050, 0.030, 0.300])
+    monkeypatch.setattr(calibrate, "_median_seconds", lambda call, repeat: next(times))
+    base = costs.SHIPPED["H100"]
+    rates = calibrate.calibrate_gpu(base, log=lambda text: None)
+    assert (rates.gpu_fw_call_seconds, rates.gpu_call_seconds) == (0.010, 0.003)
+    n = 8192
+
+    def full_rate(t, itemsize):
+        return n ** 3 / (t - 0.010 - n * n * itemsize / base.d2h - 64 * base.fw_round_gpu_seconds) \
+            * (n + base.fw_gpu_half_n) / n
+
+    assert rates.fw_gpu == pytest.approx(full_rate(0.200, 4))
+    assert dict(rates.fw_gpu_dtype_speedup)[2] == pytest.approx(full_rate(0.120, 2) / full_rate(0.200, 4))
+    assert rates.bfs_gpu > 0 and 0 < rates.ndfw_gpu <= rates.fw_gpu and rates.nd_round_gpu_seconds >= 0

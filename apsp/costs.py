@@ -201,25 +201,45 @@ MAX_BUCKET_WEIGHT = 1 << 16
 HEAP_STEP = 1.0 / 6.0
 
 
+def search_units(g: Graph) -> float:
+    """Edge and vertex visits of one search per source: ``c (m + c)`` for the sources of the
+    largest component (``c`` vertices, `separator_proxy`'s; a sparse graph's others reach little),
+    one visit for every other source."""
+    n, m = float(g.n), float(g.nnz)
+    c = float(separator_proxy(g)[1]) if g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n else n
+    return c * (m + c) + (n - c)
+
+
 def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
-    """One search per source: ``n (m + n)`` queue steps with the bucket queue (small whole-number
+    """One search per source: `search_units` queue steps with the bucket queue (small whole-number
     weights; ``reweighted``: Johnson's, whose weights stay whole and grow by at most max|w|),
     ``log2(n) / 6`` times that with the heap."""
-    n, m = float(g.n), float(g.nnz)
-    units = n * (m + n)
+    units = search_units(g)
+    n = float(g.n)
     bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
     buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
     return units if buckets else units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
 
 
+#: from this many vertices the estimate looks for a long distance (`Graph.longest_distance_found`,
+#: a few searches, cached for the solve) that rules a narrow dtype out
+SEARCH_FROM_VERTICES = 1000
+
+
 def solve_itemsize(g: Graph, method: str) -> int:
     """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
-    plan's first attempt (int16 where it is checked), the searches the worst case's dtype, BFS
-    uint8 (a hop count up to 254)."""
+    plan's first attempt that a distance found beforehand does not rule out (int16 where it is
+    checked and fits), the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
     if method == "bfs":
         return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
     if method in ("fw", "nd-fw"):
-        return int(np.dtype(g.dtype_attempts()[0].dtype).itemsize)
+        attempts = g.dtype_attempts()
+        if attempts[0].checked and len(attempts) > 1 and g.csr is not None and (
+                "longest_found" in g.__dict__ or g.n >= SEARCH_FROM_VERTICES):
+            from .dtypes import skip_bound_to_fail
+
+            attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
+        return int(np.dtype(attempts[0].dtype).itemsize)
     return int(np.dtype(g.choose_dtype()).itemsize)
 
 
@@ -362,7 +382,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
         if method == "johnson":  # Bellman-Ford's few passes, then searches on the reweighted graph
             work = dijkstra_units(g, reweighted=True) + 10.0 * m
     elif method == "bfs":
-        work, rate, fixed = n * (m + n), rates.bfs_gpu if on_gpu else rates.bfs_cpu, 0.0
+        work, rate, fixed = search_units(g), rates.bfs_gpu if on_gpu else rates.bfs_cpu, 0.0
     else:
         raise ValueError(f"no estimate for method {method!r}")
     seconds = work / rate + fixed

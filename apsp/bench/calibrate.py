@@ -98,7 +98,7 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     n = 4000
     g = _random(n, 5 * n, unit=True)
     t = _median_seconds(_solver(g, "bfs", "cpu"), repeat) - n * n / fill
-    bfs = n * (g.nnz + n) / t
+    bfs = costs.search_units(g) / t
     log(f"bfs, n = {n}, m = {g.nnz}: {t:.3f} s, {bfs / 1e9:.2f} G visits/s")
     points = []
     for side in (40, 80):
@@ -144,7 +144,7 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     rates = replace(rates, fw_gpu=fw["int32"], fw_gpu_dtype_speedup=tuple(sorted(speed.items())))
     g = _random(n, 8 * n, unit=True)
     t = gpu_time(g, "bfs")
-    bfs = n * (g.nnz + n) / max(t - call - n * n / rates.d2h, 1e-6)
+    bfs = costs.search_units(g) / max(t - call - n * n / rates.d2h, 1e-6)
     log(f"gpu bfs, n = {n}: {t:.3f} s, {bfs / 1e12:.2f} T visits/s")
     points = []
     for side in (64, 160):

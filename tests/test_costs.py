@@ -102,6 +102,7 @@ def test_applicable_methods():
 
 
 def test_calibration_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.delenv("APSP_RATES", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: False)
     assert costs.cache_path() == tmp_path / "apsp" / "rates.json"
@@ -126,6 +127,7 @@ def test_bench_calibrate_caches_this_machine(tmp_path, monkeypatch, capsys):
     from apsp.bench import calibrate
     from apsp.bench.cli import main
 
+    monkeypatch.delenv("APSP_RATES", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: False)
     monkeypatch.setattr(calibrate, "_median_seconds", lambda call, repeat: 0.01)  # no timing here
@@ -137,10 +139,13 @@ def test_bench_calibrate_caches_this_machine(tmp_path, monkeypatch, capsys):
 
 
 def test_oversubscribed_cores_make_small_rounds_dear(tmp_path, monkeypatch):
+    monkeypatch.delenv("APSP_RATES", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: True)
     busy = costs.rates_for(None)
     assert busy.nd_round_cpu_seconds == costs.SHIPPED["cpu"].nd_round_cpu_busy_seconds
+    monkeypatch.setenv("APSP_RATES", "shipped")  # reproducible: the shipped table whatever the load
+    assert costs.rates_for(None) is costs.SHIPPED["cpu"]
 
 
 def test_calibrate_gpu_arithmetic(monkeypatch):

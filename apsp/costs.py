@@ -325,7 +325,7 @@ def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
     return min(work, n ** 3), n / tile + 2.0 * n / leaf
 
 
-def _nd_rounds(nd: Dissection, backend: str) -> float:
+def nd_rounds(nd: Dissection, backend: str) -> float:
     """Rounds whose fixed cost nd-fw pays: one per tile of each node on the CPU; on the GPU a
     level's nodes run batched, one round per tile of the level's widest node."""
     if backend != "gpu":
@@ -367,7 +367,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
         if method == "nd-fw":
             nd = ordering if ordering is not None else cached_ordering(g, backend)
             if nd is not None:
-                work, rounds, order = float(nd.updates()), _nd_rounds(nd, backend), 0.0
+                work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
             else:
                 work, rounds = nd_proxy_work(g, backend)
                 order = m * rates.order_seconds_per_edge

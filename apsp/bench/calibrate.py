@@ -75,10 +75,25 @@ def _nd_fit(points, rate_cap: float) -> tuple[float, float]:
     return rate, per_round
 
 
-def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
-    """CPU rates measured here (fill, dense FW int32 and int16, Dijkstra, BFS, nd-fw)."""
+def _nd_points(backend: str, sides, speed: dict, overhead, repeat: int, log) -> list[tuple[float, float, float]]:
+    """nd-fw on grids of these sides, its ordering built first: ``(updates in int32 equivalents,
+    rounds, seconds less the call's ``overhead(graph, itemsize)``)`` each."""
     from ..ndfw import default_plan
 
+    points = []
+    for side in sides:
+        g = _grid(side)
+        nd = default_plan(g, backend)
+        itemsize = costs.solve_itemsize(g, "nd-fw")
+        t = _median_seconds(_solver(g, "nd-fw", backend), repeat) - overhead(g, itemsize)
+        points.append((nd.updates() / speed.get(itemsize, 1.0), costs.nd_rounds(nd, backend), t))
+        log(f"nd-fw on the {backend}, grid {side} x {side}: {t:.4f} s, {nd.updates():.3g} updates, "
+            f"{points[-1][1]:.0f} rounds")
+    return points
+
+
+def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
+    """CPU rates measured here (fill, dense FW int32 and int16, Dijkstra, BFS, nd-fw)."""
     fill = _fill_rate()
     log(f"result fill: {fill / 1e9:.2f} GB/s")
     n = 2000
@@ -100,16 +115,8 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     t = _median_seconds(_solver(g, "bfs", "cpu"), repeat) - n * n / fill
     bfs = costs.search_units(g) / t
     log(f"bfs, n = {n}, m = {g.nnz}: {t:.3f} s, {bfs / 1e9:.2f} G visits/s")
-    points = []
-    for side in (40, 80):
-        g = _grid(side)
-        nd = default_plan(g, "cpu")
-        itemsize = costs.solve_itemsize(g, "nd-fw")
-        t = _median_seconds(_solver(g, "nd-fw", "cpu"), repeat) - g.n * g.n * itemsize / fill
-        units = nd.updates() / dict(speed).get(itemsize, 1.0)  # in int32-equivalent updates
-        points.append((units, sum(1 for _ in nd.rounds()), t))
-        log(f"nd-fw, grid {side} x {side}: {t:.3f} s, {nd.updates():.3g} updates, {points[-1][1]} rounds")
-    nd_rate, nd_round = _nd_fit(points, fw["int32"])
+    nd_rate, nd_round = _nd_fit(_nd_points("cpu", (40, 80), speed, lambda g, size: g.n * g.n * size / fill,
+                                           repeat, log), fw["int32"])
     busy = costs.cpu_oversubscribed()
     log(f"nd-fw: {nd_rate / 1e9:.1f} G updates/s, {nd_round * 1e3:.2f} ms per round"
         + (" (cores oversubscribed: kept as the busy figure)" if busy else ""))
@@ -120,8 +127,6 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
 
 def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     """GPU rates measured here: a small call's fixed cost, dense FW int32 and int16, BFS, nd-fw."""
-    from ..ndfw import default_plan
-
     def gpu_time(g, method, dtype=None):
         return _median_seconds(_solver(g, method, "gpu", dtype), repeat)
 
@@ -146,15 +151,9 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     t = gpu_time(g, "bfs")
     bfs = costs.search_units(g) / max(t - call - n * n / rates.d2h, 1e-6)
     log(f"gpu bfs, n = {n}: {t:.3f} s, {bfs / 1e12:.2f} T visits/s")
-    points = []
-    for side in (64, 160):
-        g = _grid(side)
-        nd = default_plan(g, "gpu")
-        itemsize = costs.solve_itemsize(g, "nd-fw")
-        t = gpu_time(g, "nd-fw") - fixed - g.n * g.n * itemsize / rates.d2h
-        points.append((nd.updates() / speed.get(itemsize, 1.0), costs._nd_rounds(nd, "gpu"), t))
-        log(f"gpu nd-fw, grid {side} x {side}: {t:.4f} s beyond the call, {nd.updates():.3g} updates")
-    nd_rate, nd_round = _nd_fit(points, fw["int32"])
+    nd_rate, nd_round = _nd_fit(_nd_points("gpu", (64, 160), speed,
+                                           lambda g, size: fixed + g.n * g.n * size / rates.d2h, repeat, log),
+                                fw["int32"])
     log(f"gpu nd-fw: {nd_rate / 1e12:.2f} T updates/s, {nd_round * 1e3:.3f} ms per batched round")
     return replace(rates, bfs_gpu=bfs, ndfw_gpu=nd_rate, nd_round_gpu_seconds=nd_round)
 

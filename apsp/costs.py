@@ -39,16 +39,16 @@ class Rates:
     ``fw_dtype_speedup`` (itemsize -> factor)."""
 
     name: str = "cpu"
-    fw_cpu: float = 1.4e10
-    ndfw_cpu: float = 1.0e10
+    fw_cpu: float = 3.0e10
+    ndfw_cpu: float = 2.0e10
     nd_round_cpu_seconds: float = 2e-3
     #: the same with more runnable threads than cores: a round's parallel region waits for a
     #: thread the scheduler gave away (`rates_for` switches to it by the load average)
-    nd_round_cpu_busy_seconds: float = 3e-2
-    dijkstra_cpu: float = 4.5e7
-    bfs_cpu: float = 7.5e8
+    nd_round_cpu_busy_seconds: float = 1.5e-2
+    dijkstra_cpu: float = 8e7
+    bfs_cpu: float = 1.2e9
     #: host bytes per second of writing a fresh n x n result (first touch of its pages)
-    result_fill: float = 4.0e9
+    result_fill: float = 6.0e9
     fw_gpu: float = 1.4e13
     #: dense FW on the GPU reaches half its rate at this n (small products do not fill the chip)
     fw_gpu_half_n: float = 1500.0
@@ -66,7 +66,7 @@ class Rates:
     gpu_fw_call_seconds: float = 8e-3
     h2d: float = 1.6e10
     d2h: float = 1.6e10
-    fw_dtype_speedup: tuple[tuple[int, float], ...] = ((1, 1.7), (2, 1.7), (4, 1.0), (8, 0.45))
+    fw_dtype_speedup: tuple[tuple[int, float], ...] = ((1, 1.65), (2, 1.65), (4, 1.0), (8, 0.45))
     fw_gpu_dtype_speedup: tuple[tuple[int, float], ...] = ((1, 1.9), (2, 1.9), (4, 1.0), (8, 0.25))
     #: where the rates came from ("shipped" or a calibration's date and machine)
     source: str = "shipped"
@@ -96,12 +96,14 @@ class Rates:
 #: n = 10,000, roget 2.1 ms on the H100 host); Dijkstra scaled from the 2-core machine's
 _GPU_HOST_CPU = dict(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
                      result_fill=5e9)
-#: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared), `apsp bench calibrate` there
-#: (2026-11-26, load average 1-5: dense FW int32 12-15 G updates/s, int16 1.5-1.7x; Dijkstra with
-#: the bucket queue 3-6e7 steps/s; BFS 0.8 G visits/s; nd-fw rounds 1-7 ms, 30 ms oversubscribed;
-#: a fresh result's pages 4 GB/s). GPU figures from BENCHMARKS.md (sections 1, 3, 11, 12, 15),
-#: H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near n = 1500), int16 27 T
-#: (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
+#: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared with other sessions, load
+#: average 2-5), 2026-11-26: `apsp bench calibrate` (dense FW int32 15-34 G updates/s, int16
+#: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
+#: nd-fw rounds 7-19 ms with the cores oversubscribed; a fresh result's pages 4-8 GB/s) and
+#: benchmarks/real_graphs.py (Dijkstra 3-8e7 on graphs of 10,000 vertices, median 7e7; nd-fw
+#: rounds about 1 ms idle, BENCHMARKS.md section 12). GPU figures from BENCHMARKS.md (sections
+#: 1, 3, 11, 12, 15), H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near
+#: n = 1500), int16 27 T (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
 #: 8 ms (n = 2642 roads: 14 ms in all), BFS's 3 ms (roget: 3.4 ms). H100: the same kernels about
 #: 10% slower.
 SHIPPED = {

@@ -371,8 +371,10 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             if nd is not None:
                 work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
             else:
+                from .ndfw import DEFAULTS
+
                 work, rounds = nd_proxy_work(g, backend)
-                order = m * rates.order_seconds_per_edge
+                order = m * rates.order_seconds_per_edge if g.n > DEFAULTS[backend][1] else 0.0  # one leaf
             rate = rates.ndfw_gpu if on_gpu else rates.ndfw_cpu
             rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
@@ -393,8 +395,8 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
         raise ValueError(f"no estimate for method {method!r}")
     seconds = work / rate + fixed
     if on_gpu:
-        return seconds + _gpu_fixed(g, method, itemsize, rates)
-    return seconds + n * n * itemsize / rates.result_fill
+        return float(seconds + _gpu_fixed(g, method, itemsize, rates))
+    return float(seconds + n * n * itemsize / rates.result_fill)
 
 
 def applicable(g: Graph, backend: str) -> list[tuple[str, str]]:

@@ -46,6 +46,9 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
     s, c = costs.separator_proxy(g)
     assert c > 0.95 * g.n and s > 0.2 * c  # no small separator
     assert costs.estimated_seconds(g, "nd-fw", "cpu") > 0  # the public estimate does not order either
+    # on a GPU too: dense FW, and no dissection built to price nd-fw there
+    pick, _, _ = costs.fastest(g, "gpu", [("fw", "gpu"), ("nd-fw", "gpu")], rates=costs.SHIPPED["H100"])
+    assert pick == ("fw", "gpu")
     assert "_dissections" not in g.__dict__
 
 

@@ -41,7 +41,7 @@ class Rates:
     name: str = "cpu"
     fw_cpu: float = 3.0e10
     ndfw_cpu: float = 2.0e10
-    nd_round_cpu_seconds: float = 2e-3
+    nd_round_cpu_seconds: float = 5e-3
     #: the same with more runnable threads than cores: a round's parallel region waits for a
     #: thread the scheduler gave away (`rates_for` switches to it by the load average)
     nd_round_cpu_busy_seconds: float = 1.5e-2
@@ -101,7 +101,8 @@ _GPU_HOST_CPU = dict(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijk
 #: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
 #: nd-fw rounds 7-19 ms with the cores oversubscribed; a fresh result's pages 4-8 GB/s) and
 #: benchmarks/real_graphs.py (Dijkstra 3-8e7 on graphs of 10,000 vertices, median 7e7; nd-fw
-#: rounds about 1 ms idle, BENCHMARKS.md section 12). GPU figures from BENCHMARKS.md (sections
+#: rounds 15-18 ms even below a load average of 2 on 2 cores, about 1 ms on an idle pair,
+#: BENCHMARKS.md section 12). GPU figures from BENCHMARKS.md (sections
 #: 1, 3, 11, 12, 15), H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near
 #: n = 1500), int16 27 T (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
 #: 8 ms (n = 2642 roads: 14 ms in all), BFS's 3 ms (roget: 3.4 ms). H100: the same kernels about
@@ -190,13 +191,18 @@ def shipped_rates(device_name: str | None = None) -> Rates:
     return SHIPPED["H100"] if device_name else SHIPPED["cpu"]
 
 
-def _default_rates(backend: str) -> Rates:
-    if backend == "gpu":
-        from .solvers import gpu_available
+def gpu_name() -> str | None:
+    """The name of the GPU the automatic choice may use (`apsp.solvers.gpu_available`), else None."""
+    from .solvers import gpu_available
 
-        ok, name = gpu_available()
-        return rates_for(name if ok else None)
-    return rates_for(None)
+    ok, name = gpu_available()
+    return name if ok else None
+
+
+def this_machine() -> Rates:
+    """`rates_for` this machine and its GPU: one table prices both backends (a GPU host's CPU side
+    is not the 2-core machine's)."""
+    return rates_for(gpu_name())
 
 
 # -- work counted from the graph ------------------------------------------------
@@ -281,7 +287,8 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
     """``(s, c)``: the width of the BFS level that holds the median vertex of the largest
     component (``c`` vertices), levels from a pseudo-peripheral vertex (two sweeps). That level
     separates the component's two halves; on planar-like graphs (roads, meshes, grids, geometric)
-    ``s`` is about sqrt(c), on random graphs a large fraction of ``c``. Costs three BFS sweeps (O(m)); cached on the graph."""
+    ``s`` is about sqrt(c), on random graphs a large fraction of ``c``. Costs three BFS sweeps
+    (O(m)); cached on the graph."""
     if "_separator_proxy" not in g.__dict__:
         from .dissection import bfs_levels
 
@@ -348,20 +355,21 @@ def cached_ordering(g: Graph, backend: str):
 
 # -- the estimates ------------------------------------------------------------
 
-def _gpu_fixed(g: Graph, method: str, itemsize: int, rates: Rates) -> float:
-    """A GPU call: its setup, the edges' copy in and the n x n result's copy out."""
-    n = float(g.n)
+def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> float:
+    """A GPU call: its setup, the edges' copy in and the result's copy out."""
     call = rates.gpu_call_seconds if method == "bfs" else rates.gpu_fw_call_seconds
-    return call + 12.0 * g.nnz / rates.h2d + n * n * itemsize / rates.d2h
+    return call + 12.0 * g.nnz / rates.h2d + result_bytes / rates.d2h
 
 
 def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | None = None,
-             ordering: Dissection | None = None) -> float:
+             ordering: Dissection | None = None, result: bool = True) -> float:
     """Seconds ``method`` should take on ``g`` on ``backend`` ("cpu" or "gpu") in ``dtype`` (None:
     the dtype plan's first), at ``rates`` (None: `rates_for` this machine). nd-fw's work is
     counted from ``ordering`` (or the one cached on the graph by an earlier solve or `estimates`),
-    else bounded by `nd_proxy_work`: this function never builds a dissection."""
-    rates = rates or _default_rates(backend)
+    else bounded by `nd_proxy_work`: this function never builds a dissection. ``rates`` None:
+    `this_machine`. ``result`` False:
+    without the n x n result's writing and copy to the host (reductions that keep no matrix)."""
+    rates = rates or this_machine()
     itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
     n, m = float(g.n), float(g.nnz)
     on_gpu = backend == "gpu"
@@ -396,9 +404,10 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
     else:
         raise ValueError(f"no estimate for method {method!r}")
     seconds = work / rate + fixed
+    out = n * n * itemsize if result else 0.0
     if on_gpu:
-        return float(seconds + _gpu_fixed(g, method, itemsize, rates))
-    return float(seconds + n * n * itemsize / rates.result_fill)
+        return float(seconds + _gpu_fixed(g, method, out, rates))
+    return float(seconds + out / rates.result_fill)
 
 
 def applicable(g: Graph, backend: str) -> list[tuple[str, str]]:
@@ -439,20 +448,20 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
     """Estimated seconds of each ``(method, backend)`` candidate (default: `applicable` on
     "auto"). nd-fw's ordering is built (`apsp.ndfw.default_plan`, cached on the graph for the
     solver) only when `order` and `nd_plausible` against the other candidates; else its proxy
-    price stands. ``rates`` None: `rates_for` each backend."""
+    price stands. ``rates`` None: `this_machine`."""
     pairs = list(candidates) if candidates is not None else applicable(g, "auto")
-    table = {b: rates or _default_rates(b) for b in {b for _, b in pairs}}
-    out = {(mth, b): estimate(g, mth, b, dtype, table[b]) for mth, b in pairs if mth != "nd-fw"}
+    rates = rates or this_machine()
+    out = {(mth, b): estimate(g, mth, b, dtype, rates) for mth, b in pairs if mth != "nd-fw"}
     best = min(out.values(), default=float("inf"))
     for mth, b in pairs:
         if mth != "nd-fw":
             continue
         nd = cached_ordering(g, b)
-        if nd is None and order and nd_plausible(g, b, best, table[b]):
+        if nd is None and order and nd_plausible(g, b, best, rates):
             from .ndfw import default_plan
 
             nd = default_plan(g, b)
-        out[(mth, b)] = estimate(g, mth, b, dtype, table[b], ordering=nd)
+        out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=nd)
     return {pair: out[pair] for pair in pairs}
 
 
@@ -494,4 +503,4 @@ def worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> boo
 
 __all__ = ["Rates", "SHIPPED", "rates_for", "estimate", "estimates", "fastest", "applicable",
            "estimated_seconds", "worth_searching", "separator_proxy", "nd_plausible", "cache_path",
-           "machine_key", "shipped_rates", "load_calibrations", "save_calibration"]
+           "machine_key", "shipped_rates", "this_machine", "gpu_name", "load_calibrations", "save_calibration"]

@@ -9,6 +9,7 @@ auto's pick and time, the fastest method and its time, the regret (auto / best),
 
     python benchmarks/real_graphs.py --backend cpu [--json OUT] [--only NAME ...] [--max-n N]
     python benchmarks/real_graphs.py --backend gpu --json gpu.json   # includes the GPU-only graphs
+    python benchmarks/real_graphs.py --backend auto --json both.json # CPU and GPU methods side by side
     python benchmarks/real_graphs.py --proxy      # nd-fw's separator proxy against its counted work
 
 Needs only numpy, scipy, networkx (social graphs) and pymetis (nd-fw's ordering; BFS levels
@@ -167,8 +168,9 @@ SUITE = {
 
 # -- measuring ------------------------------------------------------------
 
-def methods_for(g: Graph, backend: str) -> list[str]:
-    return [m for m, b in costs.applicable(g, backend)]
+def label(method: str, backend: str, all_backends: bool) -> str:
+    """A column's name: the method, with its backend when both backends are measured."""
+    return f"{method}-{backend}" if all_backends else method
 
 
 def same_distances(a: np.ndarray, b: np.ndarray) -> bool:
@@ -195,32 +197,33 @@ def timed(g, method, backend, repeat):
 
 
 def run_graph(name, g, backend, repeat, time_limit):
-    n, m = g.n, g.nnz
-    rates = costs.rates_for(None) if backend == "cpu" else costs._default_rates("gpu")
-    cands = [(mth, backend) for mth in methods_for(g, backend)]
+    """Every applicable (method, backend) on ``backend`` ("auto": both, where a GPU is here), then
+    ``method="auto"``; one row of the table."""
+    cands = costs.applicable(g, backend)
+    both = backend == "auto"
     t0 = time.perf_counter()
-    pick, pick_est, est = costs.fastest(g, backend, cands, rates=rates)
+    pick, _, est = costs.fastest(g, backend, cands)
     est_seconds = time.perf_counter() - t0
-    dissected = bool(g.__dict__.get("_dissections"))
-    row = {"graph": name, "n": n, "m": m, "unit": g.unit_weights, "negative": g.has_negative_weights,
-           "estimates": {mth: est[(mth, backend)] for mth, _ in cands}, "estimate_seconds": est_seconds,
-           "estimate_dissected": dissected, "fastest_pick": pick[0], "times": {}, "match": True}
+    row = {"graph": name, "n": g.n, "m": g.nnz, "unit": g.unit_weights, "negative": g.has_negative_weights,
+           "estimates": {label(*c, both): est[c] for c in cands}, "estimate_seconds": est_seconds,
+           "estimate_dissected": bool(g.__dict__.get("_dissections")), "fastest_pick": label(*pick, both),
+           "times": {}, "match": True}
     ref = None
-    apsp.shortest_paths(g, method=pick[0], backend=backend, progress=False)  # compile / warm once
-    for mth, _ in cands:
-        if est[(mth, backend)] > time_limit:
-            row["times"][mth] = None
+    apsp.shortest_paths(g, method=pick[0], backend=pick[1], progress=False)  # compile / warm once
+    for c in cands:
+        if est[c] > time_limit:
+            row["times"][label(*c, both)] = None
             continue
-        t, res = timed(g, mth, backend, repeat)
-        row["times"][mth] = t
+        t, res = timed(g, *c, repeat)
+        row["times"][label(*c, both)] = t
         if ref is None:
             ref = res.distances
         elif not same_distances(ref, res.distances):
             row["match"] = False
-            print(f"  MISMATCH {name}: {mth} differs", file=sys.stderr)
+            print(f"  MISMATCH {name}: {label(*c, both)} differs", file=sys.stderr)
         del res
     t, res = timed(g, "auto", backend, repeat)
-    row["auto_pick"], row["auto_time"] = res.method, t
+    row["auto_pick"], row["auto_time"] = label(res.method, res.backend, both), t
     if ref is not None and not same_distances(ref, res.distances):
         row["match"] = False
     done = {k: v for k, v in row["times"].items() if v is not None}
@@ -228,8 +231,9 @@ def run_graph(name, g, backend, repeat, time_limit):
     row["best"], row["best_time"] = best, done[best]
     row["regret_auto"] = t / done[best]
     # the same with auto's pick timed as the others were (calls apart differ by the machine's load)
-    row["regret_auto_pick"] = None if done.get(res.method) is None else done[res.method] / done[best]
-    ft = done.get(pick[0])
+    auto_time = done.get(row["auto_pick"])
+    row["regret_auto_pick"] = None if auto_time is None else auto_time / done[best]
+    ft = done.get(row["fastest_pick"])
     row["regret_fastest"] = None if ft is None else ft / done[best]
     return row
 
@@ -241,7 +245,9 @@ def fmt(x):
 
 
 def table(rows):
-    methods = sorted({k for r in rows for k in r["times"]}, key=["bfs", "fw", "nd-fw", "dijkstra", "johnson"].index)
+    order = ["bfs", "fw", "nd-fw", "dijkstra", "johnson"]
+    methods = sorted({k for r in rows for k in r["times"]},
+                     key=lambda k: (order.index(k.rsplit("-", 1)[0] if k.endswith(("-cpu", "-gpu")) else k), k))
     head = ["graph", "n", "m", "auto pick", "auto", "best", "best time", "regret auto", "(its pick)",
             "fastest() pick", "regret fastest()"] + [f"{m} meas / est" for m in methods]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
@@ -283,7 +289,9 @@ def proxy_rows(names):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
+    p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="cpu",
+                   help="the methods of this backend; auto: both (where a GPU is here), as the automatic "
+                        "choice sees them")
     p.add_argument("--json", type=Path, help="write the rows here")
     p.add_argument("--only", nargs="+", choices=sorted(SUITE), help="these graphs only")
     p.add_argument("--max-n", type=int, default=None, help="skip graphs with more vertices")
@@ -296,7 +304,7 @@ def main(argv=None):
     if args.table:
         print(table(json.loads(args.table.read_text())["rows"]))
         return 0
-    names = args.only or [k for k, (_, gpu_only) in SUITE.items() if args.backend == "gpu" or not gpu_only]
+    names = args.only or [k for k, (_, gpu_only) in SUITE.items() if args.backend != "cpu" or not gpu_only]
     if args.proxy:
         proxy_rows(names)
         return 0
@@ -309,7 +317,7 @@ def main(argv=None):
         rows.append(run_graph(name, g, args.backend, args.repeat, args.time_limit))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         if args.json:
-            args.json.write_text(json.dumps({"backend": args.backend, "rates": costs.rates_for(None).to_json(),
+            args.json.write_text(json.dumps({"backend": args.backend, "rates": costs.this_machine().to_json(),
                                              "rows": rows}, indent=1) + "\n")
     print(table(rows))
     return 0 if all(r["match"] for r in rows) else 1

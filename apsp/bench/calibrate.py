@@ -163,27 +163,27 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Measure this machine's rates for the automatic method choice "
                                             "and cache them (apsp.costs.rates_for reads them).")
     p.add_argument("--repeat", type=int, default=3, help="timed calls per measurement (median; default 3)")
-    p.add_argument("--no-gpu", action="store_true", help="CPU rates only, even with a GPU here")
+    p.add_argument("--no-gpu", action="store_true",
+                   help="CPU rates only, even with a GPU here (its shipped table kept)")
     p.add_argument("--dry-run", action="store_true", help="print the table, do not cache it")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the table (JSON)")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error(f"--repeat must be positive, got {args.repeat}")
-    from ..solvers import gpu_available
-
-    ok, name = gpu_available()
-    device = name if ok and not args.no_gpu else None
+    name = costs.gpu_name()
+    device = None if args.no_gpu else name
 
     def log(text: str) -> None:
         if not args.quiet:
             print(f"apsp bench calibrate: {text}", file=sys.stderr, flush=True)
 
-    key = costs.machine_key(device)
-    base = costs.shipped_rates(device)
+    key = costs.machine_key(name)  # the machine's key whether its GPU is measured or not
+    base = costs.shipped_rates(name)
     rates = calibrate_cpu(base, args.repeat, log)
     if device:
         rates = calibrate_gpu(rates, args.repeat, log)
-    rates = replace(rates, name=key, source=f"apsp bench calibrate, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    rates = replace(rates, name=key, source=f"apsp bench calibrate, {when}")
     print(json.dumps(rates.to_json()))
     if not args.dry_run:
         path = costs.save_calibration(rates, key)

@@ -6,21 +6,12 @@ import numpy as np
 import pytest
 
 from apsp import costs, generate
+from apsp.bench.calibrate import _grid
 from apsp.graph import Graph
 
 
 def _random(n, m, seed=0, unit=False):
     return Graph.from_edges(generate.random_graph(n, m / (n * (n - 1.0)), None if unit else (1, 100), seed=seed))
-
-
-def _grid(side, rng):
-    import scipy.sparse as sp
-
-    path = sp.diags([1, 1], [-1, 1], shape=(side, side), dtype=np.int8)
-    pattern = sp.triu(sp.kron(sp.eye(side, dtype=np.int8), path) + sp.kron(path, sp.eye(side, dtype=np.int8))).tocoo()
-    w = rng.integers(1, 101, pattern.nnz)
-    rows, cols = np.concatenate([pattern.row, pattern.col]), np.concatenate([pattern.col, pattern.row])
-    return Graph.from_sparse(sp.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(side * side,) * 2))
 
 
 @pytest.fixture
@@ -52,12 +43,12 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
     assert "_dissections" not in g.__dict__
 
 
-def test_grid_is_dissected_and_counted(rng):
+def test_grid_is_dissected_and_counted():
     """Where nd-fw may win (a grid: separators about sqrt(n)) the ordering is built once, its
     counted work replaces the proxy, and the solver's default plan reuses it."""
     from apsp.ndfw import default_plan
 
-    g = _grid(50, rng)
+    g = _grid(50)
     s, c = costs.separator_proxy(g)
     assert c == g.n and s <= 2 * 50
     rates = costs.SHIPPED["cpu"]

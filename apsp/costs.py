@@ -42,7 +42,7 @@ class Rates:
     fw_cpu: float = 3.0e10
     ndfw_cpu: float = 2.0e10
     nd_round_cpu_seconds: float = 5e-3
-    #: the same with more runnable threads than cores: a round's parallel region waits for a
+    #: the same with the cores busy with other work: a round's parallel region waits for a
     #: thread the scheduler gave away (`rates_for` switches to it by the load average)
     nd_round_cpu_busy_seconds: float = 1.5e-2
     dijkstra_cpu: float = 8e7
@@ -163,7 +163,7 @@ def save_calibration(rates: Rates, key: str, path: Path | None = None) -> Path:
 def rates_for(device_name: str | None = None) -> Rates:
     """The rates for this machine with the GPU ``device_name`` (None: no GPU): a cached calibration
     of this machine if there is one, else the shipped table whose name the GPU's contains; nd-fw's
-    rounds at their oversubscribed cost while the load average exceeds the cores. With
+    rounds at their oversubscribed cost while `cpu_oversubscribed`. With
     ``APSP_RATES=shipped`` in the environment, the shipped table as it is (reproducible choices:
     the test suite sets it)."""
     if os.environ.get("APSP_RATES") == "shipped":
@@ -174,10 +174,11 @@ def rates_for(device_name: str | None = None) -> Rates:
 
 
 def cpu_oversubscribed() -> bool:
-    """More runnable threads than cores over the last minute (the load average), as on a shared
-    machine: then nd-fw's many small parallel rounds each wait for a thread."""
+    """Other work on most cores over the last minute (a load average above 3/4 of the cores), as
+    on a shared machine: then nd-fw's many small parallel rounds each wait for a thread (on the
+    2-core machine rounds took 15-18 ms at load averages 1.5-3, about 1 ms idle)."""
     try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1)
+        return os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
     except OSError:
         return False
 

@@ -94,8 +94,8 @@ class Rates:
 #: the CPU side of the 16-core GPU hosts (BENCHMARKS.md section 9, H200 host: blocked FW
 #: 1.3e11 updates/s at n = 4096-8192 in int16; section 3: bit-parallel BFS 2e10 visits/s at
 #: n = 10,000, roget 2.1 ms on the H100 host); Dijkstra scaled from the 2-core machine's
-_GPU_HOST_CPU = dict(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
-                     result_fill=5e9)
+_GPU_HOST = Rates(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
+                  result_fill=5e9)
 #: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared with other sessions, load
 #: average 2-5), 2026-11-26: `apsp bench calibrate` (dense FW int32 15-34 G updates/s, int16
 #: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
@@ -109,8 +109,8 @@ _GPU_HOST_CPU = dict(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijk
 #: 10% slower.
 SHIPPED = {
     "cpu": Rates(name="cpu"),
-    "H200": Rates(name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13, **_GPU_HOST_CPU),
-    "H100": Rates(name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12, **_GPU_HOST_CPU),
+    "H200": replace(_GPU_HOST, name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13),
+    "H100": replace(_GPU_HOST, name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12),
 }
 
 

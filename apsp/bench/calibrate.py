@@ -120,9 +120,11 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     busy = costs.cpu_oversubscribed()
     log(f"nd-fw: {nd_rate / 1e9:.1f} G updates/s, {nd_round * 1e3:.2f} ms per round"
         + (" (cores oversubscribed: kept as the busy figure)" if busy else ""))
-    rounds = {"nd_round_cpu_busy_seconds" if busy else "nd_round_cpu_seconds": nd_round}
-    return replace(base, fw_cpu=fw["int32"], fw_dtype_speedup=tuple(sorted(speed.items())), dijkstra_cpu=dijkstra,
-                   bfs_cpu=bfs, result_fill=fill, ndfw_cpu=nd_rate, **rounds)
+    rates = replace(base, fw_cpu=fw["int32"], fw_dtype_speedup=tuple(sorted(speed.items())), dijkstra_cpu=dijkstra,
+                    bfs_cpu=bfs, result_fill=fill, ndfw_cpu=nd_rate)
+    if busy:
+        return replace(rates, nd_round_cpu_busy_seconds=nd_round)
+    return replace(rates, nd_round_cpu_seconds=nd_round)
 
 
 def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:

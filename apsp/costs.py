@@ -1,52 +1,483 @@
-"""How long each method should take on a graph: the estimates the plan compares.
+"""How long each method should take on a graph: the estimates the automatic choice compares.
 
-Every estimate is work (counted from the graph's facts) over a rate measured on some machine;
-the automatic choice (`apsp.plan`) picks the smallest, and ``-v`` prints them side by side.
+Every estimate is work counted from the graph's facts (n, m, the weights, the dtype's width, nested
+dissection's ordering where one exists) over a rate of one machine kind (`Rates`), plus the fixed
+costs: a GPU call's setup, the result's copy to the host, nd-fw's per-round overhead.
+
+`estimate` prices one ``(method, backend)``; `estimates` prices several and decides whether nd-fw's
+ordering is worth building (`nd_plausible`): a dissection is built only when a cheap bound from two
+breadth-first sweeps (`separator_proxy`) says nd-fw may beat the other candidates; random and
+expander-like graphs, whose middle BFS level holds a large share of the vertices, are priced from
+the bound alone and never dissected. `fastest` is the smallest estimate.
+
+`rates_for` picks the table: a calibration of this machine (``apsp bench calibrate``, cached as
+JSON in the user's cache directory, `cache_path`) when one matches it, else the shipped defaults
+for the GPU named (`SHIPPED`: ``"H100"``, ``"H200"``, by substring) or the CPU (``"cpu"``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+import os
+import platform
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from .dissection import Dissection
     from .graph import Graph
 
 
-#: work per second of each (method, backend), the units of `estimated_seconds`: FW and nd-fw
-#: count min-plus updates, dijkstra/johnson n (m + n) log2 n steps. CPU: measured with
-#: benchmarks/nd_auto_rule.py (2-core dev machine, shared, BENCHMARKS.md section 12); GPU: dense
-#: FW's int32 rate on an H200 (section 1); nd-fw measured on an H200 at n = 122,500 (section 12):
-#: 7.9-8.0 T updates/s on a grid, 4.9-5.8 on a k-NN graph (its products are smaller than dense FW's)
-WORK_RATES = {("fw", "cpu"): 1.5e10, ("nd-fw", "cpu"): 8e9, ("dijkstra", "cpu"): 2.2e8,
-              ("johnson", "cpu"): 2.2e8, ("fw", "gpu"): 1.3e13, ("nd-fw", "gpu"): 9e12}
-#: fixed cost of one nd-fw pivot round (parallel regions, launches): its rounds are many and can
-#: be small. CPU: 1 ms on an idle core pair, up to 60 ms when the machine is oversubscribed; GPU:
-#: little, the small nodes' rounds run in batches (H200, n = 122,500: 9-10 T updates/s overall)
-ND_ROUND_SECONDS = {"cpu": 0.01, "gpu": 2e-5}
+@dataclass(frozen=True)
+class Rates:
+    """One machine kind's speeds. Work units: Floyd-Warshall and nd-fw count min-plus updates
+    (n^3 for dense FW, `Dissection.updates` for nd-fw), Dijkstra ``n (m + n)`` queue steps with the
+    bucket queue (`dijkstra_units`), BFS ``n (m + n)`` edge visits. Rates are per second; the
+    ``*_seconds`` fields are fixed costs. FW rates are int32's, other widths scale by
+    ``fw_dtype_speedup`` (itemsize -> factor)."""
+
+    name: str = "cpu"
+    fw_cpu: float = 3.0e10
+    ndfw_cpu: float = 2.0e10
+    nd_round_cpu_seconds: float = 5e-3
+    #: the same with the cores busy with other work: a round's parallel region waits for a
+    #: thread the scheduler gave away (`rates_for` switches to it by the load average)
+    nd_round_cpu_busy_seconds: float = 1.5e-2
+    dijkstra_cpu: float = 8e7
+    bfs_cpu: float = 1.2e9
+    #: host bytes per second of writing a fresh n x n result (first touch of its pages)
+    result_fill: float = 6.0e9
+    fw_gpu: float = 1.4e13
+    #: dense FW on the GPU reaches half its rate at this n (small products do not fill the chip)
+    fw_gpu_half_n: float = 1500.0
+    ndfw_gpu: float = 1.0e13
+    #: building nd-fw's ordering (METIS bisections, separators), seconds per edge; host work
+    order_seconds_per_edge: float = 3e-6
+    #: one batched round of a dissection level on the GPU (its launches)
+    nd_round_gpu_seconds: float = 1e-4
+    #: one dense FW round on the GPU (three phases' launches)
+    fw_round_gpu_seconds: float = 2e-5
+    bfs_gpu: float = 5.0e11
+    #: a GPU call's fixed cost (BFS: setup, launches, synchronisation); FW's and nd-fw's
+    #: (the start matrix on the device, the cut-off check: n = 2642 roads took 14 ms in all)
+    gpu_call_seconds: float = 3e-3
+    gpu_fw_call_seconds: float = 8e-3
+    h2d: float = 1.6e10
+    d2h: float = 1.6e10
+    fw_dtype_speedup: tuple[tuple[int, float], ...] = ((1, 1.65), (2, 1.65), (4, 1.0), (8, 0.45))
+    fw_gpu_dtype_speedup: tuple[tuple[int, float], ...] = ((1, 1.9), (2, 1.9), (4, 1.0), (8, 0.25))
+    #: where the rates came from ("shipped" or a calibration's date and machine)
+    source: str = "shipped"
+
+    def fw_rate(self, backend: str, itemsize: int) -> float:
+        table = dict(self.fw_gpu_dtype_speedup if backend == "gpu" else self.fw_dtype_speedup)
+        return (self.fw_gpu if backend == "gpu" else self.fw_cpu) * table.get(int(itemsize), 1.0)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Rates":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown rate fields {', '.join(unknown)}")
+        values = dict(data)
+        for key in ("fw_dtype_speedup", "fw_gpu_dtype_speedup"):
+            if key in values:
+                values[key] = tuple((int(a), float(b)) for a, b in values[key])
+        return cls(**values)
+
+
+#: the CPU side of the 16-core GPU hosts (BENCHMARKS.md section 9, H200 host: blocked FW
+#: 1.3e11 updates/s at n = 4096-8192 in int16; section 3: bit-parallel BFS 2e10 visits/s at
+#: n = 10,000, roget 2.1 ms on the H100 host); Dijkstra scaled from the 2-core machine's
+_GPU_HOST = Rates(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
+                  result_fill=5e9)
+#: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared with other sessions, load
+#: average 2-5), 2026-11-26: `apsp bench calibrate` (dense FW int32 15-34 G updates/s, int16
+#: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
+#: nd-fw rounds 7-19 ms with the cores oversubscribed; a fresh result's pages 4-8 GB/s) and
+#: benchmarks/real_graphs.py (Dijkstra 3-8e7 on graphs of 10,000 vertices, median 7e7; nd-fw
+#: rounds 15-18 ms even below a load average of 2 on 2 cores, about 1 ms on an idle pair,
+#: BENCHMARKS.md section 12). GPU figures from BENCHMARKS.md (sections
+#: 1, 3, 11, 12, 15), H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near
+#: n = 1500), int16 27 T (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
+#: 8 ms (n = 2642 roads: 14 ms in all), BFS's 3 ms (roget: 3.4 ms). H100: the same kernels about
+#: 10% slower.
+SHIPPED = {
+    "cpu": Rates(name="cpu"),
+    "H200": replace(_GPU_HOST, name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13),
+    "H100": replace(_GPU_HOST, name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12),
+}
+
+
+# -- the cache of calibrations ------------------------------------------------
+
+def cache_path() -> Path:
+    """Where ``apsp bench calibrate`` keeps its tables: ``$XDG_CACHE_HOME/apsp/rates.json``
+    (``~/.cache/apsp/rates.json`` without it)."""
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "apsp" / "rates.json"
+
+
+def machine_key(device_name: str | None = None) -> str:
+    """This machine's identity in the cache: CPU model, core count and the GPU's name."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model} | {os.cpu_count()} cores | {device_name or 'no GPU'}"
+
+
+def load_calibrations(path: Path | None = None) -> dict[str, Rates]:
+    """The cached tables by machine key (empty when there is no readable cache)."""
+    path = path or cache_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {key: Rates.from_json(value) for key, value in data.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def save_calibration(rates: Rates, key: str, path: Path | None = None) -> Path:
+    """Store ``rates`` under ``key`` beside the other machines' tables (written whole or not at all)."""
+    from .io.atomic import atomic_write
+
+    path = path or cache_path()
+    table = {k: v.to_json() for k, v in load_calibrations(path).items()}
+    table[key] = rates.to_json()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as f:
+        f.write((json.dumps(table, indent=1, sort_keys=True) + "\n").encode())
+    return path
+
+
+def rates_for(device_name: str | None = None) -> Rates:
+    """The rates for this machine with the GPU ``device_name`` (None: no GPU): a cached calibration
+    of this machine if there is one, else the shipped table whose name the GPU's contains; nd-fw's
+    rounds at their oversubscribed cost while `cpu_oversubscribed`. With
+    ``APSP_RATES=shipped`` in the environment, the shipped table as it is (reproducible choices:
+    the test suite sets it)."""
+    if os.environ.get("APSP_RATES") == "shipped":
+        return shipped_rates(device_name)
+    cached = load_calibrations().get(machine_key(device_name))
+    rates = cached if cached is not None else shipped_rates(device_name)
+    return replace(rates, nd_round_cpu_seconds=rates.nd_round_cpu_busy_seconds) if cpu_oversubscribed() else rates
+
+
+def cpu_oversubscribed() -> bool:
+    """Other work on most cores over the last minute (a load average above 3/4 of the cores), as
+    on a shared machine: then nd-fw's many small parallel rounds each wait for a thread (on the
+    2-core machine rounds took 15-18 ms at load averages 1.5-3, about 1 ms idle)."""
+    try:
+        return os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+def shipped_rates(device_name: str | None = None) -> Rates:
+    """The shipped table for the GPU ``device_name``: the first of `SHIPPED` whose name it
+    contains, H100's for other GPUs, ``"cpu"`` without one."""
+    for name, rates in SHIPPED.items():
+        if name != "cpu" and device_name and name.lower() in device_name.lower():
+            return rates
+    return SHIPPED["H100"] if device_name else SHIPPED["cpu"]
+
+
+def gpu_name() -> str | None:
+    """The name of the GPU the automatic choice may use (`apsp.solvers.gpu_available`), else None."""
+    from .solvers import gpu_available
+
+    ok, name = gpu_available()
+    return name if ok else None
+
+
+def this_machine() -> Rates:
+    """`rates_for` this machine and its GPU: one table prices both backends (a GPU host's CPU side
+    is not the 2-core machine's)."""
+    return rates_for(gpu_name())
+
+
+# -- work counted from the graph ------------------------------------------------
+
+#: the bucket queue takes whole-number weights below this (`apsp.cpu.searches.MAX_BUCKETS`)
+MAX_BUCKET_WEIGHT = 1 << 16
+#: a binary heap's search costs about this many bucket-queue steps per log2(n)
+HEAP_STEP = 1.0 / 6.0
+
+
+def search_units(g: Graph) -> float:
+    """Edge and vertex visits of one search per source: ``c (m + c)`` for the sources of the
+    largest component (``c`` vertices, `separator_proxy`'s; a sparse graph's others reach little),
+    one visit for every other source."""
+    n, m = float(g.n), float(g.nnz)
+    c = float(separator_proxy(g)[1]) if g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n else n
+    return c * (m + c) + (n - c)
+
+
+def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
+    """One search per source: `search_units` queue steps with the bucket queue (small whole-number
+    weights; ``reweighted``: Johnson's, whose weights stay whole and grow by at most max|w|),
+    ``log2(n) / 6`` times that with the heap."""
+    units = search_units(g)
+    n = float(g.n)
+    bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
+    buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
+    return units if buckets else units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
+
+
+#: from this many vertices the estimate looks for a long distance (`Graph.longest_distance_found`,
+#: a few searches, cached for the solve) that rules a narrow dtype out
+SEARCH_FROM_VERTICES = 1000
+
+
+def solve_itemsize(g: Graph, method: str) -> int:
+    """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
+    plan's first attempt that a distance found beforehand does not rule out (int16 where it is
+    checked and fits), the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
+    if method == "bfs":
+        return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
+    if method in ("fw", "nd-fw"):
+        attempts = g.dtype_attempts()
+        if attempts[0].checked and len(attempts) > 1 and g.csr is not None and (
+                "longest_found" in g.__dict__ or g.n >= SEARCH_FROM_VERTICES):
+            from .dtypes import skip_bound_to_fail
+
+            attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
+        return int(np.dtype(attempts[0].dtype).itemsize)
+    return int(np.dtype(g.choose_dtype()).itemsize)
+
+
+# -- nested dissection's work, with and without its ordering ------------------------
+
+#: nd-fw is priced from its ordering only up to this many edges per vertex; denser graphs have
+#: separators too large for it to beat dense FW (counted as n^3 work, no BFS either)
+ND_MAX_EDGES_PER_VERTEX = 16
+#: `nd_proxy_work`'s model against the ordering's counted updates, fitted on grids, Delaunay
+#: meshes, k-NN, road-like, random and R-MAT graphs of 1,000-100,000 vertices (benchmarks/
+#: real_graphs.py --proxy, 2026-11-26): counted / proxy 0.30-1.67, so the counted work lies within
+#: a factor ``ND_PROXY_SPREAD`` of the proxy either way (BFS levels overestimate the separators
+#: METIS finds on large meshes)
+ND_PROXY_FACTOR = 0.6
+ND_PROXY_SPREAD = 3.5
+#: separators wider than this many sqrt(c) are not planar-like: on random, power-law (R-MAT) and
+#: expander graphs s is 25-65 sqrt(c) (roads, meshes, grids, k-NN: 1-4.6), nd-fw's counted work
+#: is 0.3-0.8 c^3, near dense FW's, and its ordering is never built to find out
+ND_PLANAR_SEPARATOR = 8.0
+
+
+def _structure(g: Graph):
+    """The symmetric pattern the dissection orders (cached on the graph)."""
+    if "_nd_structure" not in g.__dict__:
+        csr = g.to_csr()
+        sym = (csr + csr.T).tocsr()
+        sym.data = np.ones_like(sym.data, dtype=np.int8)
+        g.__dict__["_nd_structure"] = sym
+    return g.__dict__["_nd_structure"]
+
+
+def separator_proxy(g: Graph) -> tuple[int, int]:
+    """``(s, c)``: the width of the BFS level that holds the median vertex of the largest
+    component (``c`` vertices), levels from a pseudo-peripheral vertex (two sweeps). That level
+    separates the component's two halves; on planar-like graphs (roads, meshes, grids, geometric)
+    ``s`` is about sqrt(c), on random graphs a large fraction of ``c``. Costs three BFS sweeps
+    (O(m)); cached on the graph."""
+    if "_separator_proxy" not in g.__dict__:
+        from .dissection import bfs_levels
+
+        g.__dict__["_separator_proxy"] = _middle_level(bfs_levels(_structure(g), _largest_component_vertex(g)))
+    return g.__dict__["_separator_proxy"]
+
+
+def _largest_component_vertex(g: Graph) -> int:
+    from scipy.sparse.csgraph import connected_components
+
+    _, label = connected_components(_structure(g), directed=False)
+    return int(np.argmax(label == np.argmax(np.bincount(label))))
+
+
+def _middle_level(level: np.ndarray) -> tuple[int, int]:
+    level = level[level >= 0]
+    c = len(level)
+    if c == 0:
+        return 0, 0
+    return int(np.bincount(level)[np.sort(level)[c // 2]]), c
+
+
+def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
+    """nd-fw's (updates, rounds) from `separator_proxy`, without an ordering: the schedule of a
+    balanced dissection of the largest component whose separators shrink as ``s (size / c)^a``,
+    ``a = log s / log c`` within [1/2, 1] (planar-like graphs 1/2, expanders 1), each pivot round
+    costing its reach (the subtree and every ancestor's separator) squared, times
+    `ND_PROXY_FACTOR`; at most n^3. Graphs denser than `ND_MAX_EDGES_PER_VERTEX` are priced n^3."""
+    from .ndfw import DEFAULTS
+
+    tile, leaf = DEFAULTS[backend]
+    n = float(g.n)
+    if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n or g.n <= leaf:
+        return n ** 3, n / tile + 1.0
+    s, c = separator_proxy(g)
+    a = min(1.0, max(0.5, np.log(max(s, 1)) / np.log(max(c, 2))))
+    work, above, size, count = 0.0, 0.0, float(c), 1.0
+    while size > leaf:
+        sep = min(s * (size / c) ** a, size / 2)
+        work += count * sep * (size + above) ** 2
+        above, size, count = above + sep, (size - sep) / 2, count * 2
+    work += count * size * (size + above) ** 2
+    rest = n - c  # the other components: pieces of at most a leaf each
+    work = ND_PROXY_FACTOR * work + rest * min(rest, float(leaf)) ** 2
+    return min(work, n ** 3), n / tile + 2.0 * n / leaf
+
+
+def nd_rounds(nd: Dissection, backend: str) -> float:
+    """Rounds whose fixed cost nd-fw pays: one per tile of each node on the CPU; on the GPU a
+    level's nodes run batched, one round per tile of the level's widest node."""
+    if backend != "gpu":
+        return float(sum(1 for _ in nd.rounds()))
+    width = nd.end - nd.own_start
+    return float(sum(-(-int(width[level].max()) // nd.tile) for level in map(np.asarray, nd.levels())))
+
+
+def cached_ordering(g: Graph, backend: str):
+    """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
+    from .ndfw import DEFAULTS
+
+    tile, leaf = DEFAULTS[backend]
+    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.ndfw.plan`'s key
+
+
+# -- the estimates ------------------------------------------------------------
+
+def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> float:
+    """A GPU call: its setup, the edges' copy in and the result's copy out."""
+    call = rates.gpu_call_seconds if method == "bfs" else rates.gpu_fw_call_seconds
+    return call + 12.0 * g.nnz / rates.h2d + result_bytes / rates.d2h
+
+
+def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | None = None,
+             ordering: Dissection | None = None, result: bool = True) -> float:
+    """Seconds ``method`` should take on ``g`` on ``backend`` ("cpu" or "gpu") in ``dtype`` (None:
+    the dtype plan's first), at ``rates`` (None: `rates_for` this machine). nd-fw's work is
+    counted from ``ordering`` (or the one cached on the graph by an earlier solve or `estimates`),
+    else bounded by `nd_proxy_work`: this function never builds a dissection. ``rates`` None:
+    `this_machine`. ``result`` False:
+    without the n x n result's writing and copy to the host (reductions that keep no matrix)."""
+    rates = rates or this_machine()
+    itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
+    n, m = float(g.n), float(g.nnz)
+    on_gpu = backend == "gpu"
+    if on_gpu and method in ("dijkstra", "johnson"):
+        raise ValueError(f"{method} runs on the CPU only")
+    if method in ("fw", "reference") or method == "nd-fw":
+        if method == "nd-fw":
+            nd = ordering if ordering is not None else cached_ordering(g, backend)
+            if nd is not None:
+                work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
+            else:
+                from .ndfw import DEFAULTS
+
+                work, rounds = nd_proxy_work(g, backend)
+                order = m * rates.order_seconds_per_edge if g.n > DEFAULTS[backend][1] else 0.0  # one leaf
+            rate = rates.ndfw_gpu if on_gpu else rates.ndfw_cpu
+            rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
+            fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
+        else:
+            work, rate = n ** 3, rates.fw_rate(backend, itemsize)
+            if on_gpu:
+                rate *= n / (n + rates.fw_gpu_half_n)
+            fixed = np.ceil(n / 128.0) * rates.fw_round_gpu_seconds if on_gpu else 0.0
+            if method == "reference":
+                rate /= 100.0
+    elif method in ("dijkstra", "johnson"):
+        work, rate, fixed = dijkstra_units(g), rates.dijkstra_cpu, 0.0
+        if method == "johnson":  # Bellman-Ford's few passes, then searches on the reweighted graph
+            work = dijkstra_units(g, reweighted=True) + 10.0 * m
+    elif method == "bfs":
+        work, rate, fixed = search_units(g), rates.bfs_gpu if on_gpu else rates.bfs_cpu, 0.0
+    else:
+        raise ValueError(f"no estimate for method {method!r}")
+    seconds = work / rate + fixed
+    out = n * n * itemsize if result else 0.0
+    if on_gpu:
+        return float(seconds + _gpu_fixed(g, method, out, rates))
+    return float(seconds + out / rates.result_fill)
+
+
+def applicable(g: Graph, backend: str) -> list[tuple[str, str]]:
+    """The ``(method, backend)`` pairs that can solve ``g`` exactly: backend "auto" means both
+    (the GPU only where `apsp.solvers.gpu_available`)."""
+    backends = [backend] if backend != "auto" else ["cpu"]
+    if backend == "auto":
+        from .solvers import gpu_available
+
+        if gpu_available()[0]:
+            backends.append("gpu")
+    pairs = []
+    for b in backends:
+        if g.unit_weights:
+            pairs.append(("bfs", b))
+        pairs += [("fw", b), ("nd-fw", b)]
+        if b == "cpu":
+            pairs.append(("johnson" if g.has_negative_weights else "dijkstra", b))
+    return pairs
+
+
+def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
+    """Whether nd-fw on ``backend`` may beat ``others`` seconds (the best other candidate): the
+    graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate divided by
+    `ND_PROXY_SPREAD` (the proxy's error) is below ``others``. Only then is the ordering worth
+    building to count its work."""
+    if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n:
+        return False
+    s, c = separator_proxy(g)
+    if s > ND_PLANAR_SEPARATOR * np.sqrt(c):
+        return False
+    proxy = estimate(g, "nd-fw", backend, rates=rates, ordering=None)
+    return proxy / ND_PROXY_SPREAD < others
+
+
+def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dtype=None,
+              rates: Rates | None = None, order: bool = True) -> dict[tuple[str, str], float]:
+    """Estimated seconds of each ``(method, backend)`` candidate (default: `applicable` on
+    "auto"). nd-fw's ordering is built (`apsp.ndfw.default_plan`, cached on the graph for the
+    solver) only when `order` and `nd_plausible` against the other candidates; else its proxy
+    price stands. ``rates`` None: `this_machine`."""
+    pairs = list(candidates) if candidates is not None else applicable(g, "auto")
+    rates = rates or this_machine()
+    out = {(mth, b): estimate(g, mth, b, dtype, rates) for mth, b in pairs if mth != "nd-fw"}
+    best = min(out.values(), default=float("inf"))
+    for mth, b in pairs:
+        if mth != "nd-fw":
+            continue
+        nd = cached_ordering(g, b)
+        if nd is None and order and nd_plausible(g, b, best, rates):
+            from .ndfw import default_plan
+
+            nd = default_plan(g, b)
+        out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=nd)
+    return {pair: out[pair] for pair in pairs}
+
+
+def fastest(g: Graph, backend: str = "auto", candidates: Iterable[tuple[str, str]] | None = None,
+            rates: Rates | None = None) -> tuple[tuple[str, str], float, dict[tuple[str, str], float]]:
+    """The candidate with the smallest estimate: ``((method, backend), seconds, every estimate)``.
+    ``candidates`` None: `applicable` on ``backend``."""
+    table = estimates(g, candidates if candidates is not None else applicable(g, backend), rates=rates)
+    pick = min(table, key=table.__getitem__)
+    return pick, table[pick], table
 
 
 def estimated_seconds(g: Graph, method: str, backend: str) -> float:
-    """Seconds ``method`` should take on ``g`` on ``backend``: its work over `WORK_RATES`.
-
-    nd-fw's work is counted from its ordering (`apsp.ndfw.plan`, cached on the graph for the
-    solver), so asking costs that ordering once.
-    """
-    n, m = float(g.n), float(g.nnz)
-    fixed = 0.0
-    if method == "fw":
-        work = n ** 3
-    elif method == "nd-fw":
-        from .ndfw import default_plan
-
-        nd = default_plan(g, backend)
-        work = float(nd.updates())
-        fixed = sum(1 for _ in nd.rounds()) * ND_ROUND_SECONDS[backend]
-    elif method in ("dijkstra", "johnson"):
-        work = n * (m + n) * np.log2(max(n, 2.0))
-    else:
-        raise ValueError(f"no work estimate for method {method!r}")
-    return work / WORK_RATES[(method, backend)] + fixed
+    """`estimate` at this machine's rates (nd-fw from a cached ordering, else its proxy)."""
+    return estimate(g, method, backend)
 
 
 #: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
@@ -69,3 +500,8 @@ def worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> boo
     searches = SEARCH_IMPORT_SECONDS + sweeps * estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
     attempt = estimated_seconds(g, method, backend) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
     return searches < attempt / 4
+
+
+__all__ = ["Rates", "SHIPPED", "rates_for", "estimate", "estimates", "fastest", "applicable",
+           "estimated_seconds", "worth_searching", "separator_proxy", "nd_plausible", "cache_path",
+           "machine_key", "shipped_rates", "this_machine", "gpu_name", "load_calibrations", "save_calibration"]

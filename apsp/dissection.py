@@ -57,20 +57,30 @@ def ordering_available() -> str:
     return "metis" if _pymetis() is not None else "levels"
 
 
+def bfs_levels(sub, start: int = 0, sweeps: int = 2) -> np.ndarray:
+    """Breadth-first levels of the symmetric pattern ``sub`` from a pseudo-peripheral vertex of
+    ``start``'s component: ``sweeps`` searches, each from the farthest vertex the last reached
+    (-1 outside the component)."""
+    from scipy.sparse.csgraph import shortest_path
+
+    def levels(start):
+        level = shortest_path(sub, method="D", directed=False, unweighted=True, indices=start)
+        level[~np.isfinite(level)] = -1
+        return level.astype(np.int64)
+
+    level = levels(start)
+    for _ in range(sweeps):  # the farthest vertex of the last level is nearly peripheral
+        level = levels(len(level) - 1 - int(np.argmax(level[::-1])))  # the last of the farthest
+    return level
+
+
 def _level_bisection(sub) -> np.ndarray:
     """Two halves of a connected graph by breadth-first levels from a pseudo-peripheral vertex
     (George and Liu's level-structure bisection): the vertices up to the level that holds the
     median vertex against the rest, so the cut runs between two adjacent levels. Needs only
     scipy; METIS, where installed, finds smaller cuts on irregular graphs."""
-    from scipy.sparse.csgraph import shortest_path
-
-    def levels(start):
-        level = shortest_path(sub, method="D", directed=False, unweighted=True, indices=start)
-        return np.argsort(level, kind="stable"), level.astype(np.int64)
-
-    order, level = levels(0)
-    for _ in range(2):  # two sweeps: the farthest vertex of the last level is nearly peripheral
-        order, level = levels(int(order[-1]))
+    level = bfs_levels(sub)
+    order = np.argsort(level, kind="stable")
     # cut after the thinnest level among those that leave 35-65% of the vertices on each side
     counts = np.bincount(level)
     below = np.cumsum(counts)

@@ -350,7 +350,7 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
-    from .costs import estimated_seconds
+    from .costs import estimate
     from .ndfw import dissection_for
     from .planner import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
@@ -360,7 +360,7 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
             explicit=backend == "gpu")[0]:
         return False
-    if backend == "auto" and estimated_seconds(g, "nd-fw", "gpu") > estimated_seconds(g, "dijkstra", "cpu"):
+    if backend == "auto" and estimate(g, "nd-fw", "gpu", result=False) > estimate(g, "dijkstra", "cpu", result=False):
         return False
     # the device's share of the in-core plan: the reductions copy no matrix to the host
     nd, tile = dissection_for(g, SolveOptions(dtype=dt), "gpu")

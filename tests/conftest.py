@@ -13,6 +13,9 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+# the automatic choice prices methods at the shipped rates, whatever this machine's cached
+# calibration or load (apsp.costs.rates_for)
+os.environ.setdefault("APSP_RATES", "shipped")
 HAS_CUDA = _cuda_available()
 if not HAS_CUDA:
     # must be set before triton.jit decorates any kernel (i.e. before apsp.gpu is imported)

@@ -23,6 +23,8 @@ EPILOG = """suites:
   ceiling    the GPU's min-plus ceiling (int32, int16, float32)
   startup    the CLI in fresh processes, empty Numba cache then warm: wall and
              stages per run (see 'apsp bench startup --help')
+  calibrate  this machine's rates for the automatic method choice, cached in
+             the user's cache directory (see 'apsp bench calibrate --help')
   report DIR redraw plots and tables from the results files in DIR
 
 backends (--backends): reference fw-cpu fw-gpu bfs-cpu bfs-gpu dijkstra johnson
@@ -46,7 +48,7 @@ Dijkstra (all sources up to --check-all-up-to, a sample of sources above).
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="apsp bench", description="Benchmark and profiling suites.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("suite", choices=SUITES + ("startup", "report"), help="what to measure (or 'report')")
+    p.add_argument("suite", choices=SUITES + ("startup", "calibrate", "report"), help="what to measure (or 'report')")
     p.add_argument("directory", nargs="?", help="report: the results directory to redraw")
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (minutes on a laptop)")
     p.add_argument("--out", type=Path, default=None,
@@ -89,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         from .startup import main as startup_main
 
         return startup_main(argv[1:])
+    if argv[:1] == ["calibrate"]:  # rates for the automatic choice, its own options
+        from .calibrate import main as calibrate_main
+
+        return calibrate_main(argv[1:])
     args = build_parser().parse_args(argv)
     args.argv = ["apsp", "bench"] + argv
     from ..errors import require

@@ -1,0 +1,162 @@
+"""The cost model: estimates from the graph's facts, nd-fw's ordering built only where it may win,
+the rates' cache."""
+import json
+
+import numpy as np
+import pytest
+
+from apsp import costs, generate
+from apsp.bench.calibrate import _grid
+from apsp.graph import Graph
+
+
+def _random(n, m, seed=0, unit=False):
+    return Graph.from_edges(generate.random_graph(n, m / (n * (n - 1.0)), None if unit else (1, 100), seed=seed))
+
+
+@pytest.fixture
+def no_dissection(monkeypatch):
+    """Building a dissection fails the test."""
+    import apsp.ndfw
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a dissection was built")
+
+    monkeypatch.setattr(apsp.ndfw, "dissect", refuse)
+
+
+def test_random_graph_is_priced_without_a_dissection(no_dissection):
+    """nd-fw on a random graph (middle BFS level: a large share of the vertices) is priced from
+    the separator proxy alone, and the pick is Dijkstra, whatever the density rule said."""
+    g = _random(10000, 50000)
+    rates = costs.SHIPPED["cpu"]
+    pick, seconds, table = costs.fastest(g, "cpu", rates=rates)
+    assert pick == ("dijkstra", "cpu")
+    assert seconds == min(table.values())
+    assert table[("nd-fw", "cpu")] > table[("dijkstra", "cpu")]
+    s, c = costs.separator_proxy(g)
+    assert c > 0.95 * g.n and s > 0.2 * c  # no small separator
+    assert costs.estimated_seconds(g, "nd-fw", "cpu") > 0  # the public estimate does not order either
+    # on a GPU too: dense FW, and no dissection built to price nd-fw there
+    pick, _, _ = costs.fastest(g, "gpu", [("fw", "gpu"), ("nd-fw", "gpu")], rates=costs.SHIPPED["H100"])
+    assert pick == ("fw", "gpu")
+    assert "_dissections" not in g.__dict__
+
+
+def test_grid_is_dissected_and_counted():
+    """Where nd-fw may win (a grid: separators about sqrt(n)) the ordering is built once, its
+    counted work replaces the proxy, and the solver's default plan reuses it."""
+    from apsp.ndfw import default_plan
+
+    g = _grid(50)
+    s, c = costs.separator_proxy(g)
+    assert c == g.n and s <= 2 * 50
+    rates = costs.SHIPPED["cpu"]
+    table = costs.estimates(g, [("fw", "cpu"), ("nd-fw", "cpu")], rates=rates)
+    nd = costs.cached_ordering(g, "cpu")
+    assert nd is not None and default_plan(g, "cpu") is nd
+    assert table[("nd-fw", "cpu")] == costs.estimate(g, "nd-fw", "cpu", rates=rates, ordering=nd)
+    assert table[("nd-fw", "cpu")] < table[("fw", "cpu")]
+    # the proxy brackets the counted work within its documented spread
+    proxy = costs.nd_proxy_work(g, "cpu")[0]
+    assert proxy / costs.ND_PROXY_SPREAD <= nd.updates() <= proxy * costs.ND_PROXY_SPREAD
+
+
+def test_estimates_follow_the_facts():
+    rates = costs.SHIPPED["H100"]
+    g = _random(3000, 3000 * 40)  # 40 edges per vertex: Dijkstra is still priced, dense FW wins
+    cpu = costs.estimates(g, costs.applicable(g, "cpu"), rates=costs.SHIPPED["cpu"])
+    assert ("dijkstra", "cpu") in cpu and cpu[("fw", "cpu")] < cpu[("dijkstra", "cpu")]
+    assert cpu[("nd-fw", "cpu")] >= cpu[("fw", "cpu")] * 0.5  # too dense to order: n^3 work
+    # GPU: int16 products run about twice int32's; the result's copy grows with the itemsize
+    i16 = costs.estimate(g, "fw", "gpu", dtype="int16", rates=rates)
+    i32 = costs.estimate(g, "fw", "gpu", dtype="int32", rates=rates)
+    i64 = costs.estimate(g, "fw", "gpu", dtype="int64", rates=rates)
+    assert i16 < i32 < i64
+    fixed = rates.gpu_fw_call_seconds + 12.0 * g.nnz / rates.h2d + np.ceil(g.n / 128) * rates.fw_round_gpu_seconds
+    assert (i32 - fixed - g.n ** 2 * 4 / rates.d2h) / (i16 - fixed - g.n ** 2 * 2 / rates.d2h) == pytest.approx(
+        dict(rates.fw_gpu_dtype_speedup)[2], rel=0.05)
+    # a small unit-weight graph: the GPU's fixed cost outweighs its speed
+    small = _random(1000, 5000, unit=True)
+    both = [("bfs", "cpu"), ("bfs", "gpu")]
+    pick, _, _ = costs.fastest(small, "cpu", both, rates=rates)
+    assert pick == ("bfs", "cpu")
+    with pytest.raises(ValueError, match="CPU only"):
+        costs.estimate(g, "dijkstra", "gpu", rates=rates)
+    with pytest.raises(ValueError, match="no estimate"):
+        costs.estimate(g, "bogus", "cpu", rates=rates)
+
+
+def test_applicable_methods():
+    assert costs.applicable(_random(300, 900, unit=True), "cpu") == [
+        ("bfs", "cpu"), ("fw", "cpu"), ("nd-fw", "cpu"), ("dijkstra", "cpu")]
+    neg = Graph.from_dense(np.array([[0, -1], [3, 0]]))
+    assert ("johnson", "cpu") in costs.applicable(neg, "cpu")
+    assert all(b == "gpu" and m != "dijkstra" for m, b in costs.applicable(neg, "gpu"))
+
+
+def test_calibration_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.delenv("APSP_RATES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: False)
+    assert costs.cache_path() == tmp_path / "apsp" / "rates.json"
+    assert costs.rates_for(None) == costs.SHIPPED["cpu"]
+    assert costs.rates_for("NVIDIA H200") is costs.SHIPPED["H200"]
+    assert costs.rates_for("NVIDIA H100 80GB HBM3") is costs.SHIPPED["H100"]
+    mine = costs.Rates(name="here", fw_cpu=1.234e9, source="test")
+    other = costs.Rates(name="elsewhere", fw_cpu=9e9)
+    costs.save_calibration(other, "another machine")
+    costs.save_calibration(mine, costs.machine_key(None))
+    assert costs.rates_for(None) == mine  # this machine's calibration first
+    assert costs.load_calibrations()["another machine"] == other  # the others kept
+    assert costs.rates_for("NVIDIA H200") is costs.SHIPPED["H200"]  # another key: the shipped table
+    data = json.loads(costs.cache_path().read_text())
+    data[costs.machine_key(None)]["bogus"] = 1
+    costs.cache_path().write_text(json.dumps(data))
+    assert costs.rates_for(None) == costs.SHIPPED["cpu"]  # an unreadable cache is ignored
+
+
+def test_bench_calibrate_caches_this_machine(tmp_path, monkeypatch, capsys):
+    """``apsp bench calibrate`` measures, prints and caches a table `rates_for` then returns."""
+    from apsp.bench import calibrate
+    from apsp.bench.cli import main
+
+    monkeypatch.delenv("APSP_RATES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: False)
+    monkeypatch.setattr(calibrate, "_median_seconds", lambda call, repeat: 0.01)  # no timing here
+    assert main(["calibrate", "--no-gpu", "-q"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    rates = costs.rates_for(None)
+    assert rates == costs.Rates.from_json(printed) and rates.source.startswith("apsp bench calibrate")
+    assert rates.fw_cpu == pytest.approx(2000 ** 3 / (0.01 - 2000 ** 2 * 4 / rates.result_fill))
+
+
+def test_oversubscribed_cores_make_small_rounds_dear(tmp_path, monkeypatch):
+    monkeypatch.delenv("APSP_RATES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: True)
+    busy = costs.rates_for(None)
+    assert busy.nd_round_cpu_seconds == costs.SHIPPED["cpu"].nd_round_cpu_busy_seconds
+    monkeypatch.setenv("APSP_RATES", "shipped")  # reproducible: the shipped table whatever the load
+    assert costs.rates_for(None) is costs.SHIPPED["cpu"]
+
+
+def test_calibrate_gpu_arithmetic(monkeypatch):
+    """The GPU stage turns its timings into rates (timings stubbed in call order: no GPU here)."""
+    from apsp.bench import calibrate
+
+    times = iter([0.010, 0.003, 0.200, 0.120, 0.050, 0.030, 0.300])
+    monkeypatch.setattr(calibrate, "_median_seconds", lambda call, repeat: next(times))
+    base = costs.SHIPPED["H100"]
+    rates = calibrate.calibrate_gpu(base, log=lambda text: None)
+    assert (rates.gpu_fw_call_seconds, rates.gpu_call_seconds) == (0.010, 0.003)
+    n = 8192
+
+    def full_rate(t, itemsize):
+        return n ** 3 / (t - 0.010 - n * n * itemsize / base.d2h - 64 * base.fw_round_gpu_seconds) \
+            * (n + base.fw_gpu_half_n) / n
+
+    assert rates.fw_gpu == pytest.approx(full_rate(0.200, 4))
+    assert dict(rates.fw_gpu_dtype_speedup)[2] == pytest.approx(full_rate(0.120, 2) / full_rate(0.200, 4))
+    assert rates.bfs_gpu > 0 and 0 < rates.ndfw_gpu <= rates.fw_gpu and rates.nd_round_gpu_seconds >= 0

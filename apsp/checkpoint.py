@@ -49,7 +49,7 @@ import numpy as np
 
 from .errors import APSPError
 
-__all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header", "open_session",
+__all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header",
            "CheckpointSession", "DEFAULT_EVERY"]
 
 MAGIC = b"APSPCKPT"
@@ -349,11 +349,3 @@ def _remove_stale_temporaries(path: Path) -> None:
     from .io.atomic import remove_stale_temporaries
 
     remove_stale_temporaries(path)
-
-
-def open_session(graph, opts, solver: str, block: int) -> CheckpointSession | None:
-    """The checkpoint session the options ask for (``checkpoint=``, ``resume=``, ``checkpoint_every=``), or None."""
-    if not opts.checkpoint:
-        return None
-    return CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
-                             opts.resume)

@@ -85,12 +85,15 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
     saved one when that is what divides the resume point. ``solver`` names
     the schedule in checkpoints.
     """
-    from .checkpoint import open_session
-
     t0 = time.perf_counter()
     requested = block or opts.block_size
     block = requested or default_block
-    session = open_session(graph, opts, solver=solver, block=block)
+    session = None
+    if opts.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
+        from .checkpoint import CheckpointSession
+
+        session = CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
+                                    opts.resume)
     if session is not None and not engine.resumes_anywhere:
         block = session.block_for(requested, default_block)
     start = 0

@@ -38,12 +38,14 @@ import contextlib
 import mmap
 import os
 import tempfile
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import dtypes
+from .errors import MemoryPlanError
 from .fwsolve import Finalized, run
-from .planner import StreamPlan
+from .sizes import format_size
 
 __all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve"]
 
@@ -142,6 +144,129 @@ class HostMatrix:
             self._fd = None
 
 
+# ----------------------------------------------------------------------------- the stream's tiles
+#: widest pivot panel the planner picks: phase 1 closes a B x B block per round
+MAX_BLOCK = 8192
+#: shortest stripe worth streaming on a GPU (kernel grid, per-copy overhead)
+MIN_GPU_ROWS = 256
+#: kernels index a buffer with 32-bit offsets
+MAX_BUFFER_ELEMENTS = 2 ** 31 - 1
+
+
+@dataclass
+class StreamPlan:
+    """Tile sizes of an out-of-core solve.
+
+    ``n`` is the host matrix's side (padded on a GPU), ``n_pivots`` the real
+    vertices, ``block`` the pivot panel width B, ``rows`` the stripe height,
+    ``buffers`` the number of stripe buffers.
+    """
+
+    n: int
+    n_pivots: int
+    itemsize: int
+    block: int
+    rows: int
+    buffers: int
+    budget: int
+    where: str = "GPU"
+
+    @property
+    def panel_bytes(self) -> int:
+        # current and next round's row and column panels, the pivot block and (on a GPU) its
+        # transpose; in RAM also phase 2's copy of the panel it updates (the old values it reads)
+        in_ram = self.where == "RAM"
+        return ((4 + in_ram) * self.block * self.n + (2 - in_ram) * self.block * self.block) * self.itemsize
+
+    @property
+    def device_bytes(self) -> int:
+        return self.panel_bytes + self.buffers * self.rows * self.n * self.itemsize
+
+    @property
+    def staging_bytes(self) -> int:
+        """Pinned bounce buffers when the host matrix is not pinned (two in, two out)."""
+        return 4 * self.rows * self.n * self.itemsize if self.where == "GPU" else 0
+
+    @property
+    def rounds(self) -> int:
+        return -(-self.n_pivots // self.block) if self.n_pivots else 0
+
+    @property
+    def stripes(self) -> int:
+        return -(-self.n // self.rows)
+
+    def describe(self) -> str:
+        return (f"{self.rounds} rounds of pivot width {self.block}, {self.stripes} stripes of "
+                f"{self.rows} rows, {self.buffers} buffer{'s' if self.buffers > 1 else ''}, "
+                f"{format_size(self.device_bytes)} of {format_size(self.budget)} {self.where} budget")
+
+    def summary(self) -> dict:
+        return {"ooc_block": self.block, "ooc_rows": self.rows, "ooc_buffers": self.buffers,
+                "ooc_rounds": self.rounds, "ooc_stripes": self.stripes, "ooc_device_bytes": self.device_bytes}
+
+
+def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 3, align: int = 1,
+                block: int | None = None, rows: int | None = None, where: str = "GPU") -> StreamPlan:
+    """The widest pivot panel, then the tallest stripes, that fit ``budget`` bytes.
+
+    Phase 3 does ``block`` min-plus updates per element moved, so the planner
+    maximises ``block`` (a multiple of ``align``, at most `MAX_BLOCK`) while
+    ``depth`` stripe buffers of at least a minimum height still fit; fewer
+    buffers are accepted before a narrower panel. ``block`` and ``rows`` may
+    be fixed by the caller.
+
+    Examples
+    --------
+    >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
+    >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
+    (4096, 4480, 3, True)
+    >>> plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM").describe()
+    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.09 KiB of 5.86 KiB RAM budget'
+    """
+    if n < 1 or n_pivots < 0 or n_pivots > n:
+        raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
+    for name, value in (("block_size", block), ("ooc_rows", rows)):
+        if value is not None and (int(value) != value or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    top = max(1, min(MAX_BLOCK, n_pivots or 1))
+    if block is not None:
+        blocks = [min(int(block), max(1, n_pivots))]
+    else:  # align * 2**k, widest first, down to min(align, top)
+        widths, b = {min(align, top)}, align
+        while b <= top:
+            widths.add(b)
+            b *= 2
+        blocks = sorted(widths, reverse=True)
+    gpu = where == "GPU" and align > 1
+    # first pass: stripes tall enough to keep a GPU busy; second: any that fit
+    for strict in (True, False):
+        for b in blocks:
+            panels = StreamPlan(n, n_pivots, itemsize, b, 1, 0, budget, where).panel_bytes
+            if b * n > MAX_BUFFER_ELEMENTS or panels >= budget:
+                continue
+            for buffers in range(max(1, depth), 0, -1):
+                if rows is not None:
+                    h = min(int(rows), n)
+                else:
+                    h = (budget - panels) // (buffers * n * itemsize)
+                    h = min(h, n, MAX_BUFFER_ELEMENTS // n)
+                    if h >= align:
+                        h -= h % align
+                    wanted = min(n, max(MIN_GPU_ROWS, b // 2)) if (gpu and strict) else 1
+                    if h < wanted:
+                        continue
+                plan = StreamPlan(n, n_pivots, itemsize, b, h, buffers, budget, where)
+                if plan.device_bytes <= budget and h * n <= MAX_BUFFER_ELEMENTS:
+                    return plan
+    smallest = StreamPlan(n, n_pivots, itemsize, blocks[-1], min(n, rows or 1), 1, budget, where)
+    raise MemoryPlanError(
+        f"a {where} budget of {format_size(budget)} cannot stream an {n} x {n} matrix: even pivot "
+        f"panels of width {smallest.block} and one stripe of {smallest.rows} rows need "
+        f"{format_size(smallest.device_bytes)}; allow more memory (gpu_memory= / host_memory=)")
+
+
+
+
 def _allocate(fd: int, nbytes: int, path: str) -> None:
     """Reserve every block of the scratch file, or raise MemoryPlanError saying what is missing."""
     from .errors import MemoryPlanError
@@ -225,7 +350,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
     --------
     >>> h = HostMatrix(3, np.int32, on_disk=True)
     >>> h.write(0, np.array([[0, 3, 50], [50, 0, 4], [1, 50, 0]], dtype=np.int32))
-    >>> from apsp.planner import plan_stream
+    >>> from apsp.outofcore import plan_stream
     >>> eng = cpu_stream_engine(np.int32, negative=False, host=h, threads=1)
     >>> list(stream_fw(eng, plan_stream(3, 3, 4, 10**6, depth=1, block=2, rows=2)))
     [2, 3]
@@ -434,7 +559,7 @@ class StreamSolve:
 
 
 def solve(graph, opts):
-    """Out-of-core Floyd-Warshall solver (when `apsp.planner.plan_memory` says so): the skeleton
+    """Out-of-core Floyd-Warshall solver (when `apsp.plan.plan_memory` says so): the skeleton
     (`apsp.fwsolve`) over `StreamSolve`.
 
     Follows the memory plan ``opts.memory``: the host matrix in RAM or in a scratch file,

@@ -6,11 +6,20 @@ route: in core, streamed, or the refusal to raise when it is reached), the block
 engines receive a step's `SolveOptions` and never probe devices or consult the planner;
 `apsp.api.run_plan` executes the steps. ``-v`` prints `Plan.why`, ``--json`` carries
 `Plan.summary`.
+
+Memory is planned before anything proportional to the input is allocated: `plan_memory`
+estimates the solver's largest allocations from ``n``, the dtype and the options, compares them
+with what is available (or with the budget the user allows: ``gpu_memory=``, ``host_memory=``,
+`apsp.sizes.parse_size` strings or bytes), and either returns a `MemoryPlan` saying where the
+matrix lives (in core, or streamed through the GPU or RAM from a host matrix in pinned RAM or in a
+scratch file: ``out_of_core``), or raises `apsp.errors.MemoryPlanError` naming what does not fit,
+how much it needs, and what would fit instead (a smaller dtype, streaming, the distributed solver).
 """
 from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +29,9 @@ import numpy as np
 from . import dtypes
 from .costs import estimated_seconds, worth_searching
 from .errors import BackendUnavailableError, MemoryPlanError
+from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
+from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
 
 #: decisions are logged here at INFO level
@@ -44,7 +55,7 @@ GPU_FIXED_COST = 1e8
 class Step:
     """One dtype attempt: the registered solver to run and the options it runs with.
 
-    ``memory`` is the attempt's memory plan (`apsp.planner.MemoryPlan`), or ``refusal`` the
+    ``memory`` is the attempt's memory plan (`MemoryPlan`), or ``refusal`` the
     `MemoryPlanError` raised when the attempt is reached (a narrower attempt may still fit).
     """
 
@@ -331,8 +342,6 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     >>> p.method, p.backend, p.block, [(s.dtype.name, s.checked, s.solver) for s in p.steps]
     ('fw', 'cpu', 256, [('int16', True, 'fw'), ('int32', False, 'fw')])
     """
-    from .planner import plan_memory
-
     estimates: dict = {}
     chosen = choose_method(g, method, backend, rows=sources is not None, estimates=estimates)
     if sources is not None:
@@ -404,3 +413,335 @@ def _replace(opts: SolveOptions, **changes) -> SolveOptions:
     import dataclasses
 
     return dataclasses.replace(opts, **changes)
+
+
+# ----------------------------------------------------------------------------- memory
+
+#: headroom kept free on the GPU when the budget is "what is free now" (Triton, cuBLAS workspaces)
+GPU_HEADROOM = 256 << 20
+
+
+@dataclass
+class MemoryPlan:
+    """Where a solve keeps its data and what it needs (bytes)."""
+
+    method: str
+    backend: str
+    n: int
+    dtype: np.dtype
+    host_bytes: int
+    gpu_bytes: int = 0
+    host_limit: int = 0
+    gpu_limit: int = 0
+    #: the matrix is streamed through the GPU (or RAM) in stripes
+    out_of_core: bool = False
+    #: the streamed matrix lives in a scratch file (else in RAM)
+    matrix_on_disk: bool = False
+    scratch_dir: str | None = None
+    #: `StreamPlan` when out_of_core
+    stream: object = None
+
+    def summary(self) -> dict:
+        out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
+        if self.out_of_core:
+            out["matrix_on_disk"] = self.matrix_on_disk
+            if self.stream is not None:  # nd-fw streams node by node, without a stripe plan
+                out.update(self.stream.summary())
+        return out
+
+
+def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
+                 dense_input: bool = False, block: int = 128, interpreted: bool = False,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """(host bytes, GPU bytes) of the in-core solver's large allocations.
+
+    ``paths`` is how many of successors/predecessors were asked for (int32
+    n x n each). Small allocations (the graph's CSR, tiles) are not counted.
+    ``layout``: nd-fw's layout size (vertices and the tree nodes' padding);
+    ``checked``: the result is checked for cut-off distances.
+    """
+    dt = np.dtype(dtype)
+    m = matrix_bytes(n, dt)
+    m32 = matrix_bytes(n, np.int32)
+    host = m + paths * m32
+    gpu = 0
+    if method == "reference":
+        # the oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask;
+        # with paths both pointer matrices and their per-step replacements
+        host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
+        if paths:
+            host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
+    elif method in ("fw", "nd-fw") and backend == "cpu":
+        host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
+        host += dtypes.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
+    if backend == "gpu" and method == "nd-fw":
+        gpu = nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
+    elif backend == "gpu":
+        gpu = fw_needs(n, dt, paths, block, interpreted)
+    if backend == "gpu" and dense_input:
+        host += m  # the start matrix is built on the host first
+    return host, gpu
+
+
+def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
+    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
+    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
+    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
+    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
+    counted.
+
+    Examples
+    --------
+    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
+    True
+    """
+    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
+    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
+    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
+    need = edges + workers * one
+    if method in ("bidirectional-dijkstra", "bellman-ford"):
+        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
+    if method in ("bellman-ford", "johnson"):
+        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
+    return need
+
+
+def _interpreted(backend: str) -> bool:
+    if backend != "gpu":
+        return False
+    from .gpu import interpreting
+
+    if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
+        return False
+    try:
+        import torch
+
+        return interpreting() and not torch.cuda.is_available()
+    except ImportError:  # pragma: no cover - the GPU backend needs torch anyway
+        return False
+
+
+def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0, block: int = 256) -> int:
+    """Host bytes a CPU solve's ``threads`` workers hold beyond the result.
+
+    Blocked FW in core: each worker of phase 2 copies its panel piece, and a column piece once
+    more transposed (`apsp.cpu.blocked._panel_piece`: two ``block x PANEL_BYTES`` arrays, 1 MiB at
+    the default block). Bit-parallel BFS: each worker's work arrays (`apsp.cpu.bfs._bfs_batches`:
+    three uint64 n-long bit arrays, the n x 64 levels found in the distance dtype, with paths the
+    parents and hops, and two int64 frontier lists, of which at most n entries are ever written
+    between them: the levels they hold in turn are disjoint).
+    """
+    if method == "fw" and n > 0:
+        from .cpu.blocked import PANEL_BYTES, SMALL_N
+
+        if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
+            return 0
+        cols = max(PANEL_BYTES // itemsize, 1)
+        workers = min(threads, 2 * -(-n // cols))
+        return workers * 2 * min(block, n) * min(cols, n) * itemsize
+    if method == "bfs":
+        return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+    return 0
+
+
+def _search_threads() -> int:
+    from .cpu.threads import thread_count
+
+    return thread_count()
+
+
+def _smaller_dtypes(graph, dt: np.dtype) -> list:
+    """dtypes narrower than ``dt`` that still hold every distance of ``graph``."""
+    out = []
+    for cand in (np.int16, np.int32, np.float32):
+        c = np.dtype(cand)
+        if c.itemsize >= dt.itemsize or (c.kind in "iu" and not graph.integral):
+            continue
+        if dtypes.dtype_fits(c, graph.distance_bound(), graph.has_negative_weights, graph.integral):
+            out.append(c)
+    return out
+
+
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryPlan:
+    """Check that the solve fits, decide in-core or out-of-core, or refuse.
+
+    Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
+    ``gpu_memory`` (GPU budget; default the card's free memory),
+    ``host_memory`` (RAM budget; default what the OS reports available),
+    ``out_of_core`` (None = stream through the GPU only when the matrix does
+    not fit its budget; True = always stream; False = never), ``scratch_dir``
+    (where a host matrix too big for RAM is kept; default the system
+    temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
+    ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
+    whose copy is held beside it.
+
+    Returns
+    -------
+    MemoryPlan
+        The caller passes it to the out-of-core solver when ``out_of_core``.
+
+    Raises
+    ------
+    MemoryPlanError
+        The solve cannot fit; the message says what it needs and suggests
+        what would fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from apsp.graph import Graph
+    >>> from apsp.solvers import SolveOptions
+    >>> g = Graph.from_dense(np.ones((1000, 1000)))
+    >>> opts = SolveOptions(dtype=np.dtype(np.int32), host_memory="1MB")
+    >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    apsp.errors.MemoryPlanError: the fw solver on the cpu needs ... MiB of RAM for n=1000 with int32 distances, but 977 KiB are allowed (host_memory). Ways out: dtype int16 needs ... MiB; out_of_core=True (--out-of-core) streams ...
+    """
+    n = graph.n
+    dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
+    paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
+    interpreted = _interpreted(backend)
+    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
+    gpu_limit = 0
+    if backend == "gpu":
+        if opts.gpu_memory is not None:
+            gpu_limit = parse_size(opts.gpu_memory)
+        elif interpreted:
+            gpu_limit = host_limit
+        else:
+            from .gpu import device_memory
+
+            free, _ = device_memory(opts.device)
+            gpu_limit = max(0, free - GPU_HEADROOM)
+    scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
+    force = opts.out_of_core
+    block = opts.block_size or DEFAULT_BLOCK["gpu"]
+    layout, nd = 0, None
+    if method == "nd-fw" and backend == "gpu":
+        from .ndfw import dissection_for
+
+        nd, block = dissection_for(graph, opts, backend)  # the solver reuses it
+        layout = nd.size
+    host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted,
+                             layout, opts.cutoff_band is not None)
+    if getattr(opts, "sources", None) is not None:  # searches write k rows only
+        k = len(opts.sources)
+        host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
+            n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
+    if backend == "cpu" and n > 0 and not force:  # out of core the stream's own buffers count
+        host += thread_bytes(method, n, _search_threads(), dt.itemsize, paths,
+                             opts.block_size or DEFAULT_BLOCK["cpu"])
+    if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
+        rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
+        host += rows * n * np.dtype(cast_to).itemsize
+    plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
+                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
+    if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
+        _plan_nd_stream(plan, nd, interpreted)
+        return plan
+    streamable = method == "fw" and backend in ("cpu", "gpu")
+    if force and not streamable:
+        raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
+                         f"(distances only), not {method!r} on the {backend}")
+    if force and paths:
+        raise ValueError("out-of-core solving computes distances only; drop return_predecessors/"
+                         "return_successors (or solve in core)")
+    wants_stream = n > 0 and (bool(force) or (
+        force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
+    if wants_stream:
+        _plan_stream(plan, graph, opts, bool(force), interpreted)
+    else:
+        _check_incore(plan, graph, streamable and not paths, force, interpreted)
+    return plan
+
+
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+    """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
+    RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
+    and the panels of the widest separator, the rest for node buffers and stripes."""
+    dt = plan.dtype
+    size = nd_aligned(nd.size, interpreted)
+    widest = int((nd.end - nd.own_start).max(initial=1))
+    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
+    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
+    plan.out_of_core = True
+    where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
+    if plan.host_bytes > plan.host_limit:
+        raise MemoryPlanError(
+            f"{where} keeps its matrix and the result in RAM: {format_size(plan.host_bytes)}, but "
+            f"{format_size(plan.host_limit)} are allowed (host_memory). Ways out: method='fw' streams "
+            f"from a scratch file (out_of_core=True); the distributed solver splits the matrix")
+    if plan.gpu_bytes > plan.gpu_limit:
+        raise MemoryPlanError(
+            f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
+            f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
+
+
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
+    n, dt = plan.n, plan.dtype
+    gpu = plan.backend == "gpu"
+    align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
+    n_host = gpu_padded(n, interpreted) if gpu else n
+    m = matrix_bytes(n_host, dt)
+    # the host matrix: RAM when it fits (pinned for fast copies), else a scratch file
+    on_disk = (not gpu) or m + (m if graph.dense is not None else 0) > plan.host_limit
+    if on_disk and gpu and not forced:
+        raise MemoryPlanError(
+            f"n={n} {dt.name} distances ({format_size(m)}) fit neither the GPU budget "
+            f"({format_size(plan.gpu_limit)}) nor the RAM allowed ({format_size(plan.host_limit)}). "
+            f"Ways out: {_ways_out(plan, graph)}")
+    budget = plan.gpu_limit if gpu else plan.host_limit
+    depth = 3 if (gpu and not interpreted) else 1
+    from .outofcore import plan_stream
+
+    stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
+                         block=opts.block_size, rows=opts.ooc_rows,
+                         where="GPU" if gpu else "RAM")
+    plan.out_of_core = True
+    plan.matrix_on_disk = on_disk
+    plan.stream = stream
+    plan.gpu_bytes = stream.device_bytes if gpu else 0
+    plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
+    if on_disk:
+        free = disk_available(plan.scratch_dir)
+        if m > free:
+            raise MemoryPlanError(
+                f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
+                f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
+                f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+
+
+def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:
+    where = f"the {plan.method} solver on the {plan.backend}"
+    if plan.host_bytes > plan.host_limit:
+        raise MemoryPlanError(
+            f"{where} needs {format_size(plan.host_bytes)} of RAM for n={plan.n} with {plan.dtype.name} "
+            f"distances, but {format_size(plan.host_limit)} are allowed (host_memory). "
+            f"Ways out: {_ways_out(plan, graph, streamable=streamable)}")
+    if plan.backend == "gpu" and plan.gpu_bytes > plan.gpu_limit:
+        because = "" if force is not False else " (out_of_core=False)"
+        raise MemoryPlanError(
+            f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for n={plan.n} with "
+            f"{plan.dtype.name} distances, but {format_size(plan.gpu_limit)} are allowed{because}. "
+            f"Ways out: {_ways_out(plan, graph, streamable=streamable, gpu=True)}")
+
+
+def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = False) -> str:
+    ways = []
+    for cand in _smaller_dtypes(graph, plan.dtype):
+        need = (plan.gpu_bytes * cand.itemsize / plan.dtype.itemsize if gpu else  # the matrices scale
+                plan.host_bytes - matrix_bytes(plan.n, plan.dtype) + matrix_bytes(plan.n, cand))
+        ways.append(f"dtype {cand.name} needs {format_size(need)}")
+        break
+    if plan.method != "fw":
+        ways.append("method='fw' streams out of core (out_of_core=True)")
+    elif streamable:
+        m = matrix_bytes(plan.n, plan.dtype)
+        free = disk_available(plan.scratch_dir)
+        ways.append(f"out_of_core=True (--out-of-core) streams the matrix from a file in "
+                    f"{plan.scratch_dir} ({format_size(m)} needed, {format_size(free)} free) through "
+                    f"{'the GPU' if plan.backend == 'gpu' else 'RAM'}")
+    ways.append("the distributed solver (mpiexec -n P apsp ... --distributed) splits the matrix "
+                "across P processes and nodes")
+    return "; ".join(ways) + "."

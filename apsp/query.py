@@ -210,7 +210,7 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     True
     """
     from .api import as_graph
-    from .planner import search_bytes
+    from .plan import search_bytes
     from .sizes import check_memory, memory_limit
 
     t0 = time.perf_counter()

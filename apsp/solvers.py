@@ -80,7 +80,7 @@ class SolveOptions:
     #: the GPU runtime the plan chose for in-core FW: "torch" or "driver" (the CUDA driver, no torch);
     #: None = torch
     runtime: str | None = None
-    #: the plan's `apsp.planner.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
+    #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
     memory: object = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
@@ -93,7 +93,7 @@ class SolveOptions:
     checkpoint_every: float | None = None
     #: called with the number of vertices done after each FW round
     on_round: Callable[[int], None] | None = None
-    # -- memory (`apsp.planner`)
+    # -- memory (`apsp.plan.plan_memory`)
     #: GPU memory budget (bytes or "8GB"); None = the card's free memory
     gpu_memory: int | str | None = None
     #: RAM budget; None = what the OS reports available

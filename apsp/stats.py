@@ -352,7 +352,7 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
     from .ndfw import dissection_for
-    from .planner import GPU_HEADROOM, incore_needs
+    from .plan import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
     from .plan import gpu_available
     from .solvers import SolveOptions

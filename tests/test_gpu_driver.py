@@ -219,7 +219,7 @@ def test_the_torch_free_path_is_taken_only_where_it_can_serve(monkeypatch):
 
 def test_the_engine_and_the_plan_import_no_torch():
     """The one in-core engine serves the torch-free runtime, and the plan reads the GPU footprint."""
-    code = "import sys, apsp.planner, apsp.gpu.fw; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, apsp.plan, apsp.gpu.fw; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
 

@@ -132,7 +132,7 @@ import os, resource, sys
 import numpy as np
 import apsp
 from apsp.graph import EdgeList, Graph
-from apsp.planner import plan_memory
+from apsp.plan import plan_memory
 from apsp.solvers import SolveOptions
 
 n, method, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"

@@ -1,5 +1,5 @@
 """The memory plan bounds the measured peak: each solver's rise of VmHWM stays within 5% of
-`apsp.planner.plan_memory`'s host bytes, in core and out of core, at n >= 6000.
+`apsp.plan.plan_memory`'s host bytes, in core and out of core, at n >= 6000.
 
 Each case runs in a fresh process: a small solve of the same kind first (so that loading the
 compiled kernels is not counted), then the peak is reset (``/proc/self/clear_refs``) and the
@@ -26,7 +26,7 @@ import json, sys
 import numpy as np
 import apsp
 from apsp.graph import EdgeList, Graph
-from apsp.planner import plan_memory
+from apsp.plan import plan_memory
 from apsp.solvers import SolveOptions
 
 
@@ -110,7 +110,7 @@ def test_measured_peak_matches_the_plan(kind, options):
                          ids=["fw", "dijkstra", "dijkstra-rows", "bfs"])
 def test_a_budget_below_the_plan_is_refused(options):
     from apsp.graph import Graph
-    from apsp.planner import plan_memory
+    from apsp.plan import plan_memory
     from apsp.solvers import SolveOptions
 
     n = 700

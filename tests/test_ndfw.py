@@ -300,7 +300,7 @@ def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
 
 
 def test_gpu_plan_counts_the_layout_matrix_not_the_gathered_buffers():
-    from apsp.planner import incore_needs
+    from apsp.plan import incore_needs
 
     # a 350 x 350 grid's layout (130,944 with METIS) in int32 on an 80 GB card: the matrix, rounded
     # up to 131,072, its column panel and the result's row bands; the node buffers take what is left
@@ -314,7 +314,7 @@ def test_gpu_plan_counts_the_layout_matrix_not_the_gathered_buffers():
 
 
 def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
-    import apsp.planner as planner
+    import apsp.plan as planner
     from apsp.errors import MemoryPlanError
 
     real = planner.plan_memory

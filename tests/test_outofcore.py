@@ -23,7 +23,7 @@ from apsp.errors import MemoryPlanError, NegativeCycleError
 from apsp.graph import EdgeList, Graph
 from apsp.sizes import format_size, matrix_bytes, parse_size
 from apsp.outofcore import HostMatrix
-from apsp.planner import plan_stream
+from apsp.outofcore import plan_stream
 
 HAS_CPU_KERNELS = importlib.util.find_spec("apsp.cpu.blocked") is not None
 needs_cpu_kernels = pytest.mark.skipif(not HAS_CPU_KERNELS, reason="apsp.cpu.blocked not available")
@@ -241,9 +241,9 @@ def test_refuses_a_budget_too_small_to_stream():
 
 
 def test_refuses_a_scratch_directory_without_room(monkeypatch, tmp_path):
-    import apsp.planner
+    import apsp.plan
 
-    monkeypatch.setattr(apsp.planner, "disk_available", lambda directory: 1000)
+    monkeypatch.setattr(apsp.plan, "disk_available", lambda directory: 1000)
     g = _weights_graph(100)
     with pytest.raises(MemoryPlanError, match="matrix file .* needs 39.06 KiB in"):
         shortest_paths(g, method="fw", backend="cpu", dtype="int32", out_of_core=True,

@@ -61,7 +61,7 @@ class GPUStreamEngine(GPUEngine):
         The graph has negative weights (kernels clamp at -INF).
     host : (n, n) ndarray
         The host matrix (anonymous memory or a memory-mapped file).
-    plan : apsp.planner.StreamPlan
+    plan : apsp.outofcore.StreamPlan
     device : torch device, optional
     pin_host : bool
         Page-lock the host matrix (default). False, or a matrix in a file,

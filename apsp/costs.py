@@ -193,8 +193,8 @@ def shipped_rates(device_name: str | None = None) -> Rates:
 
 
 def gpu_name() -> str | None:
-    """The name of the GPU the automatic choice may use (`apsp.solvers.gpu_available`), else None."""
-    from .solvers import gpu_available
+    """The name of the GPU the automatic choice may use (`apsp.gpu.gpu_available`), else None."""
+    from .gpu import gpu_available
 
     ok, name = gpu_available()
     return name if ok else None
@@ -411,15 +411,10 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
     return float(seconds + out / rates.result_fill)
 
 
-def applicable(g: Graph, backend: str) -> list[tuple[str, str]]:
-    """The ``(method, backend)`` pairs that can solve ``g`` exactly: backend "auto" means both
-    (the GPU only where `apsp.solvers.gpu_available`)."""
-    backends = [backend] if backend != "auto" else ["cpu"]
-    if backend == "auto":
-        from .solvers import gpu_available
-
-        if gpu_available()[0]:
-            backends.append("gpu")
+def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str]]:
+    """The ``(method, backend)`` pairs that can solve ``g`` exactly: backend "auto" means the CPU,
+    and the GPU too where ``gpu`` (the plan's verdict, `apsp.plan.gpu_available`)."""
+    backends = [backend] if backend != "auto" else ["cpu"] + (["gpu"] if gpu else [])
     pairs = []
     for b in backends:
         if g.unit_weights:
@@ -480,11 +475,6 @@ def estimated_seconds(g: Graph, method: str, backend: str) -> float:
     return estimate(g, method, backend)
 
 
-#: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
-#: Floyd-Warshall updates per (edge + vertex) * log2(n)
-SEARCH_COST = 60.0
-#: a GPU solve's fixed cost in CPU update-equivalents (about 50 ms of CPU work: launches, copies)
-GPU_FIXED_COST = 1e8
 
 
 #: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)

@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .costs import estimated_seconds, worth_searching
+from .costs import worth_searching
 from .errors import BackendUnavailableError, MemoryPlanError
+from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
@@ -37,13 +38,8 @@ from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
 
-#: the automatic rule's thresholds (see `choose_method`)
+#: the GPU is considered for "auto" from this many vertices (a smaller solve never repays its start)
 GPU_MIN_VERTICES = 256
-SPARSE_EDGES_PER_VERTEX = 2
-#: nested-dissection FW is considered from this many vertices, up to this many edges per vertex
-#: (denser graphs have separators too large for it to win; the ordering is not even computed)
-ND_MIN_VERTICES = 1000
-ND_MAX_EDGES_PER_VERTEX = 16
 #: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
 #: Floyd-Warshall updates per (edge + vertex) * log2(n)
 SEARCH_COST = 60.0
@@ -143,28 +139,6 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
-def gpu_available(explicit: bool = False) -> tuple[bool, str]:
-    """Whether the GPU backend may run here, and why not: the one rule for "is there a GPU".
-
-    A CUDA device always counts. The Triton interpreter (``TRITON_INTERPRET=1``,
-    kernels on CPU tensors) counts only when the GPU backend was asked for
-    (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
-    automatic method and backend rules are the same under test as for users.
-    """
-    try:
-        from .gpu import device_status
-    except ImportError as exc:  # torch/triton missing
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
-    ok, why = device_status()
-    if ok and not explicit and "interpreter" in why:
-        return False, "only the Triton interpreter is available (no CUDA device)"
-    return ok, why
-
-
-def _nd_usable(g: Graph) -> bool:
-    return ND_MIN_VERTICES <= g.n and g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n
-
-
 def _gpu_chosen(backend: str, n: int) -> bool:
     return backend == "gpu" or (backend == "auto" and n >= GPU_MIN_VERTICES and gpu_available()[0])
 
@@ -184,42 +158,34 @@ def choose_backend(backend: str, method: str, n: int) -> str:
 
 def choose_method(g: Graph, method: str, backend: str = "auto", rows: bool = False,
                   estimates: dict | None = None) -> str:
-    """The documented automatic choice (see README, "Choosing a method").
-
-    * every weight 1: multi-source BFS (bit-parallel), on the CPU or the GPU;
-    * other weights, on the GPU (``backend="gpu"``, or ``"auto"`` with a CUDA
-      GPU and n >= 256): Floyd-Warshall, since Dijkstra/Johnson run on the CPU only;
-    * other weights on the CPU: Dijkstra (Johnson when some weight is negative)
-      when the graph is very sparse, at most 2 edges per vertex on average;
-      otherwise blocked Floyd-Warshall;
-    * then, from 1000 vertices and up to 16 edges per vertex,
-      nested-dissection Floyd-Warshall (``"nd-fw"``) replaces that pick when
-      its estimated time is lower (`apsp.costs.estimated_seconds`: its updates
-      counted from the graph's ordering against n^3 for dense FW and
-      n (m + n) log2 n for Dijkstra); not for ``rows`` (some source rows asked
-      for: `method_for_sources` weighs searches against dense FW, and the
-      ordering, a whole-graph dissection, is never computed for them).
-
-    ``estimates``, when given, receives the estimates compared ("method/backend" -> seconds).
-    "A GPU" follows `gpu_available`: the Triton interpreter never counts for "auto".
-    """
+    """The documented automatic choice (see README, "Choosing a method"): the method of `auto_pick`,
+    or ``method`` itself when one was asked for. ``estimates``, when given, receives the estimates
+    compared ("method/backend" -> seconds)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method != "auto":
         return method
-    if g.unit_weights:
-        return "bfs"
-    where = "gpu" if _gpu_chosen(backend, g.n) else "cpu"
-    pick = "fw"
-    if where == "cpu" and g.nnz <= SPARSE_EDGES_PER_VERTEX * g.n:
-        pick = "johnson" if g.has_negative_weights else "dijkstra"
-    if not rows and _nd_usable(g):
-        seconds = {m: estimated_seconds(g, m, where) for m in ("nd-fw", pick)}
-        if estimates is not None:
-            estimates.update({f"{m}/{where}": s for m, s in seconds.items()})
-        if seconds["nd-fw"] < seconds[pick]:
-            pick = "nd-fw"
+    pick, _ = auto_pick(g, backend, rows, estimates)
     return pick
+
+
+def auto_pick(g: Graph, backend: str = "auto", rows: bool = False, estimates: dict | None = None,
+              methods: tuple[str, ...] | None = None) -> tuple[str, str]:
+    """The ``(method, backend)`` with the smallest estimated time (`apsp.costs.fastest`, at this
+    machine's rates) among those that can solve ``g`` exactly on ``backend`` ("auto": the CPU, and
+    the GPU from `GPU_MIN_VERTICES` vertices where one is usable); ``methods`` limits them (a
+    checkpoint: "fw"). Not nested dissection for ``rows`` (some source rows asked for:
+    `method_for_sources` weighs searches against the full solve, and a whole-graph dissection is
+    never computed for them). nd-fw's ordering is built only where it may win (`apsp.costs.nd_plausible`)."""
+    from . import costs
+
+    gpu = backend == "gpu" or _gpu_chosen(backend, g.n)
+    pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
+             if not (rows and m == "nd-fw") and (methods is None or m in methods)]
+    (method, where), _, table = costs.fastest(g, candidates=pairs)
+    if estimates is not None:
+        estimates.update({f"{m}/{b}": s for (m, b), s in table.items()})
+    return method, where
 
 
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
@@ -246,19 +212,17 @@ def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: i
     return chosen
 
 
-def _method_reason(g: Graph, chosen: str, method: str, src) -> str:
+def _method_reason(chosen: str, where: str, method: str, src, estimates: dict) -> str:
     if method != "auto":
         return "asked for"
-    if g.unit_weights:
-        return "every edge weight is 1"
     if chosen in ("dijkstra", "johnson") and src is not None:
         return f"{len(src)} searches cost less than the full solve"
-    if chosen in ("dijkstra", "johnson"):
-        return (f"sparse: {g.nnz} edges for {g.n} vertices"
-                + ("; negative weights need Johnson" if chosen == "johnson" else ""))
-    if chosen == "nd-fw":
-        return "nested dissection is estimated fastest"
-    return f"{g.nnz} edges for {g.n} vertices: dense enough for Floyd-Warshall"
+    mine = estimates.get(f"{chosen}/{where}")
+    if mine is None:
+        return "the only candidate"
+    others = [(s, k) for k, s in estimates.items() if k != f"{chosen}/{where}"]
+    nearest = f"; next {min(others)[1]} {min(others)[0]:.3g} s" if others else ""
+    return f"the smallest estimated time, {mine:.3g} s{nearest}"
 
 
 def gpu_runtime(opts: SolveOptions) -> str:
@@ -343,14 +307,23 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     ('fw', 'cpu', 256, [('int16', True, 'fw'), ('int32', False, 'fw')])
     """
     estimates: dict = {}
-    chosen = choose_method(g, method, backend, rows=sources is not None, estimates=estimates)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    picked = None
+    if method == "auto":
+        only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
+        picked = auto_pick(g, backend, rows=sources is not None, estimates=estimates, methods=only)
+    chosen = method if picked is None else picked[0]
     if sources is not None:
         chosen = method_for_sources(g, chosen, method, backend, len(sources))
     if chosen == "bfs" and not g.unit_weights:
         raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
     if chosen in ("dijkstra", "johnson") and backend == "gpu":
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
-    where = choose_backend(backend, chosen, g.n)  # GPU: starts CUDA (and imports torch if loaded)
+    if picked is not None and picked[0] == chosen and backend == "auto":
+        where = picked[1]
+    else:
+        where = choose_backend(backend, chosen, g.n)  # GPU: starts CUDA (and imports torch if loaded)
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
     rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
@@ -398,9 +371,10 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                  refusal if memory is None else memory.summary())
     first = steps[0].method
     reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
-               first == "fw" else _method_reason(g, first, method, sources),
+               first == "fw" else _method_reason(first, where, method, sources, estimates),
                "backend": "asked for" if backend != "auto" else (
-                   "the searches run on the CPU" if rows_by_search else f"the usable one for {first}")}
+                   "the searches run on the CPU" if rows_by_search else
+                   "with the method" if picked is not None else f"the usable one for {first}")}
     block = block_size if block_size is not None else (
         DEFAULT_BLOCK[where] if first == "fw" and not (steps[0].memory and steps[0].memory.out_of_core) else None)
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),

@@ -200,7 +200,9 @@ def timed(g, method, backend, repeat):
 def run_graph(name, g, backend, repeat, time_limit):
     """Every applicable (method, backend) on ``backend`` ("auto": both, where a GPU is here), then
     ``method="auto"``; one row of the table."""
-    cands = costs.applicable(g, backend)
+    from apsp.plan import gpu_available
+
+    cands = costs.applicable(g, backend, gpu=gpu_available()[0])
     both = backend == "auto"
     t0 = time.perf_counter()
     pick, _, est = costs.fastest(g, backend, cands)

@@ -105,24 +105,33 @@ def _ring(n, m_per_vertex=1, negative=False, unit=False):
 
 
 def test_auto_rule_is_one_rule_for_method_and_backend(device):
+    from apsp import costs
+
     real = device == "real"
     n = plan.GPU_MIN_VERTICES
-    sparse = _ring(n, plan.SPARSE_EDGES_PER_VERTEX)      # at the sparse threshold
-    dense = _ring(n, plan.SPARSE_EDGES_PER_VERTEX + 1)   # just above it
-    small = _ring(n - 1, 1)                             # just below the GPU size
-    # the interpreter never counts as a GPU for "auto": CI sees what users without a GPU get
-    assert plan.choose_method(sparse, "auto") == ("fw" if real else "dijkstra")
-    assert plan.choose_backend("auto", plan.choose_method(sparse, "auto"), n) == ("gpu" if real else "cpu")
-    assert plan.choose_method(_ring(n, 2, negative=True), "auto") == ("fw" if real else "johnson")
-    assert plan.choose_method(dense, "auto") == "fw"
+    graphs = [_ring(n, 2), _ring(n, 3), _ring(n, 2, negative=True), _ring(n, 1, unit=True), _ring(n - 1, 1)]
+    for g in graphs:
+        # the method and the backend come from one estimate table: the fastest (method, backend)
+        # among those that solve g exactly; the GPU is a candidate only for a real device, and only
+        # from GPU_MIN_VERTICES vertices (the interpreter never counts for "auto": CI sees what
+        # users without a GPU get)
+        seen = {}
+        method, where = plan.auto_pick(g, estimates=seen)
+        gpu_here = real and g.n >= n
+        assert {k.split("/")[1] for k in seen} == ({"cpu", "gpu"} if gpu_here else {"cpu"})
+        pairs = costs.applicable(g, "auto", gpu=gpu_here)
+        assert (method, where) == costs.fastest(g, candidates=pairs)[0]
+        assert plan.choose_method(g, "auto") == method
+        p = plan.make_plan(g)
+        assert (p.method, p.backend) == (method, where)
+        assert ("johnson", "cpu") in pairs if g.has_negative_weights else ("dijkstra", "cpu") in pairs
+        assert (("bfs", "cpu") in pairs) == g.unit_weights
+    # an explicit method keeps its backend rule: the GPU where one is usable, from GPU_MIN_VERTICES
     assert plan.choose_backend("auto", "fw", n) == ("gpu" if real else "cpu")
-    assert plan.choose_method(small, "auto") == "dijkstra"
     assert plan.choose_backend("auto", "fw", n - 1) == "cpu"
-    assert plan.choose_method(_ring(n, 1, unit=True), "auto") == "bfs"
-    assert plan.choose_backend("auto", "bfs", n) == ("gpu" if real else "cpu")
     assert plan.choose_backend("auto", "dijkstra", 10 * n) == "cpu"
-    # an explicit GPU request: Floyd-Warshall; the interpreter serves it, nothing else does
-    assert plan.choose_method(sparse, "auto", backend="gpu") == "fw"
+    # an explicit GPU request: the interpreter serves it, nothing else does; never Dijkstra there
+    assert all(b == "gpu" and m != "dijkstra" for m, b in costs.applicable(graphs[0], "gpu"))
     if device == "none":
         with pytest.raises(apsp.BackendUnavailableError):
             plan.choose_backend("gpu", "fw", n)

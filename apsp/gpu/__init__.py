@@ -53,6 +53,21 @@ def device_status() -> tuple[bool, str]:
     return False, "torch sees no CUDA device"
 
 
+def gpu_available(explicit: bool = False) -> tuple[bool, str]:
+    """Whether the GPU backend may run here, and why not: the one rule for "is there a GPU"
+    (`device_status`, read by the plan and the cost model).
+
+    A CUDA device always counts. The Triton interpreter (``TRITON_INTERPRET=1``,
+    kernels on CPU tensors) counts only when the GPU backend was asked for
+    (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
+    automatic method and backend rules are the same under test as for users.
+    """
+    ok, why = device_status()
+    if ok and not explicit and "interpreter" in why:
+        return False, "only the Triton interpreter is available (no CUDA device)"
+    return ok, why
+
+
 def default_device():
     """The device kernels run on: the current CUDA device, or the CPU under the interpreter."""
     import torch

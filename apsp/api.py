@@ -151,7 +151,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         Floyd-Warshall's blocking factor (None: the backend's best).
     sources : sequence of int, optional
         Only these sources' rows (labels when the graph has them): a (k, n) result, by k
-        searches when they cost less than the full solve (`apsp.plan.method_for_sources`).
+        searches when they cost less than the full solve (`apsp.plan.auto_pick`).
     return_predecessors, return_successors : bool, optional
         Also return scipy-style predecessor and/or next-hop matrices (int32, -9999 = none).
     progress : bool or None, optional

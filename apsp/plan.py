@@ -40,11 +40,6 @@ log = logging.getLogger("apsp.api")  # the public layer's log: decisions are wha
 
 #: the GPU is considered for "auto" from this many vertices (a smaller solve never repays its start)
 GPU_MIN_VERTICES = 256
-#: measured on the 2-core machine (benchmarks/queries.py): one Dijkstra costs about this many
-#: Floyd-Warshall updates per (edge + vertex) * log2(n)
-SEARCH_COST = 60.0
-#: a GPU solve's fixed cost in CPU update-equivalents (about 50 ms of CPU work: launches, copies)
-GPU_FIXED_COST = 1e8
 
 
 @dataclass(frozen=True)
@@ -156,8 +151,7 @@ def choose_backend(backend: str, method: str, n: int) -> str:
     return "cpu"
 
 
-def choose_method(g: Graph, method: str, backend: str = "auto", rows: bool = False,
-                  estimates: dict | None = None) -> str:
+def choose_method(g: Graph, method: str, backend: str = "auto", estimates: dict | None = None) -> str:
     """The documented automatic choice (see README, "Choosing a method"): the method of `auto_pick`,
     or ``method`` itself when one was asked for. ``estimates``, when given, receives the estimates
     compared ("method/backend" -> seconds)."""
@@ -165,24 +159,32 @@ def choose_method(g: Graph, method: str, backend: str = "auto", rows: bool = Fal
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method != "auto":
         return method
-    pick, _ = auto_pick(g, backend, rows, estimates)
+    pick, _ = auto_pick(g, backend, None, estimates)
     return pick
 
 
-def auto_pick(g: Graph, backend: str = "auto", rows: bool = False, estimates: dict | None = None,
+def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimates: dict | None = None,
               methods: tuple[str, ...] | None = None) -> tuple[str, str]:
     """The ``(method, backend)`` with the smallest estimated time (`apsp.costs.fastest`, at this
-    machine's rates) among those that can solve ``g`` exactly on ``backend`` ("auto": the CPU, and
-    the GPU from `GPU_MIN_VERTICES` vertices where one is usable); ``methods`` limits them (a
-    checkpoint: "fw"). Not nested dissection for ``rows`` (some source rows asked for:
-    `method_for_sources` weighs searches against the full solve, and a whole-graph dissection is
-    never computed for them). nd-fw's ordering is built only where it may win (`apsp.costs.nd_plausible`)."""
+    machine's rates) among those that solve ``g`` exactly on ``backend`` ("auto": the CPU, and the
+    GPU from `GPU_MIN_VERTICES` vertices where one is usable); ``methods`` limits them (a
+    checkpoint: "fw"). nd-fw's ordering is built only where it may win (`apsp.costs.nd_plausible`).
+
+    ``rows``: only that many source rows are asked for. A search method then runs one search per
+    row (BFS only while `few_sources_for_bfs`; else its bit-parallel sweep of every source), so
+    its price is scaled by rows / n; a full solve keeps its price (its rows are kept), and nested
+    dissection is not a candidate (a whole-graph dissection is never computed for some rows)."""
     from . import costs
 
     gpu = backend == "gpu" or _gpu_chosen(backend, g.n)
     pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
-             if not (rows and m == "nd-fw") and (methods is None or m in methods)]
-    (method, where), _, table = costs.fastest(g, candidates=pairs)
+             if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
+    table = costs.estimates(g, pairs)
+    if rows is not None and g.n:
+        for (m, b) in table:
+            if b == "cpu" and (m in ("dijkstra", "johnson") or (m == "bfs" and few_sources_for_bfs(g, rows))):
+                table[(m, b)] *= rows / g.n
+    method, where = min(table, key=table.__getitem__)
     if estimates is not None:
         estimates.update({f"{m}/{b}": s for (m, b), s in table.items()})
     return method, where
@@ -193,30 +195,9 @@ def few_sources_for_bfs(g: Graph, k: int) -> bool:
     return 16 * k <= g.n
 
 
-def method_for_sources(g: Graph, chosen: str, requested: str, backend: str, k: int) -> str:
-    """The method for ``k`` sources: searches when k of them cost less than the full solve.
-
-    An explicit method stays. Under "auto", k Dijkstra searches cost about
-    ``SEARCH_COST * k * (m + n) * log2(n)`` against ``n^3`` for Floyd-Warshall
-    (on a GPU, about 1000x fewer, plus `GPU_FIXED_COST` for the launches of
-    its n/B rounds and the copies, which no small solve avoids); unit weights
-    compare k BFS with the bit-parallel all-pairs BFS.
-    """
-    if requested != "auto" or chosen in ("dijkstra", "johnson", "bfs") or g.n < 2:
-        return chosen
-    n = float(g.n)
-    searches = SEARCH_COST * k * (g.nnz + n) * np.log2(n)
-    full = n ** 3 / 1000.0 + GPU_FIXED_COST if _gpu_chosen(backend, g.n) else n ** 3
-    if searches < full:
-        return "johnson" if g.has_negative_weights else "dijkstra"
-    return chosen
-
-
 def _method_reason(chosen: str, where: str, method: str, src, estimates: dict) -> str:
     if method != "auto":
         return "asked for"
-    if chosen in ("dijkstra", "johnson") and src is not None:
-        return f"{len(src)} searches cost less than the full solve"
     mine = estimates.get(f"{chosen}/{where}")
     if mine is None:
         return "the only candidate"
@@ -312,15 +293,13 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     picked = None
     if method == "auto":
         only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
-        picked = auto_pick(g, backend, rows=sources is not None, estimates=estimates, methods=only)
+        picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only)
     chosen = method if picked is None else picked[0]
-    if sources is not None:
-        chosen = method_for_sources(g, chosen, method, backend, len(sources))
     if chosen == "bfs" and not g.unit_weights:
         raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
     if chosen in ("dijkstra", "johnson") and backend == "gpu":
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
-    if picked is not None and picked[0] == chosen and backend == "auto":
+    if picked is not None and backend == "auto":
         where = picked[1]
     else:
         where = choose_backend(backend, chosen, g.n)  # GPU: starts CUDA (and imports torch if loaded)

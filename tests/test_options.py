@@ -144,10 +144,16 @@ def test_auto_rule_is_one_rule_for_method_and_backend(device):
 def test_few_sources_search_even_beside_a_gpu(device):
     # a GPU solve has a fixed cost (launches, copies) that two searches on a small graph never reach
     g = _ring(2 * plan.GPU_MIN_VERTICES, 3)
-    assert plan.method_for_sources(g, "fw", "auto", "auto", 2) == "dijkstra"
-    # all n sources: the full solve, on whichever device "auto" gets
-    assert plan.method_for_sources(g, "fw", "auto", "auto", g.n) == "fw"
-    assert plan.method_for_sources(g, "fw", "fw", "auto", 2) == "fw"  # an explicit method stays
+    assert plan.auto_pick(g, rows=2) == ("dijkstra", "cpu")
+    p = plan.make_plan(g, sources=np.array([0, 5]))
+    assert (p.method, p.backend, p.rows_by_search, p.steps[0].solver) == ("dijkstra", "cpu", True, "dijkstra")
+    # all n sources: searches cost what the full solve of the same method costs, so the pick is the
+    # full solve's; a method asked for stays
+    seen_rows, seen_full = {}, {}
+    whole = ("fw", "dijkstra", "johnson", "bfs")  # nested dissection is never dissected for rows
+    assert plan.auto_pick(g, rows=g.n, estimates=seen_rows) == plan.auto_pick(g, estimates=seen_full, methods=whole)
+    assert seen_rows == seen_full
+    assert plan.make_plan(g, "fw", sources=np.array([0, 5])).method == "fw"
 
 
 def test_bfs_rows_by_search_run_on_the_cpu_beside_a_gpu(monkeypatch):

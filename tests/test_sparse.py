@@ -83,7 +83,8 @@ def test_unreachable_and_dtypes():
 
 
 def test_auto_picks_dijkstra_or_johnson_for_sparse_weighted():
-    e = random_graph(300, 0.005, weights=(1, 9), seed=2)
+    # 3000 vertices, 1.5 edges each: n searches over the edges are a small fraction of n^3
+    e = random_graph(3000, 0.0005, weights=(1, 9), seed=2)
     assert apsp.shortest_paths(e, backend="cpu").method == "dijkstra"
     forward = e.src < e.dst  # a DAG: a negative edge makes no cycle
     w = e.weight[forward].copy()

@@ -474,6 +474,12 @@ def _interpreted(backend: str) -> bool:
         return False
 
 
+#: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
+#: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
+#: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
+WORKER_BYTES = 320 << 10
+
+
 def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0, block: int = 256) -> int:
     """Host bytes a CPU solve's ``threads`` workers hold beyond the result.
 
@@ -482,7 +488,8 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     the default block). Bit-parallel BFS: each worker's work arrays (`apsp.cpu.bfs._bfs_batches`:
     three uint64 n-long bit arrays, the n x 64 levels found in the distance dtype, with paths the
     parents and hops, and two int64 frontier lists, of which at most n entries are ever written
-    between them: the levels they hold in turn are disjoint).
+    between them: the levels they hold in turn are disjoint). Each worker of blocked FW and nd-fw
+    also keeps `WORKER_BYTES` of its own (stack and allocator pages).
     """
     if method == "fw" and n > 0:
         from .cpu.blocked import PANEL_BYTES, SMALL_N
@@ -491,7 +498,9 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
             return 0
         cols = max(PANEL_BYTES // itemsize, 1)
         workers = min(threads, 2 * -(-n // cols))
-        return workers * 2 * min(block, n) * min(cols, n) * itemsize
+        return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
+    if method == "nd-fw" and n > 0:
+        return threads * WORKER_BYTES
     if method == "bfs":
         return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
     return 0

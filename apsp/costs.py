@@ -91,26 +91,30 @@ class Rates:
         return cls(**values)
 
 
-#: the CPU side of the 16-core GPU hosts (BENCHMARKS.md section 9, H200 host: blocked FW
-#: 1.3e11 updates/s at n = 4096-8192 in int16; section 3: bit-parallel BFS 2e10 visits/s at
-#: n = 10,000, roget 2.1 ms on the H100 host); Dijkstra scaled from the 2-core machine's
-_GPU_HOST = Rates(fw_cpu=8e10, ndfw_cpu=5e10, nd_round_cpu_seconds=1e-3, dijkstra_cpu=4e8, bfs_cpu=5e9,
-                  result_fill=5e9)
+#: the H100 host (16 Xeon cores, one H100 80 GB HBM3), measured there by `apsp bench calibrate`
+#: on 2026-11-26 (BENCHMARKS.md section 18): blocked FW 1.04e11 updates/s (int16 1.14x), Dijkstra
+#: 1.25e9 steps/s, bit-parallel BFS 1.1e10 visits/s, a fresh result's pages 4.8 GB/s, nd-fw rounds
+#: 1.3 ms on the CPU; on the GPU dense FW int32 1.38e13 (int16 1.49x at n = 8192), nd-fw 4.4e12
+#: updates/s with 0.87 ms per batched round (grids of 64^2 and 160^2), BFS 1.1e11 visits/s, a call
+#: 2.5 ms (BFS) and 3.3 ms (FW). The ordering: 1.6 us an edge (METIS on a 350 x 350 grid, 0.8 s of
+#: the default call's setup). The H200 host's table is the H100's with its GPU's rates (BENCHMARKS.md
+#: section 1: 14 against 12.6 T updates/s); it has not been calibrated.
+_H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.25e9,
+              bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=4.4e12, order_seconds_per_edge=1.6e-6,
+              nd_round_gpu_seconds=8.7e-4, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3, gpu_fw_call_seconds=3.3e-3,
+              fw_dtype_speedup=((1, 1.14), (2, 1.14), (4, 1.0), (8, 0.45)),
+              fw_gpu_dtype_speedup=((1, 1.49), (2, 1.49), (4, 1.0), (8, 0.25)))
 #: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared with other sessions, load
 #: average 2-5), 2026-11-26: `apsp bench calibrate` (dense FW int32 15-34 G updates/s, int16
 #: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
 #: nd-fw rounds 7-19 ms with the cores oversubscribed; a fresh result's pages 4-8 GB/s) and
 #: benchmarks/real_graphs.py (Dijkstra 3-8e7 on graphs of 10,000 vertices, median 7e7; nd-fw
 #: rounds 15-18 ms even below a load average of 2 on 2 cores, about 1 ms on an idle pair,
-#: BENCHMARKS.md section 12). GPU figures from BENCHMARKS.md (sections
-#: 1, 3, 11, 12, 15), H200: int32 FW 14 T updates/s at n = 32768 (11.8 at 8192: half rate near
-#: n = 1500), int16 27 T (1.9x); nd-fw 9-10 T/s batched; a result's copy 16-17 GB/s; a small FW call's fixed cost about
-#: 8 ms (n = 2642 roads: 14 ms in all), BFS's 3 ms (roget: 3.4 ms). H100: the same kernels about
-#: 10% slower.
+#: BENCHMARKS.md section 12).
 SHIPPED = {
     "cpu": Rates(name="cpu"),
-    "H200": replace(_GPU_HOST, name="H200", fw_gpu=1.4e13, ndfw_gpu=1.0e13),
-    "H100": replace(_GPU_HOST, name="H100", fw_gpu=1.26e13, ndfw_gpu=9e12),
+    "H200": replace(_H100, name="H200", fw_gpu=1.38e13 * 14 / 12.6, ndfw_gpu=4.4e12 * 14 / 12.6),
+    "H100": _H100,
 }
 
 
@@ -447,17 +451,16 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
     price stands. ``rates`` None: `this_machine`."""
     pairs = list(candidates) if candidates is not None else applicable(g, "auto")
     rates = rates or this_machine()
-    out = {(mth, b): estimate(g, mth, b, dtype, rates) for mth, b in pairs if mth != "nd-fw"}
-    best = min(out.values(), default=float("inf"))
-    for mth, b in pairs:
-        if mth != "nd-fw":
-            continue
-        nd = cached_ordering(g, b)
-        if nd is None and order and nd_plausible(g, b, best, rates):
+    out = {(mth, b): estimate(g, mth, b, dtype, rates) for mth, b in pairs}  # nd-fw: cached ordering or proxy
+    best = min((s for (mth, _), s in out.items() if mth != "nd-fw"), default=float("inf"))
+    nd_pairs = sorted((out[p], p) for p in pairs if p[0] == "nd-fw")
+    if order and nd_pairs:
+        # one ordering at most, for the backend whose nd-fw looks best: it is what would run
+        _, (mth, b) = nd_pairs[0]
+        if cached_ordering(g, b) is None and nd_plausible(g, b, best, rates):
             from .ndfw import default_plan
 
-            nd = default_plan(g, b)
-        out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=nd)
+            out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=default_plan(g, b))
     return {pair: out[pair] for pair in pairs}
 
 

@@ -57,8 +57,10 @@ class Rates:
     order_seconds_per_edge: float = 3e-6
     #: one batched round of a dissection level on the GPU (its launches)
     nd_round_gpu_seconds: float = 1e-4
-    #: one dense FW round on the GPU (three phases' launches)
-    fw_round_gpu_seconds: float = 2e-5
+    #: the host's time to launch one dense FW round on the GPU (its phases' kernels, the look-ahead):
+    #: 0.5-1.7 ms a round on the H100 host (whole calls' compute stage at n = 1500-4096, int16, where
+    #: the rounds' work is far less, 2026-11-26; the CUDA driver runtime at the top of that range)
+    fw_round_gpu_seconds: float = 1.0e-3
     bfs_gpu: float = 5.0e11
     #: a GPU call's fixed cost (BFS: setup, launches, synchronisation); FW's and nd-fw's
     #: (the start matrix on the device, the cut-off check: n = 2642 roads took 14 ms in all)
@@ -394,10 +396,12 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
         else:
-            work, rate = n ** 3, rates.fw_rate(backend, itemsize)
+            work, rate, fixed = n ** 3, rates.fw_rate(backend, itemsize), 0.0
             if on_gpu:
+                # a round's launches take the host about fw_round_gpu_seconds: below a few thousand
+                # vertices the GPU waits for them (the rounds' work overlaps them above)
                 rate *= n / (n + rates.fw_gpu_half_n)
-            fixed = np.ceil(n / 128.0) * rates.fw_round_gpu_seconds if on_gpu else 0.0
+                work = max(work, np.ceil(n / 128.0) * rates.fw_round_gpu_seconds * rate)
             if method == "reference":
                 rate /= 100.0
     elif method in ("dijkstra", "johnson"):

@@ -68,12 +68,17 @@ def test_estimates_follow_the_facts():
     cpu = costs.estimates(g, costs.applicable(g, "cpu"), rates=costs.SHIPPED["cpu"])
     assert ("dijkstra", "cpu") in cpu and cpu[("fw", "cpu")] < cpu[("dijkstra", "cpu")]
     assert cpu[("nd-fw", "cpu")] >= cpu[("fw", "cpu")] * 0.5  # too dense to order: n^3 work
-    # GPU: int16 products run about twice int32's; the result's copy grows with the itemsize
+    # GPU: at n = 3000 the rounds' launches outlast their work, whatever the dtype (only the copy differs)
+    copy = g.n ** 2 / rates.d2h
+    assert costs.estimate(g, "fw", "gpu", dtype="int16", rates=rates) - 2 * copy == pytest.approx(
+        costs.estimate(g, "fw", "gpu", dtype="int32", rates=rates) - 4 * copy, rel=1e-9)
+    # at n = 30000 the work: int16 products run about twice int32's; the copy grows with the itemsize
+    g = _random(30000, 30000 * 4)
     i16 = costs.estimate(g, "fw", "gpu", dtype="int16", rates=rates)
     i32 = costs.estimate(g, "fw", "gpu", dtype="int32", rates=rates)
     i64 = costs.estimate(g, "fw", "gpu", dtype="int64", rates=rates)
     assert i16 < i32 < i64
-    fixed = rates.gpu_fw_call_seconds + 12.0 * g.nnz / rates.h2d + np.ceil(g.n / 128) * rates.fw_round_gpu_seconds
+    fixed = rates.gpu_fw_call_seconds + 12.0 * g.nnz / rates.h2d  # the rounds' launches overlap their work here
     assert (i32 - fixed - g.n ** 2 * 4 / rates.d2h) / (i16 - fixed - g.n ** 2 * 2 / rates.d2h) == pytest.approx(
         dict(rates.fw_gpu_dtype_speedup)[2], rel=0.05)
     # a small unit-weight graph: the GPU's fixed cost outweighs its speed
@@ -146,16 +151,17 @@ def test_calibrate_gpu_arithmetic(monkeypatch):
     """The GPU stage turns its timings into rates (timings stubbed in call order: no GPU here)."""
     from apsp.bench import calibrate
 
-    times = iter([0.010, 0.003, 0.200, 0.120, 0.050, 0.030, 0.300])
+    times = iter([0.010, 0.003, 0.030, 0.200, 0.120, 0.050, 0.030, 0.300])
     monkeypatch.setattr(calibrate, "_median_seconds", lambda call, repeat: next(times))
     base = costs.SHIPPED["H100"]
     rates = calibrate.calibrate_gpu(base, log=lambda text: None)
     assert (rates.gpu_fw_call_seconds, rates.gpu_call_seconds) == (0.010, 0.003)
+    # n = 2048: 16 rounds launched in what the call took beyond its fixed cost and its copy
+    assert rates.fw_round_gpu_seconds == pytest.approx((0.030 - 0.010 - 2048 * 2048 * 4 / base.d2h) / 16)
     n = 8192
 
     def full_rate(t, itemsize):
-        return n ** 3 / (t - 0.010 - n * n * itemsize / base.d2h - 64 * base.fw_round_gpu_seconds) \
-            * (n + base.fw_gpu_half_n) / n
+        return n ** 3 / (t - 0.010 - n * n * itemsize / base.d2h) * (n + base.fw_gpu_half_n) / n
 
     assert rates.fw_gpu == pytest.approx(full_rate(0.200, 4))
     assert dict(rates.fw_gpu_dtype_speedup)[2] == pytest.approx(full_rate(0.120, 2) / full_rate(0.200, 4))

@@ -137,13 +137,19 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     call = gpu_time(_random(256, 2000, unit=True), "bfs")
     log(f"gpu call, n = 256: fw {fixed * 1e3:.2f} ms, bfs {call * 1e3:.2f} ms")
     rates = replace(base, gpu_fw_call_seconds=fixed, gpu_call_seconds=call)
+    # n = 2048: 16 rounds whose GPU work (under a millisecond) waits for their launches
+    small = 2048
+    t = gpu_time(_random(small, 0.01 * small * small), "fw", "int32")
+    launch = max(t - fixed - small * small * 4 / rates.d2h, 0.0) / np.ceil(small / 128)
+    log(f"gpu fw int32, n = {small}: {t * 1e3:.2f} ms, {launch * 1e3:.2f} ms to launch a round")
+    rates = replace(rates, fw_round_gpu_seconds=launch)
     n = 8192
     g = _random(n, 0.01 * n * n)
     fw = {}
     for dtype in ("int32", "int16"):
         size = np.dtype(dtype).itemsize
         t = gpu_time(g, "fw", dtype)
-        rest = t - fixed - n * n * size / rates.d2h - np.ceil(n / 128) * rates.fw_round_gpu_seconds
+        rest = t - fixed - n * n * size / rates.d2h  # the launches overlap the rounds' work here
         fw[dtype] = n ** 3 / max(rest, 1e-6) * (n + rates.fw_gpu_half_n) / n
         log(f"gpu fw {dtype}, n = {n}: {t:.3f} s, {fw[dtype] / 1e12:.2f} T updates/s at full size")
     speed = dict(base.fw_gpu_dtype_speedup)

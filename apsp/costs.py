@@ -486,6 +486,10 @@ def estimated_seconds(g: Graph, method: str, backend: str) -> float:
 
 #: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)
 SEARCH_IMPORT_SECONDS = 0.25
+#: what one of those searches costs beyond its work: scipy's call, its checks of the graph, the
+#: largest component's search (0.3-0.5 ms on graphs of 77-128 vertices on the H100 host, where
+#: the automatic call ran 0.8-2.2 ms longer than the method it picked, 2026-11-26)
+SWEEP_SECONDS = 3e-4
 #: bytes per second of a result's copy from the GPU to the host (`apsp.gpu.transfer.to_host`)
 D2H_RATE = 1.6e10
 
@@ -497,7 +501,8 @@ def worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> boo
 
     n = float(g.n)
     imported = "scipy.sparse.csgraph" in sys.modules  # a process that has searched pays no import
-    searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
+    one = SWEEP_SECONDS + estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
+    searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * one
     attempt = estimated_seconds(g, method, backend) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
     return searches < attempt / 4
 

@@ -494,16 +494,17 @@ SWEEP_SECONDS = 3e-4
 D2H_RATE = 1.6e10
 
 
-def worth_searching(g: Graph, method: str, backend: str, sweeps: int = 4) -> bool:
+def worth_searching(g: Graph, method: str, backend: str, dtype=None, sweeps: int = 4) -> bool:
     """Whether the searches of `Graph.longest_distance_found` cost at most a quarter of the narrow
-    attempt they may save: its solve and, on the GPU, its result's copy to the host."""
+    attempt they may save (in ``dtype``: pricing it may not run them): its solve and, on the GPU, its
+    result's copy to the host."""
     import sys
 
     n = float(g.n)
     imported = "scipy.sparse.csgraph" in sys.modules  # a process that has searched pays no import
     one = SWEEP_SECONDS + estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
     searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * one
-    attempt = estimated_seconds(g, method, backend) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
+    attempt = estimate(g, method, backend, dtype=dtype) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
     return searches < attempt / 4
 
 

@@ -239,7 +239,7 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: boo
         # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
         attempts = _resumable(g.dtype_attempts(dtype), options)
-        if any(a.checked for a in attempts[:-1]) and worth_searching(g, chosen, where):
+        if any(a.checked for a in attempts[:-1]) and worth_searching(g, chosen, where, attempts[0].dtype):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = dtypes.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)

@@ -240,21 +240,18 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     return units if buckets else units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
 
 
-#: from this many vertices the estimate looks for a long distance (`Graph.longest_distance_found`,
-#: a few searches, cached for the solve) that rules a narrow dtype out
-SEARCH_FROM_VERTICES = 1000
 
 
 def solve_itemsize(g: Graph, method: str) -> int:
     """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
-    plan's first attempt that a distance found beforehand does not rule out (int16 where it is
-    checked and fits), the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
+    plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
+    does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
     if method == "bfs":
         return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
     if method in ("fw", "nd-fw"):
         attempts = g.dtype_attempts()
-        if attempts[0].checked and len(attempts) > 1 and g.csr is not None and (
-                "longest_found" in g.__dict__ or g.n >= SEARCH_FROM_VERTICES):
+        # only a distance already found rules the narrow attempt out: pricing runs no search
+        if attempts[0].checked and len(attempts) > 1 and "longest_found" in g.__dict__:
             from .dtypes import skip_bound_to_fail
 
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]

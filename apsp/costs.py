@@ -359,9 +359,20 @@ def cached_ordering(g: Graph, backend: str):
 
 # -- the estimates ------------------------------------------------------------
 
+#: seconds of ``import torch`` in a process that has not imported it (3-5 s of the homework command
+#: on the GPU hosts, DEVELOPING.md): the GPU engines of nd-fw and BFS run on torch tensors, dense FW
+#: also on the CUDA driver (`apsp.plan.gpu_runtime`)
+TORCH_IMPORT_SECONDS = 3.0
+
+
 def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> float:
-    """A GPU call: its setup, the edges' copy in and the result's copy out."""
+    """A GPU call: its setup, torch's import where the method's engine needs it and it is not loaded
+    yet, the edges' copy in and the result's copy out."""
+    import sys
+
     call = rates.gpu_call_seconds if method == "bfs" else rates.gpu_fw_call_seconds
+    if method != "fw" and "torch" not in sys.modules:
+        call += TORCH_IMPORT_SECONDS
     return call + 12.0 * g.nnz / rates.h2d + result_bytes / rates.d2h
 
 

@@ -498,8 +498,6 @@ SEARCH_IMPORT_SECONDS = 0.25
 #: largest component's search (0.3-0.5 ms on graphs of 77-128 vertices on the H100 host, where
 #: the automatic call ran 0.8-2.2 ms longer than the method it picked, 2026-11-26)
 SWEEP_SECONDS = 3e-4
-#: bytes per second of a result's copy from the GPU to the host (`apsp.gpu.transfer.to_host`)
-D2H_RATE = 1.6e10
 
 
 def worth_searching(g: Graph, method: str, backend: str, dtype=None, sweeps: int = 4) -> bool:
@@ -512,7 +510,7 @@ def worth_searching(g: Graph, method: str, backend: str, dtype=None, sweeps: int
     imported = "scipy.sparse.csgraph" in sys.modules  # a process that has searched pays no import
     one = SWEEP_SECONDS + estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
     searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * one
-    attempt = estimate(g, method, backend, dtype=dtype) + (2 * n * n / D2H_RATE if backend == "gpu" else 0.0)
+    attempt = estimate(g, method, backend, dtype=dtype)  # on the GPU with its result's copy to the host
     return searches < attempt / 4
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -338,10 +338,10 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                     refusal = again
         if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
             runtime = runtime or gpu_runtime(opts)
-            opts = _replace(opts, runtime=runtime)
+            opts = replace(opts, runtime=runtime)
         solver = (f"{step_method}-out-of-core" if memory is not None and memory.out_of_core
                   else "bfs-rows" if chosen == "bfs" and rows_by_search else step_method)
-        steps.append(Step(step_method, solver, _replace(opts, memory=memory), attempt.checked,
+        steps.append(Step(step_method, solver, replace(opts, memory=memory), attempt.checked,
                           attempt.cast_to, refusal))
         log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
                  g.n, g.nnz, step_method, method, where, backend,
@@ -360,12 +360,6 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
                 estimates=estimates, reasons=reasons, distance_bound=g.distance_bound(), integral=g.integral)
-
-
-def _replace(opts: SolveOptions, **changes) -> SolveOptions:
-    import dataclasses
-
-    return dataclasses.replace(opts, **changes)
 
 
 # ----------------------------------------------------------------------------- memory

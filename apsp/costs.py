@@ -16,6 +16,7 @@ for the GPU named (`SHIPPED`: ``"H100"``, ``"H200"``, by substring) or the CPU (
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -45,8 +46,11 @@ class Rates:
     #: the same with the cores busy with other work: a round's parallel region waits for a
     #: thread the scheduler gave away (`rates_for` switches to it by the load average)
     nd_round_cpu_busy_seconds: float = 1.5e-2
-    dijkstra_cpu: float = 8e7
+    dijkstra_cpu: float = 1.3e8
     bfs_cpu: float = 1.2e9
+    #: a Dijkstra or Johnson call's fixed cost (the searches' graph and queue, the threads' start):
+    #: 3.0 ms on 77 vertices on both the 2-core machine and the H100 host
+    search_call_seconds: float = 2.5e-3
     #: host bytes per second of writing a fresh n x n result (first touch of its pages)
     result_fill: float = 6.0e9
     fw_gpu: float = 1.4e13
@@ -110,9 +114,9 @@ _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_second
 #: average 2-5), 2026-11-26: `apsp bench calibrate` (dense FW int32 15-34 G updates/s, int16
 #: 1.5-1.7x that; Dijkstra with the bucket queue 0.5-1.3e8 steps/s; BFS 0.8-1.3 G visits/s;
 #: nd-fw rounds 7-19 ms with the cores oversubscribed; a fresh result's pages 4-8 GB/s) and
-#: benchmarks/real_graphs.py (Dijkstra 3-8e7 on graphs of 10,000 vertices, median 7e7; nd-fw
-#: rounds 15-18 ms even below a load average of 2 on 2 cores, about 1 ms on an idle pair,
-#: BENCHMARKS.md section 12).
+#: benchmarks/real_graphs.py (Dijkstra 0.95-3.5e8 steps/s on its graphs, median 1.5e8, counting
+#: the empty buckets crossed; nd-fw rounds 15-18 ms even below a load average of 2 on 2 cores,
+#: about 1 ms on an idle pair, BENCHMARKS.md section 12).
 SHIPPED = {
     "cpu": Rates(name="cpu"),
     "H200": replace(_H100, name="H200", fw_gpu=1.38e13 * 14 / 12.6, ndfw_gpu=4.4e12 * 14 / 12.6),
@@ -129,8 +133,10 @@ def cache_path() -> Path:
     return Path(xdg) / "apsp" / "rates.json"
 
 
+@functools.lru_cache(maxsize=None)
 def machine_key(device_name: str | None = None) -> str:
-    """This machine's identity in the cache: CPU model, core count and the GPU's name."""
+    """This machine's identity in the cache: CPU model, core count and the GPU's name (read once
+    a process: they do not change under it)."""
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -225,19 +231,26 @@ def search_units(g: Graph) -> float:
     largest component (``c`` vertices, `separator_proxy`'s; a sparse graph's others reach little),
     one visit for every other source."""
     n, m = float(g.n), float(g.nnz)
-    c = float(separator_proxy(g)[1]) if g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n else n
+    c = float(separator_proxy(g)[1]) if sparse_enough(g) else n
     return c * (m + c) + (n - c)
 
 
 def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     """One search per source: `search_units` queue steps with the bucket queue (small whole-number
-    weights; ``reweighted``: Johnson's, whose weights stay whole and grow by at most max|w|),
-    ``log2(n) / 6`` times that with the heap."""
+    weights; ``reweighted``: Johnson's, whose weights stay whole and grow by at most max|w|), plus
+    the empty buckets it crosses: about the source's eccentricity in weight units, taken as the
+    BFS depth times the mean weight (roads' lengths: 1.4-1.9 times slower per step than graphs of
+    weights 1..100 on the H100 host, 2026-11-26); ``log2(n) / 6`` times the steps with the heap."""
     units = search_units(g)
     n = float(g.n)
     bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
     buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
-    return units if buckets else units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
+    if not buckets:
+        return units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
+    if sparse_enough(g) and g.nnz:
+        crossed = _sweep(g)[2] * float(np.abs(g.to_csr().data).mean())
+        units += separator_proxy(g)[1] * min(crossed, 4.0 * (n + g.nnz))  # the queue's budget
+    return units
 
 
 
@@ -287,12 +300,22 @@ def _structure(g: Graph):
     return g.__dict__["_nd_structure"]
 
 
+def sparse_enough(g: Graph) -> bool:
+    """Few enough edges per vertex (`ND_MAX_EDGES_PER_VERTEX`) for the BFS sweeps to be worth it."""
+    return g.nnz <= ND_MAX_EDGES_PER_VERTEX * g.n
+
+
 def separator_proxy(g: Graph) -> tuple[int, int]:
     """``(s, c)``: the width of the BFS level that holds the median vertex of the largest
     component (``c`` vertices), levels from a pseudo-peripheral vertex (two sweeps). That level
     separates the component's two halves; on planar-like graphs (roads, meshes, grids, geometric)
     ``s`` is about sqrt(c), on random graphs a large fraction of ``c``. Costs three BFS sweeps
     (O(m)); cached on the graph."""
+    return _sweep(g)[:2]
+
+
+def _sweep(g: Graph) -> tuple[int, int, int]:
+    """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
     if "_separator_proxy" not in g.__dict__:
         from .dissection import bfs_levels
 
@@ -307,12 +330,13 @@ def _largest_component_vertex(g: Graph) -> int:
     return int(np.argmax(label == np.argmax(np.bincount(label))))
 
 
-def _middle_level(level: np.ndarray) -> tuple[int, int]:
+def _middle_level(level: np.ndarray) -> tuple[int, int, int]:
     level = level[level >= 0]
     c = len(level)
     if c == 0:
-        return 0, 0
-    return int(np.bincount(level)[np.sort(level)[c // 2]]), c
+        return 0, 0, 0
+    counts = np.bincount(level)
+    return int(counts[np.sort(level)[c // 2]]), c, len(counts)
 
 
 def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
@@ -325,7 +349,7 @@ def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
 
     tile, leaf = DEFAULTS[backend]
     n = float(g.n)
-    if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n or g.n <= leaf:
+    if not sparse_enough(g) or g.n <= leaf:
         return n ** 3, n / tile + 1.0
     s, c = separator_proxy(g)
     a = min(1.0, max(0.5, np.log(max(s, 1)) / np.log(max(c, 2))))
@@ -413,7 +437,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             if method == "reference":
                 rate /= 100.0
     elif method in ("dijkstra", "johnson"):
-        work, rate, fixed = dijkstra_units(g), rates.dijkstra_cpu, 0.0
+        work, rate, fixed = dijkstra_units(g), rates.dijkstra_cpu, rates.search_call_seconds
         if method == "johnson":  # Bellman-Ford's few passes, then searches on the reweighted graph
             work = dijkstra_units(g, reweighted=True) + 10.0 * m
     elif method == "bfs":
@@ -446,7 +470,7 @@ def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
     graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate divided by
     `ND_PROXY_SPREAD` (the proxy's error) is below ``others``. Only then is the ordering worth
     building to count its work."""
-    if g.nnz > ND_MAX_EDGES_PER_VERTEX * g.n:
+    if not sparse_enough(g):
         return False
     s, c = separator_proxy(g)
     if s > ND_PLANAR_SEPARATOR * np.sqrt(c):
@@ -485,13 +509,6 @@ def fastest(g: Graph, backend: str = "auto", candidates: Iterable[tuple[str, str
     return pick, table[pick], table
 
 
-def estimated_seconds(g: Graph, method: str, backend: str) -> float:
-    """`estimate` at this machine's rates (nd-fw from a cached ordering, else its proxy)."""
-    return estimate(g, method, backend)
-
-
-
-
 #: seconds to import scipy's searches (most of what `Graph.longest_distance_found` costs a small graph)
 SEARCH_IMPORT_SECONDS = 0.25
 #: what one of those searches costs beyond its work: scipy's call, its checks of the graph, the
@@ -500,20 +517,22 @@ SEARCH_IMPORT_SECONDS = 0.25
 SWEEP_SECONDS = 3e-4
 
 
-def worth_searching(g: Graph, method: str, backend: str, dtype=None, sweeps: int = 4) -> bool:
+def worth_searching(g: Graph, method: str, backend: str, dtype=None, rates: Rates | None = None,
+                    sweeps: int = 4) -> bool:
     """Whether the searches of `Graph.longest_distance_found` cost at most a quarter of the narrow
     attempt they may save (in ``dtype``: pricing it may not run them): its solve and, on the GPU, its
-    result's copy to the host."""
+    result's copy to the host. ``rates`` None: `this_machine`."""
     import sys
 
+    rates = rates or this_machine()
     n = float(g.n)
     imported = "scipy.sparse.csgraph" in sys.modules  # a process that has searched pays no import
-    one = SWEEP_SECONDS + estimated_seconds(g, "dijkstra", "cpu") / max(n, 1.0)
+    one = SWEEP_SECONDS + estimate(g, "dijkstra", "cpu", rates=rates, result=False) / max(n, 1.0)
     searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * one
-    attempt = estimate(g, method, backend, dtype=dtype)  # on the GPU with its result's copy to the host
+    attempt = estimate(g, method, backend, dtype=dtype, rates=rates)  # with its result's copy to the host
     return searches < attempt / 4
 
 
 __all__ = ["Rates", "SHIPPED", "rates_for", "estimate", "estimates", "fastest", "applicable",
-           "estimated_seconds", "worth_searching", "separator_proxy", "nd_plausible", "cache_path",
+           "worth_searching", "separator_proxy", "nd_plausible", "cache_path",
            "machine_key", "shipped_rates", "this_machine", "gpu_name", "load_calibrations", "save_calibration"]

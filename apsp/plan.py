@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
-from .costs import worth_searching
+from . import costs, dtypes
+from .cpu.threads import thread_count
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
@@ -134,11 +134,9 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
-def _gpu_chosen(backend: str, n: int) -> bool:
-    return backend == "gpu" or (backend == "auto" and n >= GPU_MIN_VERTICES and gpu_available()[0])
-
-
-def choose_backend(backend: str, method: str, n: int) -> str:
+def choose_backend(backend: str, method: str, n: int, usable: bool | None = None) -> str:
+    """The backend that runs ``method``: the one asked for, else the GPU for the methods it runs
+    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if backend == "gpu":
@@ -146,7 +144,8 @@ def choose_backend(backend: str, method: str, n: int) -> str:
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
-    if backend == "auto" and method in ("fw", "nd-fw", "bfs") and _gpu_chosen(backend, n):
+    if backend == "auto" and method in ("fw", "nd-fw", "bfs") and n >= GPU_MIN_VERTICES and (
+            gpu_available()[0] if usable is None else usable):
         return "gpu"
     return "cpu"
 
@@ -164,7 +163,7 @@ def choose_method(g: Graph, method: str, backend: str = "auto", estimates: dict 
 
 
 def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimates: dict | None = None,
-              methods: tuple[str, ...] | None = None) -> tuple[str, str]:
+              methods: tuple[str, ...] | None = None, machine: tuple | None = None) -> tuple[str, str]:
     """The ``(method, backend)`` with the smallest estimated time (`apsp.costs.fastest`, at this
     machine's rates) among those that solve ``g`` exactly on ``backend`` ("auto": the CPU, and the
     GPU from `GPU_MIN_VERTICES` vertices where one is usable); ``methods`` limits them (a
@@ -173,13 +172,13 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     ``rows``: only that many source rows are asked for. A search method then runs one search per
     row (BFS only while `few_sources_for_bfs`; else its bit-parallel sweep of every source), so
     its price is scaled by rows / n; a full solve keeps its price (its rows are kept), and nested
-    dissection is not a candidate (a whole-graph dissection is never computed for some rows)."""
-    from . import costs
-
-    gpu = backend == "gpu" or _gpu_chosen(backend, g.n)
+    dissection is not a candidate (a whole-graph dissection is never computed for some rows).
+    ``machine``: `machine_facts`'s ``(GPU usable, its rates)``, when the caller has asked already."""
+    usable, rates = machine or machine_facts()
+    gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
     pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
              if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
-    table = costs.estimates(g, pairs)
+    table = costs.estimates(g, pairs, rates=rates)
     if rows is not None and g.n:
         for (m, b) in table:
             if b == "cpu" and (m in ("dijkstra", "johnson") or (m == "bfs" and few_sources_for_bfs(g, rows))):
@@ -188,6 +187,13 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     if estimates is not None:
         estimates.update({f"{m}/{b}": s for (m, b), s in table.items()})
     return method, where
+
+
+def machine_facts() -> tuple[bool, costs.Rates]:
+    """Whether the automatic choice may use a GPU here (`gpu_available`), and the rates that price
+    this machine's methods (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
+    usable, name = gpu_available()
+    return usable, costs.rates_for(name if usable else None)
 
 
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
@@ -221,7 +227,8 @@ def gpu_runtime(opts: SolveOptions) -> str:
 
 
 # ----------------------------------------------------------------------------- dtypes
-def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: bool, options: dict):
+def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, options: dict,
+              rates: costs.Rates):
     """The dtype attempts, narrowest first, and the narrow ones skipped (with why)."""
     skipped: list[str] = []
     if chosen == "bfs" and rows_by_search:
@@ -238,8 +245,11 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: boo
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = _resumable(g.dtype_attempts(dtype), options)
-        if any(a.checked for a in attempts[:-1]) and worth_searching(g, chosen, where, attempts[0].dtype):
+        attempts = g.dtype_attempts(dtype)
+        if options.get("checkpoint") and options.get("resume"):
+            attempts = _resumable(attempts, options["checkpoint"])
+        if any(a.checked for a in attempts[:-1]) and costs.worth_searching(g, chosen, where, attempts[0].dtype,
+                                                                           rates):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = dtypes.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)
@@ -253,10 +263,9 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: boo
     return attempts, skipped
 
 
-def _resumable(attempts: list, options: dict) -> list:
-    """Resuming a checkpoint: start the dtype plan at the dtype the checkpoint was saved in."""
-    path = options.get("checkpoint")
-    if not (path and options.get("resume") and len(attempts) > 1 and Path(path).is_file()):
+def _resumable(attempts: list, path) -> list:
+    """Resuming the checkpoint ``path``: start the dtype plan at the dtype it was saved in."""
+    if not (len(attempts) > 1 and Path(path).is_file()):
         return attempts
     from .checkpoint import read_header
 
@@ -291,9 +300,11 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     picked = None
+    machine = machine_facts()
     if method == "auto":
         only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
-        picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only)
+        picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
+                           machine=machine)
     chosen = method if picked is None else picked[0]
     if chosen == "bfs" and not g.unit_weights:
         raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
@@ -302,13 +313,13 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if picked is not None and backend == "auto":
         where = picked[1]
     else:
-        where = choose_backend(backend, chosen, g.n)  # GPU: starts CUDA (and imports torch if loaded)
+        where = choose_backend(backend, chosen, g.n, machine[0])
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
     rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
     if rows_by_search:
         where = "cpu"
-    attempts, skipped = _attempts(g, chosen, where, dtype, sources, rows_by_search, options)
+    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1])
     checkpoint = options.get("checkpoint")
     if options.get("resume") and checkpoint and not Path(checkpoint).exists():
         from .checkpoint import CheckpointError
@@ -318,6 +329,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if checkpoint and chosen != "fw":
         raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     steps, fallback, runtime = [], None, None
+    host_limit = _host_limit(options.get("host_memory"))  # one reading of the RAM for every attempt
     for attempt in attempts:
         band = dtypes.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
         opts = SolveOptions(dtype=attempt.dtype, block_size=block_size, predecessors=predecessors,
@@ -325,7 +337,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                             sources=sources if rows_by_search else None, cutoff_band=band, **options)
         step_method, refusal = ("fw" if fallback else chosen), None
         try:
-            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to)
+            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit)
         except MemoryPlanError as exc:
             memory, refusal = None, exc
             if method == "auto" and step_method == "nd-fw":
@@ -333,7 +345,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                 fallback = fallback or f"nd-fw does not fit: {str(exc).split('. Ways out')[0]}"
                 step_method = "fw"
                 try:
-                    memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to), None
+                    memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to,
+                                                  host_limit=host_limit), None
                 except MemoryPlanError as again:
                     refusal = again
         if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
@@ -453,9 +466,7 @@ def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -
     return need
 
 
-def _interpreted(backend: str) -> bool:
-    if backend != "gpu":
-        return False
+def _interpreted() -> bool:
     from .gpu import interpreting
 
     if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
@@ -500,12 +511,6 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     return 0
 
 
-def _search_threads() -> int:
-    from .cpu.threads import thread_count
-
-    return thread_count()
-
-
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
     """dtypes narrower than ``dt`` that still hold every distance of ``graph``."""
     out = []
@@ -518,7 +523,11 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryPlan:
+def _host_limit(budget) -> int:
+    return parse_size(budget) if budget is not None else memory_allowed()[0]
+
+
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
@@ -529,7 +538,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
     (where a host matrix too big for RAM is kept; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
-    whose copy is held beside it.
+    whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
 
     Returns
     -------
@@ -557,8 +566,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
     n = graph.n
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
-    interpreted = _interpreted(backend)
-    host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
+    interpreted = backend == "gpu" and _interpreted()
+    host_limit = _host_limit(opts.host_memory) if host_limit is None else host_limit
     gpu_limit = 0
     if backend == "gpu":
         if opts.gpu_memory is not None:
@@ -584,9 +593,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None) -> MemoryP
     if getattr(opts, "sources", None) is not None:  # searches write k rows only
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
-            n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * _search_threads()))
+            n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * thread_count()))
     if backend == "cpu" and n > 0 and not force:  # out of core the stream's own buffers count
-        host += thread_bytes(method, n, _search_threads(), dt.itemsize, paths,
+        host += thread_bytes(method, n, thread_count(), dt.itemsize, paths,
                              opts.block_size or DEFAULT_BLOCK["cpu"])
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)

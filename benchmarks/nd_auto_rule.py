@@ -26,7 +26,7 @@ from nd_graphs import _symmetric, grid, knn  # noqa: E402
 
 import apsp  # noqa: E402
 from apsp.plan import choose_method
-from apsp.costs import estimated_seconds  # noqa: E402
+from apsp.costs import estimate  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
 from apsp.ndfw import default_plan  # noqa: E402
 
@@ -70,7 +70,7 @@ def main(argv=None):
         best = None
         for method in ("fw", "nd-fw", "dijkstra"):
             t = _time(lambda: apsp.shortest_paths(g, method=method, backend="cpu", progress=False), args.repeat)
-            est = estimated_seconds(g, method, "cpu")
+            est = estimate(g, method, "cpu")
             print(f"{name:>24} {method:>9} {work[method]:>9.3g} {t:>8.3f} {work[method] / t:>9.3g} {est:>10.3f}",
                   flush=True)
             best = (t, method) if best is None or t < best[0] else best

@@ -36,7 +36,7 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
     assert table[("nd-fw", "cpu")] > table[("dijkstra", "cpu")]
     s, c = costs.separator_proxy(g)
     assert c > 0.95 * g.n and s > 0.2 * c  # no small separator
-    assert costs.estimated_seconds(g, "nd-fw", "cpu") > 0  # the public estimate does not order either
+    assert costs.estimate(g, "nd-fw", "cpu") > 0  # the public estimate does not order either
     # on a GPU too: dense FW, and no dissection built to price nd-fw there
     pick, _, _ = costs.fastest(g, "gpu", [("fw", "gpu"), ("nd-fw", "gpu")], rates=costs.SHIPPED["H100"])
     assert pick == ("fw", "gpu")
@@ -166,3 +166,43 @@ def test_calibrate_gpu_arithmetic(monkeypatch):
     assert rates.fw_gpu == pytest.approx(full_rate(0.200, 4))
     assert dict(rates.fw_gpu_dtype_speedup)[2] == pytest.approx(full_rate(0.120, 2) / full_rate(0.200, 4))
     assert rates.bfs_gpu > 0 and 0 < rates.ndfw_gpu <= rates.fw_gpu and rates.nd_round_gpu_seconds >= 0
+
+
+def test_dijkstra_pays_for_the_empty_buckets_it_crosses():
+    # the same road-like mesh with lengths 30 times longer: the bucket queue crosses 30 times more
+    # empty distances per search, so Dijkstra's price grows; BFS's and dense FW's do not look at it
+    rates = costs.SHIPPED["cpu"]
+    short = _grid(40)
+    csr = short.to_csr().copy()
+    csr.data = csr.data * 30
+    long = Graph.from_sparse(csr)
+    assert costs.estimate(long, "dijkstra", "cpu", rates=rates) > 1.5 * costs.estimate(
+        short, "dijkstra", "cpu", rates=rates)
+    for method in ("fw", "bfs"):
+        assert costs.estimate(long, method, "cpu", dtype="int32", rates=rates) == costs.estimate(
+            short, method, "cpu", dtype="int32", rates=rates)
+    # and a call's fixed cost, whatever the graph's size
+    tiny = _random(20, 40)
+    assert costs.estimate(tiny, "dijkstra", "cpu", rates=rates) >= rates.search_call_seconds
+
+
+def test_one_plan_asks_for_the_gpu_and_the_ram_once(monkeypatch):
+    import apsp.plan as plan
+    import apsp.sizes as sizes
+
+    calls = {"gpu": 0, "ram": 0}
+    gpu_available, memory_allowed = plan.gpu_available, sizes.memory_allowed
+
+    def gpu(*args, **kw):
+        calls["gpu"] += 1
+        return gpu_available(*args, **kw)
+
+    def ram():
+        calls["ram"] += 1
+        return memory_allowed()
+
+    monkeypatch.setattr(plan, "gpu_available", gpu)
+    monkeypatch.setattr(plan, "memory_allowed", ram)
+    g = _random(300, 3000)  # weights 1..100 on 300 vertices: int16 first, int32 after it
+    p = plan.make_plan(g)
+    assert len(p.steps) == 2 and calls == {"gpu": 1, "ram": 1}

@@ -284,14 +284,14 @@ def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
     from apsp import plan
     from apsp.ndfw import default_plan
 
-    monkeypatch.setattr(costs, "this_machine", lambda: costs.SHIPPED["cpu"])  # the 2-core machine's rates
+    monkeypatch.setattr(costs, "rates_for", lambda name=None: costs.SHIPPED["cpu"])  # the 2-core machine's rates
     g = _grid(64, rng)  # n = 4096: small separators (at n = 1600 dense FW's 4e9 updates are as quick)
-    assert costs.estimated_seconds(g, "nd-fw", "cpu") < costs.estimated_seconds(g, "fw", "cpu")
+    assert costs.estimate(g, "nd-fw", "cpu") < costs.estimate(g, "fw", "cpu")
     assert plan.choose_method(g, "auto", "cpu") == "nd-fw"
     assert default_plan(g, "cpu") is default_plan(g, "cpu")  # the ordering is computed once
     # a random graph with 8 edges per vertex has large separators: dense FW's n^3 wins
     dense = Graph.from_edges(random_edges(rng, 1200, 8 / 1200, lo=1, hi=20))
-    assert costs.estimated_seconds(dense, "nd-fw", "cpu") > 0.5 * costs.estimated_seconds(dense, "fw", "cpu")
+    assert costs.estimate(dense, "nd-fw", "cpu") > 0.5 * costs.estimate(dense, "fw", "cpu")
     assert plan.choose_method(dense, "auto", "cpu") == "fw"
     # below the size threshold: the ordering is not even tried
     assert plan.choose_method(_grid(20, rng), "auto", "cpu") != "nd-fw"
@@ -328,7 +328,7 @@ def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
     monkeypatch.setattr(planner, "plan_memory", nd_fw_too_big)
     # an idle core pair's rounds (1 ms): the automatic choice prefers nd-fw on this small grid
     monkeypatch.setitem(costs.SHIPPED, "cpu", dataclasses.replace(costs.SHIPPED["cpu"], nd_round_cpu_seconds=1e-3))
-    monkeypatch.setattr(costs, "this_machine", lambda: costs.SHIPPED["cpu"])  # whatever host runs the test
+    monkeypatch.setattr(costs, "rates_for", lambda name=None: costs.SHIPPED["cpu"])  # whatever host runs the test
     g = _grid(40, rng)
     r = apsp.shortest_paths(g, backend="cpu")
     assert r.method == "fw" and "nd-fw does not fit" in r.info["method_fallback"]

@@ -57,6 +57,8 @@ class Rates:
     #: dense FW on the GPU reaches half its rate at this n (small products do not fill the chip)
     fw_gpu_half_n: float = 1500.0
     ndfw_gpu: float = 1.0e13
+    #: nd-fw on the GPU reaches half its rate at this n: a small graph's levels are narrow products
+    ndfw_gpu_half_n: float = 30000.0
     #: building nd-fw's ordering (METIS bisections, separators), seconds per edge; host work
     order_seconds_per_edge: float = 3e-6
     #: one batched round of a dissection level on the GPU (its launches)
@@ -105,9 +107,15 @@ class Rates:
 #: 2.5 ms (BFS) and 3.3 ms (FW). The ordering: 1.6 us an edge (METIS on a 350 x 350 grid, 0.8 s of
 #: the default call's setup). The H200 host's table is the H100's with its GPU's rates (BENCHMARKS.md
 #: section 1: 14 against 12.6 T updates/s); it has not been calibrated.
+#: The GPU's nd-fw and FW rounds were then fitted to whole calls on the real-graph suite (n = 77-10,000,
+#: every method timed with torch loaded, BENCHMARKS.md section 18) and to the 250 and 350 square grids'
+#: compute (section 17): nd-fw 8.6-8.9e12 updates/s at n = 62,500-122,500 and 0.7-1.5e12 at
+#: n = 3,000-10,000 (`ndfw_gpu_half_n`), 0.1-0.3 ms per batched round, an ordering 0.15-0.8 us an edge
+#: below 100,000 edges; a dense FW round 0.5-1.7 ms (1.2 ms at n = 4,096-10,000).
 _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.25e9,
-              bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=4.4e12, order_seconds_per_edge=1.6e-6,
-              nd_round_gpu_seconds=8.7e-4, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3, gpu_fw_call_seconds=3.3e-3,
+              bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=1.1e13, order_seconds_per_edge=6e-7,
+              nd_round_gpu_seconds=3e-4, fw_round_gpu_seconds=1.2e-3, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3,
+              gpu_fw_call_seconds=3.3e-3,
               fw_dtype_speedup=((1, 1.14), (2, 1.14), (4, 1.0), (8, 0.45)),
               fw_gpu_dtype_speedup=((1, 1.49), (2, 1.49), (4, 1.0), (8, 0.25)))
 #: shipped tables. "cpu": the 2-core dev machine (AMD EPYC, shared with other sessions, load
@@ -119,7 +127,7 @@ _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_second
 #: about 1 ms on an idle pair, BENCHMARKS.md section 12).
 SHIPPED = {
     "cpu": Rates(name="cpu"),
-    "H200": replace(_H100, name="H200", fw_gpu=1.38e13 * 14 / 12.6, ndfw_gpu=4.4e12 * 14 / 12.6),
+    "H200": replace(_H100, name="H200", fw_gpu=_H100.fw_gpu * 14 / 12.6, ndfw_gpu=_H100.ndfw_gpu * 14 / 12.6),
     "H100": _H100,
 }
 
@@ -424,7 +432,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
 
                 work, rounds = nd_proxy_work(g, backend)
                 order = m * rates.order_seconds_per_edge if g.n > DEFAULTS[backend][1] else 0.0  # one leaf
-            rate = rates.ndfw_gpu if on_gpu else rates.ndfw_cpu
+            rate = rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu
             rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
         else:

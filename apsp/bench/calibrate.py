@@ -159,11 +159,13 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     t = gpu_time(g, "bfs")
     bfs = costs.search_units(g) / max(t - call - n * n / rates.d2h, 1e-6)
     log(f"gpu bfs, n = {n}: {t:.3f} s, {bfs / 1e12:.2f} T visits/s")
-    nd_rate, nd_round = _nd_fit(_nd_points("gpu", (64, 160), speed,
+    side = 160
+    nd_rate, nd_round = _nd_fit(_nd_points("gpu", (64, side), speed,
                                            lambda g, size: fixed + g.n * g.n * size / rates.d2h, repeat, log),
                                 fw["int32"])
     log(f"gpu nd-fw: {nd_rate / 1e12:.2f} T updates/s, {nd_round * 1e3:.3f} ms per batched round")
-    return replace(rates, bfs_gpu=bfs, ndfw_gpu=nd_rate, nd_round_gpu_seconds=nd_round)
+    full = nd_rate * (side * side + rates.ndfw_gpu_half_n) / (side * side)  # as `fw` above: at full size
+    return replace(rates, bfs_gpu=bfs, ndfw_gpu=full, nd_round_gpu_seconds=nd_round)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,7 @@ are written whole (temporary file, then rename) or not at all.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -53,9 +54,6 @@ examples:
   apsp path graph.txt --from 1 --to 4
   apsp path road.gr --from 1 --to 264346 --json -v --profile
 """
-
-
-SOLVE_EPILOG = "example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"
 
 
 #: ``solve``'s options when not given: its parser's defaults, and with IN, OUT and BLOCK the whole
@@ -171,19 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The ``apsp`` parser, and its commands' parsers by name."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="apsp", description="All-pairs shortest paths on CPU and GPU.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action="version", version=f"apsp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    command = functools.partial(sub.add_parser, formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    _add_solve_arguments(sub.add_parser("solve", help="solve a graph file and write the distance matrix",
-                                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                                        epilog=SOLVE_EPILOG))
+    _add_solve_arguments(command("solve", help="solve a graph file and write the distance matrix",
+                                 epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"))
 
-    p = sub.add_parser("gen", help="write a random graph",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp gen 1000 --density 0.05 --weights 0 100 --seed 1 -o g.txt")
+    p = command("gen", help="write a random graph",
+                epilog="example:\n  apsp gen 1000 --density 0.05 --weights 0 100 --seed 1 -o g.txt")
     p.add_argument("n", type=int, help="number of vertices")
     p.add_argument("--density", type=float, default=None,
                    help="fraction of the n(n-1) possible edges (default: 0.1; link-graph: 0.001)")
@@ -200,14 +199,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     _add_report_options(p, "the parameters used (with the defaults filled in), the edges drawn "
                            "and the output format", "generate, write")
 
-    p = sub.add_parser("info", help="show the backends found here and why any is missing")
+    p = command("info", help="show the backends found here and why any is missing")
     p.add_argument("--json", action="store_true", help="print as JSON")
     _add_report_options(p, "every backend's facts and which backend --backend auto picks here, "
                            "and why", "each backend's probe")
 
-    p = sub.add_parser("path", help="print a shortest path and its length (one search, not all pairs)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=PATH_EPILOG)
+    p = command("path", help="print a shortest path and its length (one search, not all pairs)",
+                epilog=PATH_EPILOG)
     p.add_argument("input", help="graph file")
     p.add_argument("--from", dest="source", required=True,
                    help="start vertex, named as in the input (see below)")
@@ -215,9 +213,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
                    help="end vertex, named as in the input")
     _add_solve_options(p, route=True)
 
-    _add_stats_parser(sub)
+    _add_stats_parser(command)
 
-    p = sub.add_parser("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
+    p = command("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
     return parser, sub.choices
 
@@ -228,12 +226,6 @@ def _number(text: str):
         return int(text)
     except ValueError:
         return float(text)
-
-
-def _version() -> str:
-    from . import __version__
-
-    return f"apsp {__version__}"
 
 
 def _homework_args(argv: list[str]) -> argparse.Namespace | None:
@@ -794,10 +786,6 @@ def _cmd_info(args) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    run()
-
-
 # -- apsp stats: reductions of all distances, without the matrix ---------------------------------
 
 STATS_EPILOG = """Searches from every vertex (or --sources), each row of distances reduced as it is
@@ -822,10 +810,12 @@ examples:
 """
 
 
-def _add_stats_parser(sub) -> None:
-    p = sub.add_parser("stats", help="closeness, eccentricity, diameter, ... of every vertex "
-                                     "(streams rows, no n x n matrix)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=STATS_EPILOG)
+def _add_stats_parser(command) -> None:
+    """``apsp stats``'s parser; ``command``: the subparsers' ``add_parser``."""
+    from .cli_messages import add_renamed_option
+
+    p = command("stats", help="closeness, eccentricity, diameter, ... of every vertex "
+                              "(streams rows, no n x n matrix)", epilog=STATS_EPILOG)
     p.add_argument("input", help="graph file")
     p.add_argument("--csv", metavar="FILE", default=None, help="write the per-vertex values (see below)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -843,12 +833,9 @@ def _add_stats_parser(sub) -> None:
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
                    help="where to search (default: the GPU for unit weights when one is usable; "
                         "weighted graphs and --histogram on the CPU)")
-    p.add_argument("--format", dest="fmt", default=None,
-                   help="input format (default: from the suffix; homework for .txt)")
+    p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
-    from .cli_messages import add_renamed_option
-
     add_renamed_option(p, "--host-memory", metavar="SIZE", default=None,
                        help="RAM the searches may use (default: what the OS reports available)")
     p.add_argument("--gpu-memory", metavar="SIZE", default=None,
@@ -870,7 +857,6 @@ def _stats_value(x):
 
 def _cmd_stats(args) -> int:
     if args.distributed:
-
         require("mpi4py", "--distributed")
         from .distributed.cli import run_stats
 
@@ -968,26 +954,18 @@ def _print_stats(summary: dict) -> None:
 
 def _write_stats_csv(target, st, first: int) -> None:
     """One row per source, written whole or not at all."""
+    from itertools import islice
+
     from .io.atomic import atomic_write
 
-    closeness = st.closeness()
-    reaches = st.reaches_all
+    rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
+               st.eccentricity.tolist(), st.reaches_all.tolist(), st.closeness().tolist(), st.harmonic.tolist())
+    lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
     with atomic_write(target) as f:
         f.write(b"vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic\n")
-        rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
-                   st.eccentricity.tolist(), reaches.tolist(), closeness.tolist(),
-                   st.harmonic.tolist())
-        lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
-        for chunk in _batched(lines, 4096):
-            f.write("".join(chunk).encode())
+        while chunk := "".join(islice(lines, 4096)):
+            f.write(chunk.encode())
 
 
-def _batched(items, size: int):
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+if __name__ == "__main__":  # pragma: no cover
+    run()

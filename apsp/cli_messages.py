@@ -83,16 +83,6 @@ def cli_words(message: str, output: str | None = None) -> str:
     return re.sub(r"  +", " ", message).replace(" )", ")")
 
 
-def first_vertex(path, fmt: str | None) -> int:
-    """The number the input file gives its first vertex (1 for homework text, DIMACS, ...; 0 for SNAP, ...)."""
-    from .io import FIRST_VERTEX, detect_format
-
-    try:
-        return FIRST_VERTEX[detect_format(path, fmt)]
-    except (ValueError, OSError, KeyError):
-        return 0
-
-
 def negative_cycle_message(exc, first: int, source: str | None = None, labels=None) -> str:
     """One line for a `NegativeCycleError`, vertices named as the input file names them
     (``labels[v]`` when the input has labels, else ``v + first``).
@@ -160,6 +150,11 @@ def cli_message(exc: BaseException, args) -> str:
 
     inp = getattr(args, "input", None)
     if isinstance(exc, NegativeCycleError):
-        first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
+        from .io import FIRST_VERTEX, detect_format
+
+        try:  # the number the input gives its first vertex (1 for homework text, DIMACS, ...)
+            first = FIRST_VERTEX[detect_format(inp, getattr(args, "fmt", None))] if inp is not None else 0
+        except (ValueError, OSError, KeyError):
+            first = 0
         return negative_cycle_message(exc, first, inp, getattr(args, "_labels", None))
     return cli_words(str(exc), output=getattr(args, "output", None))

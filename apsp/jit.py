@@ -97,10 +97,8 @@ def compile_outside_numba(label: str):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = _notice["label"]
-    _notice["label"] = label
-    _announce()
-    _notice["label"] = before
+    with compiling(label):
+        _announce()
     start = time.perf_counter()
     try:
         yield

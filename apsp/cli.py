@@ -580,12 +580,10 @@ def _parse_rows(text, n: int):
     """``--rows I:J`` as (I, J), 0-based, J exclusive; None when not given."""
     if text is None:
         return None
-    parts = str(text).split(":")
     try:
-        if len(parts) != 2:
-            raise ValueError
-        lo = int(parts[0]) if parts[0].strip() else 0
-        hi = int(parts[1]) if parts[1].strip() else n
+        lo_text, hi_text = str(text).split(":")  # ValueError unless one colon
+        lo = int(lo_text) if lo_text.strip() else 0
+        hi = int(hi_text) if hi_text.strip() else n
     except ValueError:
         raise ValueError(f"--rows takes I:J (0-based rows I..J-1, e.g. 0:100 or 500:), got {text!r}") from None
     if not 0 <= lo < hi <= n:
@@ -597,10 +595,9 @@ def _report(args, g, result) -> None:
     from .cli_messages import solve_summary
 
     if args.json:
-        summary = solve_summary(n=g.n, edges=g.nnz, method=result.method, backend=result.backend,
-                                dtype=result.dtype.name, block_size=result.block_size,
-                                timings=result.timings, info=result.info)
-        print(json.dumps(summary))
+        print(json.dumps(solve_summary(n=g.n, edges=g.nnz, method=result.method, backend=result.backend,
+                                       dtype=result.dtype.name, block_size=result.block_size,
+                                       timings=result.timings, info=result.info)))
     if args.verbose and not args.json:
         print(f"apsp: n={g.n} edges={g.nnz} method={result.method} backend={result.backend} "
               f"dtype={result.dtype.name} block={result.block_size}", file=sys.stderr)

@@ -6,6 +6,7 @@ are written whole (temporary file, then rename) or not at all.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -55,65 +56,64 @@ examples:
 """
 
 
-SOLVE_EPILOG = "example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"
-
-
-def _solve_parser() -> argparse.ArgumentParser:
-    """``apsp solve``'s parser alone (as `build_parser` has it)."""
-    p = argparse.ArgumentParser(prog="apsp solve", formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=SOLVE_EPILOG)
-    _add_solve_arguments(p)
-    return p
+#: ``solve``'s options when not given: its parser's defaults, and with IN, OUT and BLOCK the whole
+#: namespace of ``apsp IN OUT [BLOCK]`` without options (no parser is built for it)
+SOLVE_DEFAULTS = dict(
+    output=None, paths=None, rows=None, sources=None, method="auto", backend="auto", dtype=None,
+    fmt=None, out_format=None, block_size=None, unweighted=False, undirected=False, profile=False,
+    json=False, quiet=False, verbose=False, gpu_memory=None, host_memory=None, out_of_core=None,
+    scratch_dir=None, checkpoint=None, checkpoint_every=300.0, resume=False, distributed=False,
+    cuda_aware="auto")
 
 
 def _add_solve_arguments(p: argparse.ArgumentParser, homework: bool = False) -> None:
     """The arguments of ``solve``. ``homework``: the options after ``apsp IN OUT [BLOCK]``, whose
     words give the input and the output (an -o among the options still wins, as in ``solve``)."""
+    p.set_defaults(**SOLVE_DEFAULTS)
     if not homework:
         p.add_argument("input", help="graph file")
     p.add_argument("-o", "--output", required=not homework,
                    help="distance file (.txt homework text, .npy, .mtx), or .npz for the whole result "
                         "(distances, --paths matrix, vertex labels, facts; apsp.load_result reads it)")
-    p.add_argument("--paths", metavar="FILE", default=None,
+    p.add_argument("--paths", metavar="FILE",
                    help="also write the next-hop (successor) matrix as .npy: entry [i, j] is the vertex "
                         "after i on a shortest path to j, -9999 where there is none (like the .npy "
                         "row and column numbers, 0-based whatever the input format)")
-    p.add_argument("--rows", metavar="I:J", default=None,
+    p.add_argument("--rows", metavar="I:J",
                    help="compute and write only rows I..J-1 of the distance matrix (0-based matrix "
                         "rows; I: or :J for open ends)")
-    p.add_argument("--sources", metavar="V,V,...", default=None,
+    p.add_argument("--sources", metavar="V,V,...",
                    help="compute and write only the rows of these source vertices, in this order "
                         "(named as in the input: 1-based for homework text, DIMACS, Matrix Market "
                         "and METIS, 0-based for .npy, the ids of SNAP and GraphML files)")
     _add_solve_options(p)
     p.add_argument("--distributed", action="store_true",
                    help="blocked FW across MPI ranks: launch with 'mpiexec -n P apsp ...' (needs mpi4py)")
-    p.add_argument("--cuda-aware", default="auto", choices=("auto", "yes", "no"),
+    p.add_argument("--cuda-aware", choices=("auto", "yes", "no"),
                    help="with --distributed on GPUs: give device buffers to MPI directly "
                         "(default: when the MPI reports CUDA support), else stage through host memory")
 
 
 def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
-    """The options of ``solve``; ``route``: those ``path`` has (no output file, no large-problem
-    options; its own stages and JSON)."""
+    """The options of ``solve``, their defaults `SOLVE_DEFAULTS`; ``route``: those ``path`` has (no
+    output file, no large-problem options; its own stages and JSON)."""
     from .cli_messages import add_renamed_option
 
-    p.add_argument("--method", default="auto",
-                   choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
+    if route:  # the others' default is None or False, argparse's own
+        p.set_defaults(**{name: SOLVE_DEFAULTS[name] for name in ("method", "backend")})
+    p.add_argument("--method", choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"),
                    help="where an all-pairs --method computes (default: GPU when one is usable, else "
                         "CPU); --method auto searches on the CPU" if route else
                    "where to compute (default: GPU when one is usable, else CPU)")
-    p.add_argument("--dtype", default=None,
-                   choices=("uint8", "uint16", "int16", "int32", "int64", "float32", "float64"),
+    p.add_argument("--dtype", choices=("uint8", "uint16", "int16", "int32", "int64", "float32", "float64"),
                    help="distance type (default: the narrowest that holds the actual distances, "
                         "verified after the solve; uint8/uint16 for --method bfs only)")
-    p.add_argument("--format", dest="fmt", default=None,
-                   help="input format (default: from the suffix; homework for .txt)")
+    p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
     if not route:
-        p.add_argument("--out-format", default=None, help="output format (default: from the suffix)")
-    add_renamed_option(p, "--block-size", type=int, default=None, metavar="B",
+        p.add_argument("--out-format", help="output format (default: from the suffix)")
+    add_renamed_option(p, "--block-size", type=int, metavar="B",
                        help="blocking factor" + (" of --method fw or nd-fw" if route else "")
                             + " (default: the backend's best)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
@@ -132,25 +132,25 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say what was chosen and why (the decisions logged under the 'apsp' logger)")
     if route:
-        add_renamed_option(p, "--host-memory", metavar="SIZE", default=None,
+        add_renamed_option(p, "--host-memory", metavar="SIZE",
                            help="RAM the read, the graph and the search may use (default: what the "
                                 "OS reports available)")
         return
     big = p.add_argument_group("large problems (memory, out-of-core, checkpoints)")
-    big.add_argument("--gpu-memory", metavar="SIZE", default=None,
+    big.add_argument("--gpu-memory", metavar="SIZE",
                      help="GPU memory the solve may use, e.g. 8GB or 6GiB (default: what is free); "
                           "a matrix that does not fit streams through the GPU out of core")
-    add_renamed_option(big, "--host-memory", metavar="SIZE", default=None,
+    add_renamed_option(big, "--host-memory", metavar="SIZE",
                      help="RAM the solve may use (default: what the OS reports available, capped "
                           "by a container's or batch job's cgroup memory limit)")
-    big.add_argument("--out-of-core", action="store_const", const=True, default=None,
+    big.add_argument("--out-of-core", action="store_const", const=True,
                      help="stream the matrix in stripes even if it fits (on the CPU backend: from a "
                           "scratch file, for matrices bigger than RAM)")
-    add_renamed_option(big, "--scratch-dir", metavar="DIR", default=None,
+    add_renamed_option(big, "--scratch-dir", metavar="DIR",
                      help="directory for an out-of-core matrix file (default: the system temp dir)")
-    big.add_argument("--checkpoint", metavar="FILE", default=None,
+    big.add_argument("--checkpoint", metavar="FILE",
                      help="save the solve's state to FILE every --checkpoint-every seconds (fw only)")
-    big.add_argument("--checkpoint-every", metavar="SECONDS", type=float, default=300.0,
+    big.add_argument("--checkpoint-every", metavar="SECONDS", type=float,
                      help="seconds between checkpoints (default: 300)")
     big.add_argument("--resume", action="store_true",
                      help="continue from --checkpoint FILE (refused if it was made for another graph "
@@ -169,19 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The ``apsp`` parser, and its commands' parsers by name."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="apsp", description="All-pairs shortest paths on CPU and GPU.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action="version", version=f"apsp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    command = functools.partial(sub.add_parser, formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    _add_solve_arguments(sub.add_parser("solve", help="solve a graph file and write the distance matrix",
-                                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                                        epilog=SOLVE_EPILOG))
+    _add_solve_arguments(command("solve", help="solve a graph file and write the distance matrix",
+                                 epilog="example:\n  apsp solve graph.txt -o dist.txt --block-size 64 --profile"))
 
-    p = sub.add_parser("gen", help="write a random graph",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  apsp gen 1000 --density 0.05 --weights 0 100 --seed 1 -o g.txt")
+    p = command("gen", help="write a random graph",
+                epilog="example:\n  apsp gen 1000 --density 0.05 --weights 0 100 --seed 1 -o g.txt")
     p.add_argument("n", type=int, help="number of vertices")
     p.add_argument("--density", type=float, default=None,
                    help="fraction of the n(n-1) possible edges (default: 0.1; link-graph: 0.001)")
@@ -198,14 +199,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     _add_report_options(p, "the parameters used (with the defaults filled in), the edges drawn "
                            "and the output format", "generate, write")
 
-    p = sub.add_parser("info", help="show the backends found here and why any is missing")
+    p = command("info", help="show the backends found here and why any is missing")
     p.add_argument("--json", action="store_true", help="print as JSON")
     _add_report_options(p, "every backend's facts and which backend --backend auto picks here, "
                            "and why", "each backend's probe")
 
-    p = sub.add_parser("path", help="print a shortest path and its length (one search, not all pairs)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=PATH_EPILOG)
+    p = command("path", help="print a shortest path and its length (one search, not all pairs)",
+                epilog=PATH_EPILOG)
     p.add_argument("input", help="graph file")
     p.add_argument("--from", dest="source", required=True,
                    help="start vertex, named as in the input (see below)")
@@ -213,9 +213,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
                    help="end vertex, named as in the input")
     _add_solve_options(p, route=True)
 
-    _add_stats_parser(sub)
+    _add_stats_parser(command)
 
-    p = sub.add_parser("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
+    p = command("bench", help="run a benchmark suite (see 'apsp bench --help')", add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
     return parser, sub.choices
 
@@ -228,22 +228,42 @@ def _number(text: str):
         return float(text)
 
 
-def _version() -> str:
-    from . import __version__
-
-    return f"apsp {__version__}"
-
-
-def _homework_args(positional: list[str], options: list[str]) -> argparse.Namespace:
-    """The ``solve`` namespace of ``apsp IN OUT [BLOCK] [options]``: IN, OUT and BLOCK, then the
-    options, and solve's defaults for the rest. Errors and --help read as after ``apsp solve IN -o OUT``."""
-    words = _HomeworkOptions(prog="apsp solve")
-    _add_solve_arguments(words, homework=True)
-    given = argparse.Namespace(command="solve", input=positional[0], output=positional[1],
-                               block_size=int(positional[2]) if len(positional) == 3 else None)
-    args, unknown = words.parse_known_args(options, given)
-    if unknown:
-        build_parser().error(f"unrecognized arguments: {' '.join(unknown)}")
+def _homework_args(argv: list[str]) -> argparse.Namespace | None:
+    """``solve``'s namespace for ``apsp IN OUT [BLOCK] [options]``, or None when ``argv`` starts with a
+    command or an option: IN, OUT and BLOCK, then the options after them (`SOLVE_DEFAULTS` for the
+    rest). Their errors and --help read as after ``apsp solve IN -o OUT``; words that are neither a
+    command nor this form raise ``argparse.ArgumentError``."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    positional = []
+    for token in argv:
+        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
+            break
+        positional.append(token)
+    # a command's name, unless the whole line is two or three bare words, the first an existing
+    # file, for a command that could not take them (each of these needs an option or takes none)
+    if argv[0] in SUBCOMMANDS and not (len(positional) == len(argv) and len(argv) in (2, 3)
+                                       and argv[0] in ("solve", "gen", "info", "path")
+                                       and os.path.isfile(argv[0])):
+        return None
+    if len(positional) not in (2, 3):
+        count = f"{len(positional)} argument{'s' if len(positional) != 1 else ''}"
+        raise argparse.ArgumentError(None, (
+            f"{argv[0]!r} is not a command; the homework form is apsp IN_FILE OUT_FILE [BLOCK] "
+            f"(got {count}), or run a command: {', '.join(SUBCOMMANDS)} (see apsp --help)"))
+    if len(positional) == 3 and not (positional[2].isdigit() and int(positional[2]) > 0):
+        raise argparse.ArgumentError(
+            None, f"BLOCK must be a positive integer (the blocking factor), got {positional[2]!r}")
+    args = argparse.Namespace(command="solve", input=positional[0], **{
+        **SOLVE_DEFAULTS, "output": positional[1],
+        "block_size": int(positional[2]) if len(positional) == 3 else None})
+    options = argv[len(positional):]
+    if options:
+        words = _HomeworkOptions(prog="apsp solve")
+        _add_solve_arguments(words, homework=True)
+        args, unknown = words.parse_known_args(options, args)
+        if unknown:
+            build_parser().error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
 
 
@@ -251,29 +271,25 @@ class _HomeworkOptions(argparse.ArgumentParser):
     """The options after ``apsp IN OUT [BLOCK]``; its usage line and help are ``solve``'s."""
 
     def format_usage(self) -> str:
-        return _solve_parser().format_usage()
+        return _parsers()[1]["solve"].format_usage()
 
     def format_help(self) -> str:
-        return _solve_parser().format_help()
+        return _parsers()[1]["solve"].format_help()
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli_messages import homework_positionals, homework_usage_error
-
     argv = list(sys.argv[1:] if argv is None else argv)
-    wrong = homework_usage_error(argv, SUBCOMMANDS)
-    if wrong is not None:
-        print(f"usage: apsp IN_FILE OUT_FILE [BLOCK] [options] | apsp COMMAND ...\napsp: error: {wrong}",
+    try:
+        args = _homework_args(argv)
+    except argparse.ArgumentError as exc:
+        print(f"usage: apsp IN_FILE OUT_FILE [BLOCK] [options] | apsp COMMAND ...\napsp: error: {exc}",
               file=sys.stderr)
         return 2
-    homework = homework_positionals(argv, SUBCOMMANDS)  # IN OUT [BLOCK], checked just above
-    if homework is None and argv[:1] == ["bench"]:
+    if args is None and argv[:1] == ["bench"]:
         from .bench.cli import main as bench_main
 
-        return _guarded(lambda: bench_main(argv[1:]))
-    if homework is not None:
-        args = _homework_args(homework, argv[len(homework):])
-    else:
+        return _guarded(lambda _: bench_main(argv[1:]))
+    if args is None:
         parser, commands = _parsers()
         args, unknown = parser.parse_known_args(argv)
         if unknown:  # the command's own usage line and name, not only "apsp"'s
@@ -283,20 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-    if getattr(args, "verbose", False):
+    if args.verbose:
         _log_to_stderr()
     handler = {"solve": _cmd_solve, "gen": _cmd_gen, "info": _cmd_info, "path": _cmd_path,
                "stats": _cmd_stats}[args.command]
-    return _guarded(lambda: _within_memory(handler, args), args)
-
-
-def _within_memory(handler, args) -> int:
-    """Run a command with ``--host-memory`` as the budget of every allocation proportional to the input
-    (reads, graph build, searches), not only of the solve's plan."""
-    from .sizes import memory_limit
-
-    with memory_limit(getattr(args, "host_memory", None)):
-        return handler(args)
+    return _guarded(handler, args)
 
 
 def _log_to_stderr() -> None:
@@ -333,10 +340,13 @@ def run() -> None:
     os._exit(rc)
 
 
-def _guarded(fn, args=None) -> int:
-    """Run a command; turn expected failures into one stderr line and an exit code."""
-
+def _guarded(command, args=None) -> int:
+    """``command(args)``, with ``--host-memory`` as the budget of every allocation proportional to the
+    input (reads, graph build, searches), not only of the solve's plan; expected failures become
+    one stderr line and an exit code."""
     import signal
+
+    from .sizes import memory_limit
 
     def terminated(signum, frame):  # kill (SIGTERM) unwinds like Ctrl-C: no partial output
         raise KeyboardInterrupt
@@ -346,7 +356,8 @@ def _guarded(fn, args=None) -> int:
     except ValueError:  # not the main thread
         previous = None
     try:
-        return fn() or 0
+        with memory_limit(getattr(args, "host_memory", None)):
+            return command(args) or 0
     except KeyboardInterrupt as exc:
         print("apsp: interrupted; no output written", file=sys.stderr)
         for note in getattr(exc, "__notes__", ()):
@@ -362,34 +373,46 @@ def _guarded(fn, args=None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _progress_flag(args) -> bool | None:
-    return False if args.quiet else None
+def _start_command(args, solve: bool = False, paths: bool = False) -> dict:
+    """Announce compiles (unless quiet) and count them (`apsp.jit`); ``{"startup": seconds}`` so that
+    a profile accounts for the wall time: since ``import apsp`` began, plus the interpreter's own
+    start before it, counted as the CPU time the process had used by then (that start is CPU-bound
+    work; a wait before exec uses none). Not the process's age: that counts whatever ran before
+    exec, so ``bash -c 'sleep 3 && apsp ...'`` would report 3 s more.
 
-
-def _since_start() -> float:
-    """The ``startup`` stage: seconds since ``import apsp`` began, plus the interpreter's own start
-    before it, counted as the CPU time the process had used by then (that start is CPU-bound work;
-    a wait before exec uses none). Not the process's age: that counts whatever ran before exec,
-    so ``bash -c 'sleep 3 && apsp ...'`` would report 3 s more."""
+    ``solve``: first import what every solve needs, beside the GPU's start where one may be used;
+    ``paths``: the solve returns next hops."""
+    if solve:
+        # first: torch's import and CUDA's start are the longest chain; our imports and the read
+        # (whose kernels release the GIL) run beside it. Under "auto" only on machines with an
+        # NVIDIA device (else the import would only take CPU from the reader)
+        if args.backend == "gpu" or (args.backend == "auto" and os.path.exists("/dev/nvidiactl")):
+            _gpu_start_in_background(args, paths)
+        from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
     from . import _CPU_BEFORE_IMPORT, _IMPORT_STARTED
+    from .jit import notify_compiles
 
-    return time.perf_counter() - _IMPORT_STARTED + _CPU_BEFORE_IMPORT
+    notify_compiles(None if getattr(args, "quiet", False) else sys.stderr)
+    return {"startup": time.perf_counter() - _IMPORT_STARTED + _CPU_BEFORE_IMPORT}
 
 
-def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_input: bool = False) -> None:
-    """Start CUDA, and import torch (``torch_needed``) or only Triton (a distances-only FW solve
-    runs on the CUDA driver without torch: `apsp.plan.gpu_runtime`), on a thread while the main thread imports numba
-    and reads the input. The solve's backend choice then finds them done, or waits for the
-    rest: its "setup" stage is only that wait. ``large_input``: also pin the result's staging
-    buffers meanwhile (later, the driver's lock would make the solve wait for it). Not on
-    machines without an NVIDIA device under "auto" (the import would only take CPU from the reader)."""
+def _gpu_start_in_background(args, paths: bool) -> None:
+    """Start CUDA, and import torch (for what only its engines do: ``paths``, BFS, nested dissection)
+    or only Triton (a distances-only FW solve runs on the CUDA driver without torch:
+    `apsp.plan.gpu_runtime`), on a thread while the main thread imports numba and reads the input.
+    The solve's backend choice then finds them done, or waits for the rest: its "setup" stage is
+    only that wait. A large input: also pin the result's staging buffers meanwhile (later, the
+    driver's lock would make the solve wait for it)."""
     import importlib.util
     import threading
 
     if importlib.util.find_spec("torch") is None:
         return
-    if backend == "auto" and not os.path.exists("/dev/nvidiactl"):
-        return
+    torch_needed = args.method not in ("auto", "fw") or paths
+    try:
+        large_input = os.stat(args.input).st_size >= LARGE_INPUT_BYTES
+    except (OSError, TypeError):  # no file (yet): the read reports it
+        large_input = False
 
     def start():
         try:
@@ -413,41 +436,11 @@ def _gpu_start_in_background(backend: str, torch_needed: bool = True, large_inpu
 LARGE_INPUT_BYTES = 16 << 20
 
 
-def _input_bytes(args) -> int:
-    try:
-        return os.stat(args.input).st_size
-    except (AttributeError, OSError, TypeError):  # no file (yet): the read reports it
-        return 0
-
-
-def _start_solve_command(args, paths: bool) -> dict:
-    """Import what every solve needs and announce compiles; ``{"startup": seconds}`` since
-    the interpreter started (`_since_start`), so a profile accounts for the wall time.
-    ``paths``: the solve returns next hops."""
-    # first: torch's import and CUDA's start are the longest chain; our imports and the read
-    # (whose kernels release the GIL) run beside it
-    if getattr(args, "backend", "cpu") in ("auto", "gpu"):
-        # torch for what only its engines do (paths, BFS, nested dissection); FW distances without it
-        torch_needed = getattr(args, "method", "auto") not in ("auto", "fw") or paths
-        _gpu_start_in_background(args.backend, torch_needed, _input_bytes(args) >= LARGE_INPUT_BYTES)
-    from . import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
-
-    _listen_for_compiles(args)
-    return {"startup": _since_start()}
-
-
-def _listen_for_compiles(args) -> None:
-    """The notice while kernels compile (unless quiet), and their seconds counted (`apsp.jit`)."""
-    from .jit import notify_compiles
-
-    notify_compiles(None if getattr(args, "quiet", False) else sys.stderr)
-
-
 def _solve_file(args):
     from .api import as_graph, shortest_paths
     from .jit import book_compile, compile_seconds
 
-    startup = _start_solve_command(args, paths=bool(args.paths))
+    startup = _start_command(args, solve=True, paths=bool(args.paths))
     t0 = time.perf_counter()
     compiled = compile_seconds()
     from .io import read_graph
@@ -457,7 +450,8 @@ def _solve_file(args):
     if args.block_size is not None and args.block_size < 1:
         raise ValueError(f"blocking factor must be a positive integer, got {args.block_size}")
     args._labels = getattr(loaded, "labels", None)  # vertex names, for messages and routes
-    sources = _sources_arg(args, n)  # a typo should not wait for the solve
+    # --rows, --sources: a typo should not wait for the solve
+    sources = None if args.rows is None and args.sources is None else _sources_arg(args, n)
     # before the graph's n-sized arrays: the result alone must fit somewhere
     _check_result_fits(args, n, n if sources is None else len(sources))
     g = as_graph(loaded, directed=not args.undirected, unweighted=args.unweighted)
@@ -465,9 +459,8 @@ def _solve_file(args):
     compiled = compile_seconds() - compiled
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
                             sources=None if sources is None else _names(g.labels, sources),
-                            block_size=args.block_size, progress=_progress_flag(args),
-                            return_successors=bool(args.paths),
-                            **_large_problem_options(args))
+                            block_size=args.block_size, progress=False if args.quiet else None,
+                            return_successors=bool(args.paths), **_large_problem_options(args))
     result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
     return g, result
 
@@ -480,9 +473,8 @@ def _check_result_fits(args, n: int, rows: int) -> None:
     from .sizes import disk_available, format_size, host_available, parse_size
 
     need = rows * n
-    ram = parse_size(args.host_memory) if getattr(args, "host_memory", None) else host_available()
-    scratch = getattr(args, "scratch_dir", None) or tempfile.gettempdir()
-    disk = disk_available(scratch)
+    ram = parse_size(args.host_memory) if args.host_memory else host_available()
+    disk = disk_available(args.scratch_dir or tempfile.gettempdir())
     if need > max(ram, disk):
         raise MemoryPlanError(
             f"{args.input}: n = {n} vertices; a {rows} x {n} distance matrix needs at least "
@@ -490,56 +482,49 @@ def _check_result_fits(args, n: int, rows: int) -> None:
             f"scratch disk ({format_size(disk)}) available; --rows/--sources compute fewer rows")
 
 
-def _check_solve_outputs(args) -> None:
-    """Every output of ``solve``, checked before the input is read (one place for all of them)."""
-    from .io import check_outputs
-    from .io.atomic import STDOUT
+def _cmd_solve(args) -> int:
+    from .io import check_outputs, guess_format, write_distances
+    from .io.atomic import STDOUT, all_or_none
 
+    # every output, checked before the input is read
     if args.paths and not (str(args.paths).endswith(".npy") or args.paths == STDOUT):
         raise ValueError(f"--paths writes a .npy file, got {args.paths!r}")
     if args.json and STDOUT in (args.output, args.paths):
         raise ValueError("--json and an output to standard output ('-') would mix on stdout; "
                          "drop --json or write the output to a file")
-    scratch = getattr(args, "scratch_dir", None)
-    if scratch is not None and not os.path.isdir(scratch):
-        raise FileNotFoundError(f"--scratch-dir {scratch}: no such directory")
-    if scratch is not None and not os.access(scratch, os.W_OK | os.X_OK):
-        raise PermissionError(f"--scratch-dir {scratch}: the directory is not writable")
+    if args.scratch_dir is not None and not os.path.isdir(args.scratch_dir):
+        raise FileNotFoundError(f"--scratch-dir {args.scratch_dir}: no such directory")
+    if args.scratch_dir is not None and not os.access(args.scratch_dir, os.W_OK | os.X_OK):
+        raise PermissionError(f"--scratch-dir {args.scratch_dir}: the directory is not writable")
     check_outputs({"-o": (args.output, args.out_format, "distances"),
                    "--paths": (args.paths, "npy", "distances"),
                    "--checkpoint": (args.checkpoint, None, "file")}, inputs={"the input": args.input})
-
-
-def _cmd_solve(args) -> int:
-    _check_solve_outputs(args)
     if args.distributed:
         if args.rows or args.sources:
             raise ValueError("--rows and --sources are not available with --distributed (it solves "
                              "all pairs); drop --distributed to compute only some rows")
-
         require("mpi4py", "--distributed")
         from .distributed.cli import run_solve
 
         return run_solve(args)
-    from .io import guess_format, write_distances
-    from .io.atomic import all_or_none
     from .jit import book_compile, compile_seconds
 
     g, result = _solve_file(args)
     t0 = time.perf_counter()
     compiled = compile_seconds()
-    rows = _parse_rows(args.rows, g.n)
-    block = result.sources is not None  # k x n: the rows of --rows or --sources
     if guess_format(args.output, args.out_format) == "npz":
         result.save(args.output)  # the whole result: labels, sources and --paths' matrix too
         if args.paths:
             write_distances(args.paths, result.successors, fmt="npy")
     else:
+        first_row = None  # the number of the block's first row: k x n, the rows of --rows or --sources
+        if result.sources is not None:
+            first_row = 0 if args.rows is None else _parse_rows(args.rows, g.n)[0]
         with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
             if args.paths:
                 write_distances(args.paths, result.successors, fmt="npy")
-            write_distances(args.output, result.distances, fmt=args.out_format,
-                            first_row=(rows[0] if rows else 0) if block else None, progress=_progress_flag(args))
+            write_distances(args.output, result.distances, fmt=args.out_format, first_row=first_row,
+                            progress=False if args.quiet else None)
         if g.labels is not None and not args.quiet:  # a matrix alone does not say which vertex is which
             shown = ", ".join(map(str, g.labels[:4].tolist())) + (", ..." if g.n > 4 else "")
             print(f"apsp: note: the input names its vertices; the matrix's columns (and rows, unless "
@@ -547,7 +532,8 @@ def _cmd_solve(args) -> int:
                   "the distances", file=sys.stderr)
     result.timings["write"] = time.perf_counter() - t0
     book_compile(result.timings, compile_seconds() - compiled, "write")
-    _report(args, g, result)
+    if args.json or args.verbose or args.profile:
+        _report(args, g, result)
     return 0
 
 
@@ -594,12 +580,10 @@ def _parse_rows(text, n: int):
     """``--rows I:J`` as (I, J), 0-based, J exclusive; None when not given."""
     if text is None:
         return None
-    parts = str(text).split(":")
     try:
-        if len(parts) != 2:
-            raise ValueError
-        lo = int(parts[0]) if parts[0].strip() else 0
-        hi = int(parts[1]) if parts[1].strip() else n
+        lo_text, hi_text = str(text).split(":")  # ValueError unless one colon
+        lo = int(lo_text) if lo_text.strip() else 0
+        hi = int(hi_text) if hi_text.strip() else n
     except ValueError:
         raise ValueError(f"--rows takes I:J (0-based rows I..J-1, e.g. 0:100 or 500:), got {text!r}") from None
     if not 0 <= lo < hi <= n:
@@ -611,10 +595,9 @@ def _report(args, g, result) -> None:
     from .cli_messages import solve_summary
 
     if args.json:
-        summary = solve_summary(n=g.n, edges=g.nnz, method=result.method, backend=result.backend,
-                                dtype=result.dtype.name, block_size=result.block_size,
-                                timings=result.timings, info=result.info)
-        print(json.dumps(summary))
+        print(json.dumps(solve_summary(n=g.n, edges=g.nnz, method=result.method, backend=result.backend,
+                                       dtype=result.dtype.name, block_size=result.block_size,
+                                       timings=result.timings, info=result.info)))
     if args.verbose and not args.json:
         print(f"apsp: n={g.n} edges={g.nnz} method={result.method} backend={result.backend} "
               f"dtype={result.dtype.name} block={result.block_size}", file=sys.stderr)
@@ -635,51 +618,36 @@ def _print_stages(timings: dict) -> None:
 
 def _cmd_gen(args) -> int:
     from .generate import random_graph
-    from .io import write_graph
-
-    from .io import check_outputs
+    from .io import check_outputs, guess_format, write_graph
 
     check_outputs({"-o": (args.output, args.fmt, "graph")})
-    _listen_for_compiles(args)
+    _start_command(args)
     if args.n < 1:  # no graph file format holds a graph without vertices
         raise ValueError(f"n must be at least 1, got {args.n}")
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
-    _check_gen_output(args, weights)
+    fractional = weights is not None and not all(isinstance(w, int) for w in weights)
+    if fractional and guess_format(args.output, args.fmt) == "homework":  # refused before drawing
+        raise ValueError(f"homework text holds integer weights, but --weights {weights[0]} {weights[1]} "
+                         "draws fractional ones: give integer bounds (e.g. --weights 0 100), or write "
+                         f"{args.output!r} as .snap, .mtx or .gr")
     t0 = time.perf_counter()
     edges = random_graph(args.n, args.density, weights=weights, seed=args.seed, kind=args.kind)
     t1 = time.perf_counter()
     write_graph(args.output, edges, fmt=args.fmt)
     t2 = time.perf_counter()
     if args.verbose:
-        from .io import guess_format
-
         density = args.density if args.density is not None else (
             f"{0.001 if args.kind == 'link-graph' else 0.1} (default for {args.kind})")
-        if weights is None:
-            drawn = "every weight 1"
-        else:
-            numbers = "integers" if all(isinstance(w, int) for w in weights) else "floats"
-            drawn = f"weights {weights[0]}..{weights[1]} ({numbers}{'' if args.weights else ', default'})"
-        fmt = guess_format(args.output, args.fmt)
+        drawn = "every weight 1" if weights is None else (
+            f"weights {weights[0]}..{weights[1]} ({'floats' if fractional else 'integers'}"
+            f"{'' if args.weights else ', default'})")
         print(f"apsp: gen n={args.n} kind={args.kind} density={density}, {drawn}, "
               f"seed={args.seed if args.seed is not None else 'none (a different graph each run)'}; "
-              f"{len(edges.src)} edges drawn; wrote {args.output} as {fmt} "
+              f"{len(edges.src)} edges drawn; wrote {args.output} as {guess_format(args.output, args.fmt)} "
               f"({'as asked' if args.fmt else 'from the suffix'})", file=sys.stderr)
     if args.profile:
         _print_stages({"generate": t1 - t0, "write": t2 - t1})
     return 0
-
-
-def _check_gen_output(args, weights) -> None:
-    """Refuse, before drawing anything, what the output format cannot hold."""
-    from .io import guess_format
-
-    fractional = weights is not None and not all(isinstance(w, int) for w in weights)
-    if fractional and guess_format(args.output, args.fmt) == "homework":
-        lo, hi = weights
-        raise ValueError(f"homework text holds integer weights, but --weights {lo} {hi} draws fractional "
-                         f"ones: give integer bounds (e.g. --weights 0 100), or write {args.output!r} "
-                         "as .snap, .mtx or .gr")
 
 
 #: the --method values that take --block-size (Floyd-Warshall, dense and by nested dissection)
@@ -702,11 +670,7 @@ def _cmd_path(args) -> int:
 
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
     all_pairs = args.method != "auto"  # an explicit all-pairs method: solve everything, then read the route
-    if all_pairs:
-        startup = _start_solve_command(args, paths=True)
-    else:
-        _listen_for_compiles(args)
-        startup = {"startup": _since_start()}  # imports: so that the stages add up to the wall time
+    startup = _start_command(args, solve=all_pairs, paths=True)
     from .api import as_graph
     from .jit import book_compile, compile_seconds
     from .query import shortest_path_between
@@ -779,7 +743,7 @@ def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled
     from .query import Route
 
     result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            block_size=args.block_size, progress=_progress_flag(args),
+                            block_size=args.block_size, progress=False if args.quiet else None,
                             return_successors=True, **_large_problem_options(args))
     result.timings = book_compile({**timings, **result.timings}, compiled, "read")
     reachable = bool(result.reachable[i, j])
@@ -819,10 +783,6 @@ def _cmd_info(args) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    run()
-
-
 # -- apsp stats: reductions of all distances, without the matrix ---------------------------------
 
 STATS_EPILOG = """Searches from every vertex (or --sources), each row of distances reduced as it is
@@ -847,10 +807,12 @@ examples:
 """
 
 
-def _add_stats_parser(sub) -> None:
-    p = sub.add_parser("stats", help="closeness, eccentricity, diameter, ... of every vertex "
-                                     "(streams rows, no n x n matrix)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=STATS_EPILOG)
+def _add_stats_parser(command) -> None:
+    """``apsp stats``'s parser; ``command``: the subparsers' ``add_parser``."""
+    from .cli_messages import add_renamed_option
+
+    p = command("stats", help="closeness, eccentricity, diameter, ... of every vertex "
+                              "(streams rows, no n x n matrix)", epilog=STATS_EPILOG)
     p.add_argument("input", help="graph file")
     p.add_argument("--csv", metavar="FILE", default=None, help="write the per-vertex values (see below)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -868,12 +830,9 @@ def _add_stats_parser(sub) -> None:
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
                    help="where to search (default: the GPU for unit weights when one is usable; "
                         "weighted graphs and --histogram on the CPU)")
-    p.add_argument("--format", dest="fmt", default=None,
-                   help="input format (default: from the suffix; homework for .txt)")
+    p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
     p.add_argument("--unweighted", action="store_true", help="treat every edge as weight 1")
     p.add_argument("--undirected", action="store_true", help="edges go both ways")
-    from .cli_messages import add_renamed_option
-
     add_renamed_option(p, "--host-memory", metavar="SIZE", default=None,
                        help="RAM the searches may use (default: what the OS reports available)")
     p.add_argument("--gpu-memory", metavar="SIZE", default=None,
@@ -895,7 +854,6 @@ def _stats_value(x):
 
 def _cmd_stats(args) -> int:
     if args.distributed:
-
         require("mpi4py", "--distributed")
         from .distributed.cli import run_stats
 
@@ -916,8 +874,7 @@ def stats_command(args, compute) -> int:
         raise ValueError("--json and --csv - would mix on standard output; write the CSV to a file")
     check_outputs({"--csv": (args.csv, None, "file")})
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
-    _listen_for_compiles(args)
-    startup = _since_start()
+    startup = _start_command(args)
     compiled = compile_seconds()
     t0 = time.perf_counter()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
@@ -925,12 +882,11 @@ def stats_command(args, compute) -> int:
     sources = _sources_arg(args, g.n)
     t0 = time.perf_counter()
     st = compute(g, sources, direction=args.direction, method=args.method, backend=args.backend,
-                 dtype=args.dtype, histogram=args.histogram, progress=_progress_flag(args),
+                 dtype=args.dtype, histogram=args.histogram, progress=False if args.quiet else None,
                  host_memory=args.host_memory, gpu_memory=args.gpu_memory)
     if st is None:
         return 0
-    timings = {"startup": startup} if startup is not None else {}
-    timings.update(read=t_read, search=time.perf_counter() - t0)
+    timings = {**startup, "read": t_read, "search": time.perf_counter() - t0}
     if args.csv is not None:
         t0 = time.perf_counter()
         _write_stats_csv(args.csv, st, first)
@@ -995,26 +951,18 @@ def _print_stats(summary: dict) -> None:
 
 def _write_stats_csv(target, st, first: int) -> None:
     """One row per source, written whole or not at all."""
+    from itertools import islice
+
     from .io.atomic import atomic_write
 
-    closeness = st.closeness()
-    reaches = st.reaches_all
+    rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
+               st.eccentricity.tolist(), st.reaches_all.tolist(), st.closeness().tolist(), st.harmonic.tolist())
+    lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
     with atomic_write(target) as f:
         f.write(b"vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic\n")
-        rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
-                   st.eccentricity.tolist(), reaches.tolist(), closeness.tolist(),
-                   st.harmonic.tolist())
-        lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
-        for chunk in _batched(lines, 4096):
-            f.write("".join(chunk).encode())
+        while chunk := "".join(islice(lines, 4096)):
+            f.write(chunk.encode())
 
 
-def _batched(items, size: int):
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+if __name__ == "__main__":  # pragma: no cover
+    run()

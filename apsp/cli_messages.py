@@ -1,4 +1,6 @@
-"""What the command line says: API errors in its own words, its JSON summary, its usage hints.
+"""What the command line says: API errors in its own words, its JSON summary, and the notice
+for an option's former spelling (still accepted, by `add_renamed_option`, here rather than in
+`apsp.cli` as the ``apsp bench`` commands below it take it too).
 
 The Python API's messages name keywords (``unweighted=True``, ``fmt=``); the
 command line turns them into the options a user types (``--unweighted``,
@@ -81,16 +83,6 @@ def cli_words(message: str, output: str | None = None) -> str:
     return re.sub(r"  +", " ", message).replace(" )", ")")
 
 
-def first_vertex(path, fmt: str | None) -> int:
-    """The number the input file gives its first vertex (1 for homework text, DIMACS, ...; 0 for SNAP, ...)."""
-    from .io import FIRST_VERTEX, detect_format
-
-    try:
-        return FIRST_VERTEX[detect_format(path, fmt)]
-    except (ValueError, OSError, KeyError):
-        return 0
-
-
 def negative_cycle_message(exc, first: int, source: str | None = None, labels=None) -> str:
     """One line for a `NegativeCycleError`, vertices named as the input file names them
     (``labels[v]`` when the input has labels, else ``v + first``).
@@ -126,59 +118,6 @@ def negative_cycle_message(exc, first: int, source: str | None = None, labels=No
             "so shortest paths are undefined")
 
 
-def homework_positionals(argv: list[str], subcommands) -> list[str] | None:
-    """The arguments before the first option when ``argv`` starts like the homework form
-    (not with a command or an option), else None."""
-    if not argv or argv[0].startswith("-"):
-        return None
-    positional = []
-    for token in argv:
-        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
-            break
-        positional.append(token)
-    if argv[0] in subcommands and not input_named_like_command(argv, positional):
-        return None
-    return positional
-
-
-#: commands that cannot take two or three bare arguments (each needs an option or takes none)
-_NO_BARE_ARGUMENTS = ("solve", "gen", "info", "path")
-
-
-def input_named_like_command(argv: list[str], positional: list[str]) -> bool:
-    """Whether ``apsp NAME OUT [BLOCK]`` means the file NAME, though NAME is also a command.
-
-    True when the whole command line is two or three bare arguments, the first is an
-    existing file, and the command could not take them (so its own form would fail).
-    """
-    import os
-
-    return (len(positional) == len(argv) and len(positional) in (2, 3)
-            and argv[0] in _NO_BARE_ARGUMENTS and os.path.isfile(argv[0]))
-
-
-def homework_usage_error(argv: list[str], subcommands) -> str | None:
-    """The message for a command line that is neither a command nor the homework form, or None.
-
-    Examples
-    --------
-    >>> homework_usage_error(["g10.txt"], ("solve",))
-    "'g10.txt' is not a command; the homework form is apsp IN_FILE OUT_FILE [BLOCK] (got 1 argument), or run a command: solve (see apsp --help)"
-    >>> homework_usage_error(["in.txt", "out.txt", "big"], ("solve",))
-    "BLOCK must be a positive integer (the blocking factor), got 'big'"
-    """
-    positional = homework_positionals(argv, subcommands)
-    if positional is None:
-        return None
-    if len(positional) in (2, 3):
-        if len(positional) == 3 and not (positional[2].isdigit() and int(positional[2]) > 0):
-            return f"BLOCK must be a positive integer (the blocking factor), got {positional[2]!r}"
-        return None
-    count = f"{len(positional)} argument{'s' if len(positional) != 1 else ''}"
-    return (f"{argv[0]!r} is not a command; the homework form is apsp IN_FILE OUT_FILE [BLOCK] "
-            f"(got {count}), or run a command: {', '.join(subcommands)} (see apsp --help)")
-
-
 def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype: str,
                   block_size: int | None, timings: dict, info: dict, ranks: int = 1) -> dict:
     """The ``--json`` summary of a solve: the same keys on every run (see README, "JSON summary").
@@ -205,14 +144,17 @@ def solve_summary(*, n: int, edges: int | None, method: str, backend: str, dtype
     }
 
 
-
-
 def cli_message(exc: BaseException, args) -> str:
     """An API error in the command line's words (options, the input file's vertex numbering)."""
     from .errors import NegativeCycleError
 
     inp = getattr(args, "input", None)
     if isinstance(exc, NegativeCycleError):
-        first = first_vertex(inp, getattr(args, "fmt", None)) if inp is not None else 0
+        from .io import FIRST_VERTEX, detect_format
+
+        try:  # the number the input gives its first vertex (1 for homework text, DIMACS, ...)
+            first = FIRST_VERTEX[detect_format(inp, getattr(args, "fmt", None))] if inp is not None else 0
+        except (ValueError, OSError, KeyError):
+            first = 0
         return negative_cycle_message(exc, first, inp, getattr(args, "_labels", None))
     return cli_words(str(exc), output=getattr(args, "output", None))

@@ -97,10 +97,8 @@ def compile_outside_numba(label: str):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = _notice["label"]
-    _notice["label"] = label
-    _announce()
-    _notice["label"] = before
+    with compiling(label):
+        _announce()
     start = time.perf_counter()
     try:
         yield
@@ -142,8 +140,8 @@ def book_compile(timings: dict, seconds: float, stages) -> dict:
     (a first run's compile dwarfs the work around it, wherever a solver's own clock put it).
     The sum of all stages does not change.
     """
-    names = [stages] if isinstance(stages, str) else list(stages)
-    for name in sorted((n for n in names if n in timings), key=lambda n: -timings[n]):
+    names = [stages] if isinstance(stages, str) else stages
+    for name in sorted(filter(timings.__contains__, names), key=timings.__getitem__, reverse=True):
         if seconds <= 0:
             break
         take = min(seconds, timings[name])

@@ -13,14 +13,11 @@ class _Silent:
     def set_to(self, done: int) -> None:
         pass
 
-    def close(self) -> None:
-        pass
-
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        pass
 
 
 class _Bar(_Silent):
@@ -38,24 +35,18 @@ class _Bar(_Silent):
     def set_to(self, done: int) -> None:
         self._bar.update(done - self._bar.n)
 
-    def close(self) -> None:
+    def __exit__(self, *exc):
         self._bar.close()
 
 
-def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (where tqdm.auto draws a notebook widget)."""
-    ipython = sys.modules.get("IPython")  # never imported here: a notebook has loaded it already
-    if ipython is None:
-        return False
-    try:
-        shell = ipython.get_ipython()
-    except Exception:  # noqa: BLE001 - an odd IPython is no notebook
-        return False
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
 def progress_bar(total: int, enabled: bool | None, desc: str = "", unit: str = "round"):
-    """A bar over ``total`` steps: ``enabled`` True/False, or None = on a terminal or in a notebook."""
+    """A bar over ``total`` steps, in a ``with`` block: ``enabled`` True/False, or None = on a
+    terminal or in a Jupyter kernel (where tqdm.auto draws a notebook widget)."""
     if enabled is None:
-        enabled = sys.stderr.isatty() or in_notebook()
+        ipython = sys.modules.get("IPython")  # never imported here: a notebook has loaded it already
+        try:
+            shell = ipython.get_ipython() if ipython is not None else None
+        except Exception:  # noqa: BLE001 - an odd IPython is no notebook
+            shell = None
+        enabled = sys.stderr.isatty() or type(shell).__name__ == "ZMQInteractiveShell"
     return _Bar(total, desc, unit) if enabled and total > 1 else _Silent()

@@ -205,12 +205,8 @@ def test_progress_bar_shows_in_a_notebook(monkeypatch):
     monkeypatch.setattr(sys, "stderr", open(__import__("os").devnull, "w"))  # not a terminal
     assert progress.progress_bar(10, None).shown is False
     monkeypatch.setitem(sys.modules, "IPython", fake)
-    assert progress.in_notebook()
-    bar = progress.progress_bar(10, None)
-    try:
+    with progress.progress_bar(10, None) as bar:
         assert bar.shown is True
-    finally:
-        bar.close()
     assert progress.progress_bar(10, False).shown is False
 
 

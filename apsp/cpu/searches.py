@@ -120,6 +120,15 @@ def _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable):
     dist[s] = 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _label(v, u, s, pred, hop, want_pred, want_hop):
+    """``v`` reached from ``u``: its predecessor, and its first hop on the way from ``s``, where asked for."""
+    if want_pred:
+        pred[v] = u
+    if want_hop:
+        hop[v] = v if u == s else hop[u]
+
+
 @njit(cache=True, nogil=True)
 def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
                  unreachable, heap_keys, heap_verts):
@@ -152,10 +161,7 @@ def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred
             nd = du + weights[e]
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 size = _heap_push(heap_keys, heap_verts, size, nd, v)
     return settled
 
@@ -207,10 +213,7 @@ def dijkstra_row_packed(indptr, indices, weights, s, target, dist, pred, hop, wa
             nd = du + weights[e]
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 key = (np.int64(nd) << 32) | np.int64(v)
                 i = size
                 size += 1
@@ -344,10 +347,7 @@ def bucket_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, 
             nd = d + w
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 bv = b + w
                 if bv >= nbuckets:
                     bv -= nbuckets
@@ -376,10 +376,7 @@ def bfs_row(indptr, indices, s, target, dist, pred, hop, want_pred, want_hop, un
             v = indices[e]
             if dist[v] == unreachable:
                 dist[v] = du
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 queue[tail] = v
                 tail += 1
     return head

@@ -775,28 +775,19 @@ def _extreme(name, G, e, usebounds, weight):
     return [v for v in e if e[v] == best]
 
 
-@_implements("The largest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def diameter(G, e=None, usebounds=False, weight=None):
-    return _extreme("diameter", G, e, usebounds, weight)
+def _extreme_function(name, note):
+    """networkx's ``name`` (diameter, radius, center or periphery), registered with ``note``."""
+    def extreme(G, e=None, usebounds=False, weight=None):
+        return _extreme(name, G, e, usebounds, weight)
+
+    extreme.__name__ = extreme.__qualname__ = name
+    return _implements(note, faster_from=STATS_FASTER_FROM)(extreme)
 
 
-@_implements("The smallest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def radius(G, e=None, usebounds=False, weight=None):
-    return _extreme("radius", G, e, usebounds, weight)
-
-
-@_implements("Nodes of the smallest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def center(G, e=None, usebounds=False, weight=None):
-    return _extreme("center", G, e, usebounds, weight)
-
-
-@_implements("Nodes of the largest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def periphery(G, e=None, usebounds=False, weight=None):
-    return _extreme("periphery", G, e, usebounds, weight)
+diameter = _extreme_function("diameter", "The largest eccentricity, from searches reduced row by row.")
+radius = _extreme_function("radius", "The smallest eccentricity, from searches reduced row by row.")
+center = _extreme_function("center", "Nodes of the smallest eccentricity, from searches reduced row by row.")
+periphery = _extreme_function("periphery", "Nodes of the largest eccentricity, from searches reduced row by row.")
 
 
 @_implements("Exact sum of all distances from searches reduced row by row.",

@@ -97,7 +97,9 @@ class Context:
     def note(self, text: str) -> None:
         self.results.notes.append(text)
         if not self.quiet:
-            _write_err(f"apsp bench: {text}")
+            from tqdm import tqdm
+
+            tqdm.write(f"apsp bench: {text}", file=sys.stderr)
 
     def graph(self, workload: str, n: int):
         key = (workload, n)
@@ -125,12 +127,6 @@ class Context:
         if self._ceilings is None:
             self._ceilings = Ceilings(self.out)
         return self._ceilings.get(dtype)
-
-
-def _write_err(text: str) -> None:
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stderr)
 
 
 # -- shared measurement ----------------------------------------------------------------
@@ -508,19 +504,17 @@ SCALING_EXCLUDED = ("read", "write", "setup")
 
 def run_scaling(ctx: Context) -> None:
     launcher = shlex.split(ctx.mpiexec)
-    names = ctx.contestants
     why = scaling_unavailable(launcher)
-    if why is None:  # the distributed CLI runs, not the local solver: only the GPU needs checking
-        ready, missing = [], {}
-        for name in names:
-            c = contestant(name)
-            reason = c.unavailable(ctx.interpreter) if c.on_gpu else None
-            if reason:
-                missing[c.name] = (c, reason)
-            else:
-                ready.append(c)
-    else:
-        ready, missing = [], {contestant(nm).name: (contestant(nm), why) for nm in names}
+    ready, missing = [], {}
+    for name in ctx.contestants:
+        c = contestant(name)
+        # the distributed CLI runs, not the local solver: only the GPU needs checking
+        reason = why or (c.unavailable(ctx.interpreter) if c.on_gpu else None)
+        if reason:
+            missing[c.name] = (c, reason)
+        else:
+            ready.append(c)
+    if why:
         ctx.note(f"scaling skipped: {why}")
     groups = []
     for base_n, mode, p in ((b, m, p) for b in ctx.sizes for m in ("strong", "weak") for p in ctx.ranks):

@@ -203,23 +203,22 @@ class ApspGraph:
         indices = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
         weights, int_weights, missing, float_zero_loops, number_types = {}, {}, {}, {}, {}
         loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(G.adjacency()) if u in nbrs]
+        multi = G.is_multigraph()
+        edges = [d for keyed in data for d in keyed.values()] if multi else data  # parallel ones apart
         for attr, default in (edge_attrs or {}).items():
             try:
-                float_zero_loops[attr] = _float_zero_loops(loops, attr, default, G.is_multigraph())
-                if G.is_multigraph():  # networkx's shortest paths use the lightest parallel edge
-                    values = [min(d.get(attr, default) for d in keyed.values()) for keyed in data]
-                    missing[attr] = any(attr not in d for keyed in data for d in keyed.values())
-                    given = [d[attr] for keyed in data for d in keyed.values() if attr in d]
-                else:
-                    values = [d.get(attr, default) for d in data]
-                    missing[attr] = any(attr not in d for d in data)
-                    given = [d[attr] for d in data if attr in d]
+                float_zero_loops[attr] = _float_zero_loops(loops, attr, default, multi)
+                # networkx's shortest paths use the lightest parallel edge
+                values = ([min(d.get(attr, default) for d in keyed.values()) for keyed in data] if multi
+                          else [d.get(attr, default) for d in data])
             except TypeError as exc:  # weights that cannot even be compared
                 raise NotImplementedError(f"edge attribute {attr!r} is not numeric: {exc}") from None
             weights[attr], int_weights[attr] = _numeric_weights(values, attr)
+            given = [d[attr] for d in edges if attr in d]
+            missing[attr] = len(given) < len(edges)
             number_types[attr] = (any(isinstance(x, (int, np.integer)) for x in given),
                                   any(isinstance(x, (float, np.floating)) for x in given))
-        return cls(nodes, G.is_directed(), G.is_multigraph(), indptr, indices, weights,
+        return cls(nodes, G.is_directed(), multi, indptr, indices, weights,
                    int_weights, missing, float_zero_loops, source_graph=G, number_types=number_types)
 
     def to_networkx(self):

@@ -762,8 +762,8 @@ def _extreme(name, G, e, usebounds, weight):
     import networkx as nx
 
     G = _as_apsp(G, weight)
-    tree_walk = name == "center" and e is None and weight is None and not G.directed and nx.is_tree(
-        G.to_networkx())
+    tree_walk = (name == "center" and e is None and weight is None and not G.directed
+                 and nx.is_tree(G.to_networkx()))
     if (usebounds is True and e is None and not G.directed) or tree_walk:
         return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
     if e is None:

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import APSPError
+from .io.atomic import atomic_path, remove_stale_temporaries
 
 __all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header",
            "CheckpointSession", "DEFAULT_EVERY"]
@@ -94,8 +95,6 @@ def graph_fingerprint(graph) -> str:
 # ----------------------------------------------------------------------------- the file
 def save_checkpoint(path, header: dict, read_rows, n: int, dtype) -> None:
     """Write a checkpoint atomically; ``read_rows(i0, i1)`` gives rows i0..i1-1 of the matrix."""
-    from .io.atomic import atomic_path
-
     dt = np.dtype(dtype)
     step = max(1, _CHUNK // max(1, n * dt.itemsize))
     with atomic_path(path) as tmp:
@@ -223,7 +222,7 @@ class CheckpointSession:
         self._meta = None
         if self.path.is_dir():
             raise CheckpointError(f"checkpoint {self.path} is a directory; give a file name")
-        _remove_stale_temporaries(self.path)
+        remove_stale_temporaries(self.path)  # left by savers killed mid-write (a live one's is kept)
         if self.path.exists():
             if not resume:
                 raise CheckpointError(
@@ -291,13 +290,14 @@ class CheckpointSession:
         """Stream the saved matrix into the solver: ``write_rows(i0, i1, rows)``."""
         read_rows(self.path, self._meta, write_rows)
 
-    def header(self, vertices_done: int) -> dict:
-        return {"format": "apsp-checkpoint", "vertices_done": int(vertices_done), "negative": self.negative,
-                "fingerprint": self.fingerprint, "solver": self.solver, "block": self.block,
-                "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-
-    def save(self, vertices_done: int, read_rows) -> None:
-        save_checkpoint(self.path, self.header(vertices_done), read_rows, self.n, self.dtype)
+    def save(self, vertices_done: int, read_rows, sync=None) -> None:
+        """Save the state after ``vertices_done`` vertices (``sync()`` first: the engine's work done)."""
+        if sync is not None:
+            sync()
+        header = {"format": "apsp-checkpoint", "vertices_done": int(vertices_done), "negative": self.negative,
+                  "fingerprint": self.fingerprint, "solver": self.solver, "block": self.block,
+                  "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        save_checkpoint(self.path, header, read_rows, self.n, self.dtype)
         self._saved_vertices = vertices_done
         self.saves += 1
         self._last = time.monotonic()
@@ -307,9 +307,7 @@ class CheckpointSession:
         self._vertices_done = vertices_done
         if vertices_done >= self.n or time.monotonic() - self._last < self.every:
             return
-        if sync is not None:
-            sync()
-        self.save(vertices_done, read_rows)
+        self.save(vertices_done, read_rows, sync)
 
     def interrupted(self, read_rows, sync=None, exc: BaseException | None = None) -> None:
         """Ctrl-C: save the state as of the last finished round, if it is newer than the file.
@@ -320,9 +318,7 @@ class CheckpointSession:
         """
         note = None
         if self._vertices_done > max(self._saved_vertices, 0):
-            if sync is not None:
-                sync()
-            self.save(self._vertices_done, read_rows)
+            self.save(self._vertices_done, read_rows, sync)
             note = (f"checkpoint saved to {self.path} after {self._vertices_done} of {self.n} vertices; "
                     f"continue with --resume (resume=True)")
         elif self.path.exists():
@@ -334,18 +330,10 @@ class CheckpointSession:
     def finish(self) -> None:
         """The solve is complete: the checkpoint has served its purpose."""
         self.path.unlink(missing_ok=True)
-        _remove_stale_temporaries(self.path)
+        remove_stale_temporaries(self.path)
 
     def info(self) -> dict:
         out = {"checkpoint": str(self.path), "checkpoints_saved": self.saves}
         if self.resumed_from is not None:
             out["resumed_from_vertex"] = self.resumed_from
         return out
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Temporaries of this checkpoint left by savers killed mid-write (their process is gone;
-    a live process's temporary is kept)."""
-    from .io.atomic import remove_stale_temporaries
-
-    remove_stale_temporaries(path)

@@ -203,23 +203,22 @@ class ApspGraph:
         indices = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
         weights, int_weights, missing, float_zero_loops, number_types = {}, {}, {}, {}, {}
         loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(G.adjacency()) if u in nbrs]
+        multi = G.is_multigraph()
+        edges = [d for keyed in data for d in keyed.values()] if multi else data  # parallel ones apart
         for attr, default in (edge_attrs or {}).items():
             try:
-                float_zero_loops[attr] = _float_zero_loops(loops, attr, default, G.is_multigraph())
-                if G.is_multigraph():  # networkx's shortest paths use the lightest parallel edge
-                    values = [min(d.get(attr, default) for d in keyed.values()) for keyed in data]
-                    missing[attr] = any(attr not in d for keyed in data for d in keyed.values())
-                    given = [d[attr] for keyed in data for d in keyed.values() if attr in d]
-                else:
-                    values = [d.get(attr, default) for d in data]
-                    missing[attr] = any(attr not in d for d in data)
-                    given = [d[attr] for d in data if attr in d]
+                float_zero_loops[attr] = _float_zero_loops(loops, attr, default, multi)
+                # networkx's shortest paths use the lightest parallel edge
+                values = ([min(d.get(attr, default) for d in keyed.values()) for keyed in data] if multi
+                          else [d.get(attr, default) for d in data])
             except TypeError as exc:  # weights that cannot even be compared
                 raise NotImplementedError(f"edge attribute {attr!r} is not numeric: {exc}") from None
             weights[attr], int_weights[attr] = _numeric_weights(values, attr)
+            given = [d[attr] for d in edges if attr in d]
+            missing[attr] = len(given) < len(edges)
             number_types[attr] = (any(isinstance(x, (int, np.integer)) for x in given),
                                   any(isinstance(x, (float, np.floating)) for x in given))
-        return cls(nodes, G.is_directed(), G.is_multigraph(), indptr, indices, weights,
+        return cls(nodes, G.is_directed(), multi, indptr, indices, weights,
                    int_weights, missing, float_zero_loops, source_graph=G, number_types=number_types)
 
     def to_networkx(self):
@@ -313,12 +312,6 @@ def _numeric_weights(values, attr):
 
 # -- backend interface ----------------------------------------------------------
 
-def _signature(name):
-    import networkx as nx
-
-    return inspect.signature(getattr(nx, name))
-
-
 def can_run(name, args, kwargs):
     """Whether apsp can run ``name`` with these arguments (a string says why not)."""
     import networkx as nx
@@ -326,7 +319,7 @@ def can_run(name, args, kwargs):
     if name not in FUNCTIONS:
         return f"apsp does not implement {name}"
     try:
-        bound = _signature(name).bind(*args, **kwargs)
+        bound = inspect.signature(getattr(nx, name)).bind(*args, **kwargs)
     except TypeError as exc:
         return f"arguments do not match networkx's {name}: {exc}"
     if bound.arguments.get("backend_kwargs"):
@@ -498,8 +491,7 @@ def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
         return _networkx("floyd_warshall_numpy", G, nodelist=nodelist, weight=weight)
     dist = result.to_float()
     if nodelist is not None:
-        index = {node: i for i, node in enumerate(G.nodes)}
-        order = np.fromiter((index[v] for v in nodelist), dtype=np.int64, count=n)
+        order = _node_indices(G, nodelist)
         dist = dist[np.ix_(order, order)]
     return dist
 
@@ -516,35 +508,35 @@ def _fw_distance_dicts(G, weight, result, int_values):
     return dist
 
 
-def _fw_int_values(G, weight):
+def _floyd_warshall(name, G, weight, empty, predecessors=False):
+    """``(G, apsp's result, its distance dicts)``, or ``(G, None, the answer)``: ``empty`` for a
+    graph without nodes, else networkx's own."""
+    G = _as_apsp(G, weight)
+    if len(G) == 0:
+        return G, None, empty
+    result = None if _mixed_numbers(G, weight, 1.0) else _solve(G, weight, "fw", predecessors=predecessors)
+    if result is None:
+        return G, None, _networkx(name, G, weight=weight)
     # networkx's Floyd-Warshall reads a missing weight as 1.0, so ints need every edge's own int
-    return (weight is not None and G.int_weights.get(weight, False)
-            and not G.missing_weights.get(weight, True))
+    int_values = (weight is not None and G.int_weights.get(weight, False)
+                  and not G.missing_weights.get(weight, True))
+    return G, result, _fw_distance_dicts(G, weight, result, int_values)
 
 
 @_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
              faster_from=50)
 def floyd_warshall(G, weight="weight"):
-    G = _as_apsp(G, weight)
-    if len(G) == 0:
-        return {}
-    result = None if _mixed_numbers(G, weight, 1.0) else _solve(G, weight, "fw")
-    if result is None:
-        return _networkx("floyd_warshall", G, weight=weight)
-    return _fw_distance_dicts(G, weight, result, _fw_int_values(G, weight))
+    return _floyd_warshall("floyd_warshall", G, weight, {})[2]
 
 
 @_implements(("Blocked Floyd-Warshall with predecessors; where several shortest paths exist "
               "the predecessor named may differ from networkx's."),
              faster_from=100)
 def floyd_warshall_predecessor_and_distance(G, weight="weight"):
-    G = _as_apsp(G, weight)
-    if len(G) == 0:
-        return {}, {}
-    result = None if _mixed_numbers(G, weight, 1.0) else _solve(G, weight, "fw", predecessors=True)
+    G, result, dist = _floyd_warshall("floyd_warshall_predecessor_and_distance", G, weight, ({}, {}),
+                                      predecessors=True)
     if result is None:
-        return _networkx("floyd_warshall_predecessor_and_distance", G, weight=weight)
-    dist = _fw_distance_dicts(G, weight, result, _fw_int_values(G, weight))
+        return dist
     labels = G.node_array
     pred_matrix = result.predecessors
     self_loops = G.self_loop_mask()
@@ -578,47 +570,43 @@ def _length_dicts(G, result, int_values, keep=None):
         yield u, dict(zip(labels[columns].tolist(), values))
 
 
+def _all_lengths(name, G, used, keep=None, nonnegative=False, **nx_kwargs):
+    """The length dicts of apsp's automatic method on edge attribute ``used``; networkx's own
+    (called with ``nx_kwargs``) where it must decide: a negative cycle (its Bellman-Ford raises
+    NetworkXUnbounded where it meets it), negative weights given to Dijkstra (``nonnegative``),
+    mixed int and float weights."""
+    G = _as_apsp(G, used)
+    if len(G) == 0:
+        return
+    result = None if _mixed_numbers(G, used, 1) else _solve(G, used, "auto", nonnegative=nonnegative)
+    if result is None:
+        yield from _networkx(name, G, **nx_kwargs)
+        return
+    yield from _length_dicts(G, result, _int_values(G, used), keep)
+
+
 @_implements("apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).",
              faster_from=300)
 def all_pairs_shortest_path_length(G, cutoff=None):
-    G = _as_apsp(G, None)
-    if len(G) == 0:
-        return
-    result = _solve(G, None, "auto")
     # networkx expands level L while cutoff > L, so it reports lengths L < cutoff + 1
     keep = None if cutoff is None else (lambda row: row < cutoff + 1)
-    yield from _length_dicts(G, result, True, keep)
+    return _all_lengths("all_pairs_shortest_path_length", G, None, keep, cutoff=cutoff)
 
 
 @_implements(("apsp's automatic method (Dijkstra or Floyd-Warshall); negative weights go to "
               "networkx."),
              faster_from=100)
 def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
-    G = _as_apsp(G, weight)
-    if len(G) == 0:
-        return
-    result = None if _mixed_numbers(G, weight, 1) else _solve(G, weight, "auto", nonnegative=True)
-    if result is None:  # negative or mixed weights: networkx's Dijkstra has its own answer
-        yield from _networkx("all_pairs_dijkstra_path_length", G, cutoff=cutoff, weight=weight)
-        return
     keep = None if cutoff is None else (lambda row: row <= cutoff)
-    int_values = weight is None or G.int_weights.get(weight, False)
-    yield from _length_dicts(G, result, int_values, keep)
+    return _all_lengths("all_pairs_dijkstra_path_length", G, weight, keep, nonnegative=True,
+                        cutoff=cutoff, weight=weight)
 
 
 @_implements(("apsp's automatic method (Johnson or Floyd-Warshall); negative cycles go to "
               "networkx, which raises NetworkXUnbounded."),
              faster_from=100)
 def all_pairs_bellman_ford_path_length(G, weight="weight"):
-    G = _as_apsp(G, weight)
-    if len(G) == 0:
-        return
-    result = None if _mixed_numbers(G, weight, 1) else _solve(G, weight, "auto")
-    if result is None:  # a negative cycle (networkx raises NetworkXUnbounded where it meets it), mixed weights
-        yield from _networkx("all_pairs_bellman_ford_path_length", G, weight=weight)
-        return
-    int_values = weight is None or G.int_weights.get(weight, False)
-    yield from _length_dicts(G, result, int_values)
+    return _all_lengths("all_pairs_bellman_ford_path_length", G, weight, weight=weight)
 
 
 def _bfs_tree(indptr, indices, source, cutoff):
@@ -703,10 +691,6 @@ def _node_indices(G, nodes) -> np.ndarray:
     return np.fromiter((index[v] for v in nodes), dtype=np.int64, count=len(nodes))
 
 
-def _python_numbers(values, int_values: bool) -> list:
-    return [int(x) for x in values] if int_values else [float(x) for x in values]
-
-
 def _int_values(G, weight) -> bool:
     return weight is None or G.int_weights.get(weight, False)
 
@@ -715,13 +699,12 @@ def _int_values(G, weight) -> bool:
              faster_from=STATS_FASTER_FROM)
 def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     G = _as_apsp(G, distance)
-    if u is not None and u not in set(G.nodes):
-        return _networkx("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
     nodes = G.nodes if u is None else [u]
     if not nodes:
         return {}
     # networkx's closeness counts the distances *to* each node (the reversed graph when directed)
-    stats = _reduced(G, distance, "in", sources=_node_indices(G, nodes))
+    stats = None if u is not None and u not in set(G.nodes) else _reduced(
+        G, distance, "in", sources=_node_indices(G, nodes))
     if stats is None:
         return _networkx("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
     values = stats.closeness(wf_improved).tolist()
@@ -763,11 +746,9 @@ def eccentricity(G, v=None, sp=None, weight=None):
         if stats is None:
             return _networkx("eccentricity", G, v=v, weight=weight)
         if not stats.reaches_all.all():
-            if G.directed:
-                raise nx.NetworkXError("Found infinite path length because the digraph is not "
-                                       "strongly connected")
-            raise nx.NetworkXError("Found infinite path length because the graph is not connected")
-        values = _python_numbers(stats.eccentricity, _int_values(G, weight))
+            raise nx.NetworkXError("Found infinite path length because the " + (
+                "digraph is not strongly connected" if G.directed else "graph is not connected"))
+        values = list(map(int if _int_values(G, weight) else float, stats.eccentricity))
         # networkx takes max() over lengths starting with the source's int 0: a tie keeps it
         e = {u: (0 if x == 0 else x) for u, x in zip(nodes, values)}
     if v in nxg:
@@ -777,9 +758,13 @@ def eccentricity(G, v=None, sp=None, weight=None):
 
 def _extreme(name, G, e, usebounds, weight):
     """networkx's diameter, radius, center and periphery: from ``e`` or from the eccentricities;
-    the bounding algorithm (``usebounds``) stays networkx's."""
+    the bounding algorithm (``usebounds``) and the center of a tree (its walk) stay networkx's."""
+    import networkx as nx
+
     G = _as_apsp(G, weight)
-    if usebounds is True and e is None and not G.directed:
+    tree_walk = (name == "center" and e is None and weight is None and not G.directed
+                 and nx.is_tree(G.to_networkx()))
+    if (usebounds is True and e is None and not G.directed) or tree_walk:
         return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
     if e is None:
         e = eccentricity(G, weight=weight)
@@ -789,33 +774,19 @@ def _extreme(name, G, e, usebounds, weight):
     return [v for v in e if e[v] == best]
 
 
-@_implements("The largest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def diameter(G, e=None, usebounds=False, weight=None):
-    return _extreme("diameter", G, e, usebounds, weight)
+def _extreme_function(name, note):
+    """networkx's ``name`` (diameter, radius, center or periphery), registered with ``note``."""
+    def extreme(G, e=None, usebounds=False, weight=None):
+        return _extreme(name, G, e, usebounds, weight)
+
+    extreme.__name__ = extreme.__qualname__ = name
+    return _implements(note, faster_from=STATS_FASTER_FROM)(extreme)
 
 
-@_implements("The smallest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def radius(G, e=None, usebounds=False, weight=None):
-    return _extreme("radius", G, e, usebounds, weight)
-
-
-@_implements("Nodes of the smallest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def center(G, e=None, usebounds=False, weight=None):
-    import networkx as nx
-
-    G = _as_apsp(G, weight)
-    if e is None and weight is None and not G.directed and nx.is_tree(G.to_networkx()):
-        return _networkx("center", G, e=e, usebounds=usebounds, weight=weight)  # its tree walk
-    return _extreme("center", G, e, usebounds, weight)
-
-
-@_implements("Nodes of the largest eccentricity, from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
-def periphery(G, e=None, usebounds=False, weight=None):
-    return _extreme("periphery", G, e, usebounds, weight)
+diameter = _extreme_function("diameter", "The largest eccentricity, from searches reduced row by row.")
+radius = _extreme_function("radius", "The smallest eccentricity, from searches reduced row by row.")
+center = _extreme_function("center", "Nodes of the smallest eccentricity, from searches reduced row by row.")
+periphery = _extreme_function("periphery", "Nodes of the largest eccentricity, from searches reduced row by row.")
 
 
 @_implements("Exact sum of all distances from searches reduced row by row.",
@@ -849,9 +820,8 @@ def average_shortest_path_length(G, weight=None, method=None):
              faster_from=STATS_FASTER_FROM)
 def wiener_index(G, weight=None):
     G = _as_apsp(G, weight)
-    if len(G) == 0:
-        return _networkx("wiener_index", G, weight=weight)  # networkx's error for the null graph
-    stats = _reduced(G, weight, "out", lengths=True)
+    # the null graph: networkx's error
+    stats = _reduced(G, weight, "out", lengths=True) if len(G) else None
     if stats is None:
         return _networkx("wiener_index", G, weight=weight)
     if not stats.reaches_all.all():

@@ -195,11 +195,6 @@ class StreamPlan:
     def stripes(self) -> int:
         return -(-self.n // self.rows)
 
-    def describe(self) -> str:
-        return (f"{self.rounds} rounds of pivot width {self.block}, {self.stripes} stripes of "
-                f"{self.rows} rows, {self.buffers} buffer{'s' if self.buffers > 1 else ''}, "
-                f"{format_size(self.device_bytes)} of {format_size(self.budget)} {self.where} budget")
-
     def summary(self) -> dict:
         return {"ooc_block": self.block, "ooc_rows": self.rows, "ooc_buffers": self.buffers,
                 "ooc_rounds": self.rounds, "ooc_stripes": self.stripes, "ooc_device_bytes": self.device_bytes}
@@ -220,8 +215,9 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     >>> p = plan_stream(65536, 65536, 4, 8 * 10**9, depth=3, align=128)
     >>> p.block, p.rows, p.buffers, p.device_bytes <= 8 * 10**9
     (4096, 4480, 3, True)
-    >>> plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM").describe()
-    '50 rounds of pivot width 2, 34 stripes of 3 rows, 1 buffer, 5.09 KiB of 5.86 KiB RAM budget'
+    >>> p = plan_stream(100, 100, 4, 6000, depth=1, block=2, rows=3, where="RAM")
+    >>> p.rounds, p.stripes, p.buffers, p.device_bytes
+    (50, 34, 1, 5216)
     """
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
@@ -269,8 +265,7 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
 
 def _allocate(fd: int, nbytes: int, path: str) -> None:
     """Reserve every block of the scratch file, or raise MemoryPlanError saying what is missing."""
-    from .errors import MemoryPlanError
-    from .sizes import disk_available, format_size
+    from .sizes import disk_available
 
     try:
         if hasattr(os, "posix_fallocate"):
@@ -459,17 +454,6 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
 
 
 # ----------------------------------------------------------------------------- the solver
-def make_engine(backend: str, dtype, negative: bool, host: HostMatrix, plan: StreamPlan, opts):
-    """The engine for ``backend``; options ``device``, ``pin_host``, ``threads``."""
-    if backend == "gpu":
-        from .gpu.outofcore import GPUStreamEngine
-
-        # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
-        pin = opts.pin_host and not host.on_disk
-        return GPUStreamEngine(dtype, negative, host.array, plan, device=opts.device, pin_host=pin)
-    return cpu_stream_engine(dtype, negative, host, threads=opts.threads)
-
-
 class StreamSolve:
     """The out-of-core solve as an engine of the FW skeleton (`apsp.fwsolve`): the host matrix,
     its rounds streamed through ``engine`` (a tile engine with stripe copies).
@@ -579,7 +563,14 @@ def solve(graph, opts):
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)
-    engine = make_engine(memplan.backend, dt, graph.has_negative_weights, host, stream, opts)
+    if memplan.backend == "gpu":
+        from .gpu.outofcore import GPUStreamEngine
+
+        # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
+        engine = GPUStreamEngine(dt, graph.has_negative_weights, host.array, stream, device=opts.device,
+                                 pin_host=opts.pin_host and not host.on_disk)
+    else:
+        engine = cpu_stream_engine(dt, graph.has_negative_weights, host, threads=opts.threads)
     try:
         out = run(graph, opts, StreamSolve(graph, host, engine, stream, cutoff_band=opts.cutoff_band),
                   solver="fw-out-of-core", block=stream.block)

@@ -239,7 +239,7 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
-    unreachable = searches.unreachable_of(dt)
+    unreachable = dtypes.unreachable_value(dt)
     pred = np.empty(n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     if method == "bellman-ford":
@@ -247,13 +247,14 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
         dist = np.empty(n, dtype=wide)
         pred64 = np.empty(n, dtype=np.int64)
         allowed = _reaches(g, t)
+        unreached = dtypes.unreachable_value(wide)
         cycle = searches.spfa(sg.indptr, sg.indices, sg.weights.astype(wide), s, allowed, dist,
-                              pred64, searches.unreachable_of(wide))
+                              pred64, unreached)
         if cycle.shape[0]:
             raise searches.negative_cycle_error(cycle)
-        reached = dist[t] != searches.unreachable_of(wide)
+        reached = dist[t] != unreached
         pred[:] = np.where(pred64 < 0, searches.NO_VERTEX, pred64)
-        visited = int(np.count_nonzero(dist != searches.unreachable_of(wide)))
+        visited = int(np.count_nonzero(dist != unreached))
         length = dist[t].astype(dt)  # the dtype reported (its range was checked above)
     elif method == "bidirectional-dijkstra":
         return _bidirectional(g, sg, s, t, dt)
@@ -289,7 +290,7 @@ def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
         pred, succ = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
         length, meet, visited = searches.dijkstra_pair(
             sg.indptr, sg.indices, sg.weights, rev.indptr, rev.indices, rev.weights, s, t, dist_f,
-            dist_b, pred, succ, searches.unreachable_of(dt), found)
+            dist_b, pred, succ, dtypes.unreachable_value(dt), found)
     path = None
     if length != found:
         path = _walk_back(pred, s, int(meet)) if s != t else [s]
@@ -310,7 +311,7 @@ def _reaches(g, t: int) -> np.ndarray:
     dist = np.empty(g.n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     queue = np.empty(g.n, dtype=np.int32)
-    unreachable = searches.unreachable_of(np.int32)
+    unreachable = dtypes.unreachable_value(np.int32)
     searches.bfs_row(sg.indptr, sg.indices, t, -1, dist, none, none, False, False, unreachable, queue)
     return dist != unreachable
 

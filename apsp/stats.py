@@ -100,13 +100,7 @@ class DistanceStats:
             out[ok] = r[ok] / total[ok]
             if wf_improved:
                 out[ok] *= r[ok] / (self.n - 1)
-        else:
-            out[:] = 0.0
         return out
-
-    def _finite_eccentricities(self) -> np.ndarray:
-        """The eccentricities of the sources that reach every target."""
-        return self.eccentricity[self.reaches_all]
 
     def diameter(self):
         """The largest eccentricity (inf if some source misses a target; 0 without sources)."""
@@ -116,7 +110,7 @@ class DistanceStats:
 
     def radius(self):
         """The smallest eccentricity (inf if every source misses a target; 0 without sources)."""
-        finite = self._finite_eccentricities()
+        finite = self.eccentricity[self.reaches_all]
         if finite.size:
             return finite.min().item()
         return math.inf if len(self.sources) else 0
@@ -352,9 +346,8 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
     from .ndfw import dissection_for
-    from .plan import GPU_HEADROOM, incore_needs
+    from .plan import GPU_HEADROOM, gpu_available, incore_needs
     from .sizes import parse_size
-    from .plan import gpu_available
     from .solvers import SolveOptions
 
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(

@@ -56,13 +56,6 @@ def _grid(side, seed=0):
     return Graph.from_sparse(csr)
 
 
-def _fill_rate(n: int = 4000) -> float:
-    def fill():
-        np.full((n, n), 7, dtype=np.int32)
-
-    return n * n * 4 / _median_seconds(fill, 3)
-
-
 def _nd_fit(points, rate_cap: float) -> tuple[float, float]:
     """(updates/s, seconds per round) through two measured nd-fw solves ``(updates, rounds, s)``."""
     (u1, r1, t1), (u2, r2, t2) = points
@@ -94,7 +87,7 @@ def _nd_points(backend: str, sides, speed: dict, overhead, repeat: int, log) -> 
 
 def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     """CPU rates measured here (fill, dense FW int32 and int16, Dijkstra, BFS, nd-fw)."""
-    fill = _fill_rate()
+    fill = 4000 * 4000 * 4 / _median_seconds(lambda: np.full((4000, 4000), 7, dtype=np.int32), 3)  # bytes/s
     log(f"result fill: {fill / 1e9:.2f} GB/s")
     n = 2000
     g = _random(n, 0.02 * n * n)

@@ -87,14 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[2:] if argv is None else argv)
-    if argv[:1] == ["startup"]:  # fresh processes, its own options
-        from .startup import main as startup_main
+    if argv[:1] in (["startup"], ["calibrate"]):  # fresh processes; rates for the automatic choice
+        from importlib import import_module  # each with its own options
 
-        return startup_main(argv[1:])
-    if argv[:1] == ["calibrate"]:  # rates for the automatic choice, its own options
-        from .calibrate import main as calibrate_main
-
-        return calibrate_main(argv[1:])
+        return import_module(f".{argv[0]}", __package__).main(argv[1:])
     args = build_parser().parse_args(argv)
     args.argv = ["apsp", "bench"] + argv
     from ..errors import require

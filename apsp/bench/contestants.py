@@ -42,6 +42,12 @@ class Outcome:
     stages: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, r, stages: dict) -> "Outcome":
+        """The outcome of apsp's `Result` ``r``."""
+        return cls(rows_of=float_rows(r.distances, r.unreachable), dtype=r.dtype.name,
+                   block=r.block_size, stages=stages, info=dict(r.info))
+
 
 @dataclass
 class Contestant:
@@ -105,26 +111,22 @@ class Contestant:
         from ..api import shortest_paths
 
         extra = {"variant": self.variant} if self.variant else {}
-        method, where = self.method, self.where
-
-        threads = self.threads
+        method, where, threads = self.method, self.where, self.threads
 
         def solve() -> Outcome:
-            if threads is None:
-                r = shortest_paths(graph, method=method, backend=where, dtype=dtype, block_size=block,
-                                   progress=False, **extra)
-            else:
+            before = None
+            if threads is not None:
                 import numba
 
                 before = numba.get_num_threads()
                 numba.set_num_threads(threads)
-                try:
-                    r = shortest_paths(graph, method=method, backend=where, dtype=dtype,
-                                       block_size=block, progress=False, **extra)
-                finally:
+            try:
+                r = shortest_paths(graph, method=method, backend=where, dtype=dtype, block_size=block,
+                                   progress=False, **extra)
+            finally:
+                if before is not None:
                     numba.set_num_threads(before)
-            return Outcome(rows_of=float_rows(r.distances, r.unreachable), dtype=r.dtype.name,
-                           block=r.block_size, stages=dict(r.timings), info=dict(r.info))
+            return Outcome.of(r, dict(r.timings))
 
         return solve
 

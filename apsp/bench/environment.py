@@ -45,10 +45,9 @@ def collect_environment() -> dict:
 
 
 def versions() -> dict:
-    out = {"python": platform.python_version()}
     from .. import __version__
 
-    out["apsp"] = __version__
+    out = {"python": platform.python_version(), "apsp": __version__}
     for name in VERSIONED:
         try:
             out[name] = metadata.version(name)
@@ -66,10 +65,7 @@ def cpu_info() -> dict:
                 break
     except OSError:
         pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        usable = os.cpu_count()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"model": model, "logical_cores": os.cpu_count(), "usable_cores": usable,
             "memory_bytes": meminfo("MemTotal")}
 

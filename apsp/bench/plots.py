@@ -144,24 +144,29 @@ def _backends(results: Results, out: Path) -> list[dict]:
     return drawn
 
 
+def _lines(results: Results, recs, title: str, keys, x_field: str, field: str, label_of, xlabel: str,
+           ylabel: str, path: Path, scale: float = 1.0) -> dict:
+    """One line of ``field`` (times ``scale``) against ``x_field`` (log 2) per group of ``keys``."""
+    fig, ax = _figure(title, _sub(results))
+    labels = []
+    for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items()):
+        label = label_of(key)
+        ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **_style(i))
+        labels.append(label)
+    _log2_axis(ax, [r[x_field] for r in recs], xlabel)
+    ax.set_ylabel(ylabel)
+    if labels:
+        _legend(ax)
+    return _save(fig, path, f"{field}_vs_{x_field}", labels)
+
+
 def _block(results: Results, out: Path) -> list[dict]:
-    recs = results.ok()
-    drawn = []
-    for field, ylabel, name, scale in (
-            ("updates_per_s", "updates/s (n^3 / time)", "block_updates.png", 1.0),
-            ("bandwidth_Bps", "achieved bandwidth, model bytes / time (GB/s)", "block_bandwidth.png", 1e-9)):
-        fig, ax = _figure(f"Blocking factor sweep: {ylabel.split(' (')[0]}", _sub(results))
-        labels = []
-        for i, (key, pts) in enumerate(_series(recs, ("backend", "n", "dtype"), "block", field).items()):
-            label = f"{key[0]} n={key[1]} {key[2]}"
-            ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **_style(i))
-            labels.append(label)
-        _log2_axis(ax, [r["block"] for r in recs], "blocking factor B")
-        ax.set_ylabel(ylabel)
-        if labels:
-            _legend(ax)
-        drawn.append(_save(fig, out / name, f"{field}_vs_block", labels))
-    return drawn
+    return [_lines(results, results.ok(), f"Blocking factor sweep: {ylabel.split(' (')[0]}",
+                   ("backend", "n", "dtype"), "block", field, lambda k: f"{k[0]} n={k[1]} {k[2]}",
+                   "blocking factor B", ylabel, out / name, scale)
+            for field, ylabel, name, scale in (
+                ("updates_per_s", "updates/s (n^3 / time)", "block_updates.png", 1.0),
+                ("bandwidth_Bps", "achieved bandwidth, model bytes / time (GB/s)", "block_bandwidth.png", 1e-9))]
 
 
 def stage_names(recs) -> list[str]:
@@ -218,20 +223,10 @@ def _memory(results: Results, out: Path) -> list[dict]:
 
 def _scaling(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
-    drawn = []
-    for field, ylabel, name in (("time_median_s", "time per solve (s)", "scaling_time.png"),
-                                ("efficiency", "parallel efficiency", "scaling_efficiency.png")):
-        fig, ax = _figure(f"Scaling over MPI ranks: {ylabel}", _sub(results))
-        labels = []
-        for i, (key, pts) in enumerate(_series(recs, ("backend", "mode", "base_n"), "ranks", field).items()):
-            label = f"{key[0]} {key[1]} (n={key[2]} at 1 rank)"
-            ax.plot([x for x, _ in pts], [r[field] for _, r in pts], label=label, **_style(i))
-            labels.append(label)
-        _log2_axis(ax, [r["ranks"] for r in recs], "MPI ranks")
-        ax.set_ylabel(ylabel)
-        if labels:
-            _legend(ax)
-        drawn.append(_save(fig, out / name, f"{field}_vs_ranks", labels))
+    drawn = [_lines(results, recs, f"Scaling over MPI ranks: {ylabel}", ("backend", "mode", "base_n"), "ranks",
+                    field, lambda k: f"{k[0]} {k[1]} (n={k[2]} at 1 rank)", "MPI ranks", ylabel, out / name)
+             for field, ylabel, name in (("time_median_s", "time per solve (s)", "scaling_time.png"),
+                                         ("efficiency", "parallel efficiency", "scaling_efficiency.png"))]
     staged = [r for r in recs if r.get("stages")]
     if staged:
         bars = [f"{r['backend']} {r['mode']}\nP={r['ranks']} n={r['n']}" for r in staged]

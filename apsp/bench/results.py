@@ -44,7 +44,6 @@ class Results:
 
     def add(self, **record) -> dict:
         record.setdefault("suite", self.suite)
-        record.setdefault("reason", None)
         for key in RECORD_FIELDS:
             record.setdefault(key, None)
         if record["status"] not in STATUSES:
@@ -105,11 +104,7 @@ def flatten(record: dict) -> dict:
 
 def records_csv(records: list[dict]) -> str:
     rows = [flatten(r) for r in records]
-    columns: list[str] = []
-    for row in rows:
-        for key in row:
-            if key not in columns:
-                columns.append(key)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

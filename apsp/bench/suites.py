@@ -32,7 +32,7 @@ from .contestants import ALL, Contestant, contestant
 from .environment import meminfo
 from .results import Results
 from .timing import predicted_time, repeats_within, solver_stages, summarize, timed_call
-from .workloads import Reference, make_graph
+from .workloads import Reference, float_rows, make_graph
 
 #: per suite: sizes, repeats and time limit (s) for --quick and for a full run
 DEFAULTS = {
@@ -97,7 +97,9 @@ class Context:
     def note(self, text: str) -> None:
         self.results.notes.append(text)
         if not self.quiet:
-            _write_err(f"apsp bench: {text}")
+            from tqdm import tqdm
+
+            tqdm.write(f"apsp bench: {text}", file=sys.stderr)
 
     def graph(self, workload: str, n: int):
         key = (workload, n)
@@ -127,12 +129,6 @@ class Context:
         return self._ceilings.get(dtype)
 
 
-def _write_err(text: str) -> None:
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stderr)
-
-
 # -- shared measurement ----------------------------------------------------------------
 def _describe(c: Contestant) -> dict:
     return {"backend": c.name, "method": c.method, "where": c.where, "variant": c.variant,
@@ -160,8 +156,7 @@ def _measure(ctx: Context, c: Contestant, solve, ref: Reference | None) -> dict:
     fields = {"dtype": first.dtype, "block": first.block, "info": first.info}
     if ref is not None:
         check = ref.compare(first.rows_of)
-        fields.update(match=check.match, checked_sources=check.checked_sources,
-                      mismatches=check.mismatches, reference=ref.name)
+        fields.update(check.fields(), reference=ref.name)
         if not check.match:
             ctx.note(f"{c.name}: result differs from the reference ({ref.name}) "
                      f"in {check.mismatches} entries")
@@ -271,18 +266,22 @@ def run_backends(ctx: Context) -> None:
                  after_size=lambda n: _speedups(ctx, n, baselines))
 
 
-def _sweep_sizes(ctx: Context, ready, skipped, point, after_size=None) -> None:
-    """For each size: record the ``skipped`` (contestant, reason) pairs, run ``point(c, n)`` for
-    the ``ready``, then ``after_size(n)`` and a checkpoint of the results, with one progress bar."""
-    with ctx.bar(len(ctx.sizes) * len(ctx.contestants)) as bar:
-        for n in ctx.sizes:
-            for c, why in skipped:
-                _skip(ctx, c, n, why)
-                bar.update()
-            for c in ready:
-                bar.set_postfix_str(f"{c.name} n={n}")
-                point(c, n)
-                bar.update()
+def _sweep_sizes(ctx: Context, ready, skipped, point, after_size=None, groups=None) -> None:
+    """For each group of points ``(n, extra, label)`` (default: one group per size, no extra):
+    record the ``skipped`` (contestant, reason) pairs and run ``point(c, n, **extra)`` for the
+    ``ready`` at each point, then ``after_size(n)`` and a checkpoint of the results, with one
+    progress bar."""
+    groups = [[(n, {}, f"n={n}")] for n in ctx.sizes] if groups is None else groups
+    with ctx.bar(sum(map(len, groups)) * len(ctx.contestants)) as bar:
+        for group in groups:
+            for n, extra, label in group:
+                for c, why in skipped:
+                    _skip(ctx, c, n, why, **extra)
+                    bar.update()
+                for c in ready:
+                    bar.set_postfix_str(f"{c.name} {label}")
+                    point(c, n, **extra)
+                    bar.update()
             if after_size is not None:
                 after_size(n)
             if ctx.checkpoint:
@@ -314,18 +313,8 @@ def _speedups(ctx: Context, n: int, baselines: dict) -> None:
 # -- block -----------------------------------------------------------------------------
 def run_block(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
-    with ctx.bar(len(ctx.sizes) * len(ctx.blocks) * len(ctx.contestants)) as bar:
-        for n in ctx.sizes:
-            for block in ctx.blocks:
-                for c, why in missing.values():
-                    _skip(ctx, c, n, why, block=block)
-                    bar.update()
-                for c in ready:
-                    bar.set_postfix_str(f"{c.name} n={n} B={block}")
-                    _block_point(ctx, c, n, block)
-                    bar.update()
-            if ctx.checkpoint:
-                ctx.checkpoint()
+    _sweep_sizes(ctx, ready, missing.values(), lambda c, n, block: _block_point(ctx, c, n, block),
+                 groups=[[(n, {"block": b}, f"n={n} B={b}") for b in ctx.blocks] for n in ctx.sizes])
 
 
 def _block_point(ctx: Context, c: Contestant, n: int, block: int) -> None:
@@ -366,7 +355,6 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> float | 
     from ..api import as_graph, shortest_paths
     from ..io import write_distances, write_graph
     from .contestants import Outcome
-    from .workloads import float_rows
 
     g = ctx.graph(c.workload, n)
     src, dst = tmp / f"graph-{c.workload}-{n}.txt", tmp / f"dist-{n}.txt"
@@ -382,8 +370,7 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> float | 
         t0 = time.perf_counter()
         write_distances(dst, r.distances)
         stages["write"] = time.perf_counter() - t0
-        return Outcome(rows_of=float_rows(r.distances, r.unreachable), dtype=r.dtype.name,
-                       block=r.block_size, stages=stages, info=dict(r.info))
+        return Outcome.of(r, stages)
 
     def measure():
         _write_edges(g, src, write_graph)
@@ -427,9 +414,7 @@ def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> float | 
         check = ctx.reference(c.workload, n).compare(first.rows_of)
         dtype = first.dtype
         del first
-        rec = {"dtype": dtype, "match": check.match, "checked_sources": check.checked_sources,
-               "mismatches": check.mismatches, "warmup_s": [t]}
-        return dict(rec, **_peak_of(solve, c.on_gpu, rss_ok))
+        return dict(dtype=dtype, **check.fields(), warmup_s=[t], **_peak_of(solve, c.on_gpu, rss_ok))
 
     rec = _attempt(ctx, c, n, measure)
     if rec is None:
@@ -519,33 +504,25 @@ SCALING_EXCLUDED = ("read", "write", "setup")
 
 def run_scaling(ctx: Context) -> None:
     launcher = shlex.split(ctx.mpiexec)
-    names = ctx.contestants
     why = scaling_unavailable(launcher)
-    if why is None:  # the distributed CLI runs, not the local solver: only the GPU needs checking
-        ready, missing = [], {}
-        for name in names:
-            c = contestant(name)
-            reason = c.unavailable(ctx.interpreter) if c.on_gpu else None
-            if reason:
-                missing[c.name] = (c, reason)
-            else:
-                ready.append(c)
-    else:
-        ready, missing = [], {contestant(nm).name: (contestant(nm), why) for nm in names}
+    ready, missing = [], {}
+    for name in ctx.contestants:
+        c = contestant(name)
+        # the distributed CLI runs, not the local solver: only the GPU needs checking
+        reason = why or (c.unavailable(ctx.interpreter) if c.on_gpu else None)
+        if reason:
+            missing[c.name] = (c, reason)
+        else:
+            ready.append(c)
+    if why:
         ctx.note(f"scaling skipped: {why}")
-    points = [(base_n, mode, p) for base_n in ctx.sizes for mode in ("strong", "weak") for p in ctx.ranks]
-    with ctx.bar(len(points) * len(names)) as bar, tempfile.TemporaryDirectory(prefix="apsp-scale-") as tmp:
-        for base_n, mode, ranks in points:
-            n = base_n if mode == "strong" else int(round(base_n * math.sqrt(ranks)))
-            for c, reason in missing.values():
-                _skip(ctx, c, n, reason, mode=mode, ranks=ranks, base_n=base_n)
-                bar.update()
-            for c in ready:
-                bar.set_postfix_str(f"{c.name} {mode} P={ranks} n={n}")
-                _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, Path(tmp))
-                bar.update()
-            if ctx.checkpoint:
-                ctx.checkpoint()
+    groups = []
+    for base_n, mode, p in ((b, m, p) for b in ctx.sizes for m in ("strong", "weak") for p in ctx.ranks):
+        n = base_n if mode == "strong" else int(round(base_n * math.sqrt(p)))
+        groups.append([(n, dict(mode=mode, ranks=p, base_n=base_n), f"{mode} P={p} n={n}")])
+    with tempfile.TemporaryDirectory(prefix="apsp-scale-") as tmp:
+        _sweep_sizes(ctx, ready, missing.values(),
+                     lambda c, n, **extra: _scaling_point(ctx, c, n, launcher, Path(tmp), **extra), groups=groups)
     _efficiencies(ctx)
 
 
@@ -560,7 +537,7 @@ def _oversubscribe(launcher: list[str], ranks: int) -> list[str]:
     return launcher + ["--oversubscribe"] if "Open MPI" in text or "OpenRTE" in text else launcher
 
 
-def _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, tmp: Path) -> None:
+def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
     from ..io import write_graph
 
     extra = dict(mode=mode, ranks=ranks, base_n=base_n)
@@ -613,8 +590,7 @@ def _scaling_point(ctx, c, mode, ranks, n, base_n, launcher, tmp: Path) -> None:
     keys = {k for s in stage_runs for k in s}
     rec = dict(_describe(c), n=n, status="ok", **extra, **stats.as_fields(), samples_s=stats.samples,
                wall_median_s=float(np.median(walls)), repeat=len(runs), timer=timer,
-               stages={k: float(np.median([s[k] for s in stage_runs if k in s])) for k in keys},
-               match=check.match, checked_sources=check.checked_sources, mismatches=check.mismatches)
+               stages={k: float(np.median([s[k] for s in stage_runs if k in s])) for k in keys}, **check.fields())
     ctx.results.add(**rec)
 
 
@@ -630,15 +606,9 @@ def _json_timings(stdout: str) -> dict:
 
 
 def _npy_rows(path: Path):
+    """The ``rows_of`` of the distances the distributed CLI wrote (integer unreachable -> inf)."""
     d = np.load(path, mmap_mode="r")
-
-    def rows_of(sources):
-        rows = np.asarray(d[sources], dtype=np.float64)
-        if d.dtype.kind in "iu":
-            rows[np.asarray(d[sources]) == np.iinfo(d.dtype).max] = np.inf
-        return rows
-
-    return rows_of
+    return float_rows(d, np.iinfo(d.dtype).max if d.dtype.kind in "iu" else None)
 
 
 def _efficiencies(ctx: Context) -> None:

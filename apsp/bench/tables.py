@@ -120,12 +120,10 @@ def _block(results: Results) -> list[str]:
 
 
 def _stage_cells(r, stages) -> list[str]:
-    total = sum(r.get("stages", {}).values())
-    cells = []
-    for s in stages:
-        sec = r.get("stages", {}).get(s)
-        cells.append("-" if sec is None else f"{_ms(sec)} ({100 * sec / total:.0f}%)" if total else _ms(sec))
-    return cells
+    secs = r.get("stages", {})
+    total = sum(secs.values())
+    return ["-" if secs.get(s) is None else f"{_ms(secs[s])} ({100 * secs[s] / total:.0f}%)" if total
+            else _ms(secs[s]) for s in stages]
 
 
 def _breakdown(results: Results) -> list[str]:

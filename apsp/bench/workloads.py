@@ -68,6 +68,10 @@ class Check:
     mismatches: int
     note: str = ""
 
+    def fields(self) -> dict:
+        """The fields of a results record."""
+        return {"match": self.match, "checked_sources": self.checked_sources, "mismatches": self.mismatches}
+
 
 class Reference:
     """Distances from scipy's Dijkstra for all sources (n <= full_up_to) or ``sample`` of them.

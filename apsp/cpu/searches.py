@@ -120,6 +120,15 @@ def _start_row(s, dist, pred, hop, want_pred, want_hop, unreachable):
     dist[s] = 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _label(v, u, s, pred, hop, want_pred, want_hop):
+    """``v`` reached from ``u``: its predecessor, and its first hop on the way from ``s``, where asked for."""
+    if want_pred:
+        pred[v] = u
+    if want_hop:
+        hop[v] = v if u == s else hop[u]
+
+
 @njit(cache=True, nogil=True)
 def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, want_hop,
                  unreachable, heap_keys, heap_verts):
@@ -152,10 +161,7 @@ def dijkstra_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred
             nd = du + weights[e]
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 size = _heap_push(heap_keys, heap_verts, size, nd, v)
     return settled
 
@@ -207,10 +213,7 @@ def dijkstra_row_packed(indptr, indices, weights, s, target, dist, pred, hop, wa
             nd = du + weights[e]
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 key = (np.int64(nd) << 32) | np.int64(v)
                 i = size
                 size += 1
@@ -264,42 +267,36 @@ def dijkstra_pair(indptr, indices, weights, rindptr, rindices, rweights, s, t, d
     while fsize > 0 and bsize > 0:
         if fk[0] + bk[0] >= best:
             break
-        forward = fk[0] <= bk[0]
-        if forward:
-            du = fk[0]
-            u = fv[0]
-            fsize = _heap_pop(fk, fv, fsize)
-            if du > dist_f[u]:
-                continue
-            settled += 1
-            for e in range(indptr[u], indptr[u + 1]):
-                v = indices[e]
-                nd = du + weights[e]
-                if nd < dist_f[v]:
-                    dist_f[v] = nd
-                    pred[v] = u
-                    fsize = _heap_push(fk, fv, fsize, nd, v)
-                if dist_b[v] != unreachable and dist_f[v] + dist_b[v] < best:
-                    best = dist_f[v] + dist_b[v]
-                    meet = v
+        if fk[0] <= bk[0]:
+            fsize, best, meet, done = _pair_step(indptr, indices, weights, fk, fv, fsize, dist_f, dist_b,
+                                                 pred, unreachable, best, meet)
         else:
-            du = bk[0]
-            u = bv[0]
-            bsize = _heap_pop(bk, bv, bsize)
-            if du > dist_b[u]:
-                continue
-            settled += 1
-            for e in range(rindptr[u], rindptr[u + 1]):
-                v = rindices[e]
-                nd = du + rweights[e]
-                if nd < dist_b[v]:
-                    dist_b[v] = nd
-                    succ[v] = u
-                    bsize = _heap_push(bk, bv, bsize, nd, v)
-                if dist_f[v] != unreachable and dist_f[v] + dist_b[v] < best:
-                    best = dist_f[v] + dist_b[v]
-                    meet = v
+            bsize, best, meet, done = _pair_step(rindptr, rindices, rweights, bk, bv, bsize, dist_b, dist_f,
+                                                 succ, unreachable, best, meet)
+        settled += done
     return best, meet, settled
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_step(indptr, indices, weights, keys, verts, size, dist, other, ptr, unreachable, best, meet):
+    """One step of one side of `dijkstra_pair`: settle its heap's top (``ptr``: its tree, ``other``:
+    the other side's labels). Returns ``(size, best, meet, settled)``, settled 0 for a stale top."""
+    du = keys[0]
+    u = verts[0]
+    size = _heap_pop(keys, verts, size)
+    if du > dist[u]:
+        return size, best, meet, 0
+    for e in range(indptr[u], indptr[u + 1]):
+        v = indices[e]
+        nd = du + weights[e]
+        if nd < dist[v]:
+            dist[v] = nd
+            ptr[v] = u
+            size = _heap_push(keys, verts, size, nd, v)
+        if other[v] != unreachable and dist[v] + other[v] < best:
+            best = dist[v] + other[v]
+            meet = v
+    return size, best, meet, 1
 
 
 @njit(cache=True, nogil=True)
@@ -350,10 +347,7 @@ def bucket_row(indptr, indices, weights, s, target, dist, pred, hop, want_pred, 
             nd = d + w
             if nd < dist[v]:
                 dist[v] = nd
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 bv = b + w
                 if bv >= nbuckets:
                     bv -= nbuckets
@@ -382,10 +376,7 @@ def bfs_row(indptr, indices, s, target, dist, pred, hop, want_pred, want_hop, un
             v = indices[e]
             if dist[v] == unreachable:
                 dist[v] = du
-                if want_pred:
-                    pred[v] = u
-                if want_hop:
-                    hop[v] = v if u == s else hop[u]
+                _label(v, u, s, pred, hop, want_pred, want_hop)
                 queue[tail] = v
                 tail += 1
     return head
@@ -591,10 +582,6 @@ class Rows:
     hop: np.ndarray | None = None
 
 
-def unreachable_of(dtype):
-    return dtypes.unreachable_value(dtype)
-
-
 def negative_cycle_error(cycle) -> NegativeCycleError:
     """A `NegativeCycleError` naming the cycle's vertices (0-based)."""
     from ..errors import NegativeCycleError  # here: the class imports scipy.sparse.csgraph (0.04-0.4 s)
@@ -613,7 +600,7 @@ def potentials(g: SearchGraph) -> np.ndarray:
     h = np.empty(g.n, dtype=wide)
     pred = np.empty(g.n, dtype=np.int64)
     cycle = spfa(g.indptr, g.indices, g.weights.astype(wide), -1, np.ones(g.n, dtype=np.bool_), h,
-                 pred, unreachable_of(wide))
+                 pred, dtypes.unreachable_value(wide))
     if cycle.shape[0]:
         raise negative_cycle_error(cycle)
     return h.astype(g.dtype)
@@ -623,12 +610,6 @@ def wide_dtype(dtype) -> np.dtype:
     """int64 or float64: Bellman-Ford's labels may run far below any true distance around a
     negative cycle before it is found, so they are kept where they cannot wrap."""
     return np.dtype(np.float64 if np.dtype(dtype).kind == "f" else np.int64)
-
-
-def reduced(g: SearchGraph, h: np.ndarray) -> SearchGraph:
-    out = np.empty_like(g.weights)
-    _reduced_weights(g.indptr, g.indices, g.weights, h, out)
-    return SearchGraph(g.indptr, g.indices, out, g.dtype)
 
 
 def bucket_count(g: SearchGraph) -> int:
@@ -656,13 +637,15 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
 
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     k, n = sources.shape[0], g.n
-    unreachable = unreachable_of(g.dtype)
+    unreachable = dtypes.unreachable_value(g.dtype)
     h = np.zeros(1, dtype=g.dtype)
     shift = False
     if kind == "johnson":
         if g.negative:
             h = potentials(g)
-            g = reduced(g, h)
+            reduced = np.empty_like(g.weights)
+            _reduced_weights(g.indptr, g.indices, g.weights, h, reduced)
+            g = SearchGraph(g.indptr, g.indices, reduced, g.dtype)
             shift = True
         kind = "dijkstra"
     code = {"bfs": 0, "dijkstra": 1}[kind]
@@ -720,7 +703,6 @@ def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
     """
     from dataclasses import replace
 
-    from .. import dtypes
     from .bfs import AUTO_DTYPES, max_level, recast, refuse_dtype
 
     asked = None if opts.dtype is None else np.dtype(opts.dtype)

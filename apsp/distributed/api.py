@@ -18,7 +18,6 @@ from .layout import BlockCyclic
 from .profile import StageTimer, format_rank_table
 
 
-
 @dataclass
 class DistributedRun:
     """What `solve` returns on rank 0 when it wrote the distances straight to a file."""
@@ -80,11 +79,9 @@ def _gpu_here(forced: bool) -> tuple[bool, str]:
     """Can this rank run the GPU engine? "auto" wants a real CUDA device; a forced
     ``backend="gpu"`` also accepts Triton's interpreter (TRITON_INTERPRET=1)."""
     try:
-        from ..gpu import device_status
-    except ImportError as exc:
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
-    try:
         import torch
+
+        from ..gpu import device_status
 
         if not forced and not torch.cuda.is_available():
             return False, "torch sees no CUDA device"

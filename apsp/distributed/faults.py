@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from ..errors import APSPError
 
@@ -85,17 +85,12 @@ def agreed(comm, stage: str):
 
 def abort_job(comm, stage: str, exc: BaseException, cleanup=None) -> None:
     """Print why this rank fails, run ``cleanup``, and ``MPI_Abort`` the whole job. Never returns."""
-    if isinstance(exc, KeyboardInterrupt):
-        cause = "interrupted"
-    else:
-        cause = describe(exc)
+    cause = "interrupted" if isinstance(exc, KeyboardInterrupt) else describe(exc)
     print(f"apsp: error: rank {comm.rank} of {comm.size} failed while {stage}: {cause}; "
           "aborting all ranks, no output written", file=sys.stderr, flush=True)
     if cleanup is not None:
-        try:
+        with suppress(Exception):  # best effort while aborting
             cleanup()
-        except Exception:  # noqa: BLE001 - best effort while aborting
-            pass
     comm.Abort(1)
 
 

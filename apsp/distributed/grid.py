@@ -54,14 +54,6 @@ class ProcessGrid:
         return cls(comm=comm, cart=cart, row_comm=row_comm, col_comm=col_comm, shape=shape,
                    coords=coords, node_size=node_size, node_rank=node_rank)
 
-    @property
-    def rank(self) -> int:
-        return self.cart.rank
-
-    @property
-    def size(self) -> int:
-        return self.cart.size
-
     def free(self) -> None:
         for c in (self.row_comm, self.col_comm, self.cart):
             c.Free()

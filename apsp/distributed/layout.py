@@ -51,9 +51,6 @@ class BlockCyclic:
         """Tiles per dimension, ``ceil(n / block)``."""
         return -(-self.n // self.block)
 
-    def tile_start(self, t: int) -> int:
-        return t * self.block
-
     def tile_size(self, t: int) -> int:
         return min(self.block, self.n - t * self.block)
 
@@ -78,12 +75,9 @@ class BlockCyclic:
             return 0
         return len(owned) * self.block - (self.block - self.tile_size(owned[-1]))
 
-    def local_offset(self, t: int, axis: int) -> int:
-        """First local index of global tile ``t`` on the coordinate that owns it."""
-        return (t // self.grid[axis]) * self.block
-
     def local_range(self, t: int, axis: int) -> tuple[int, int]:
-        start = self.local_offset(t, axis)
+        """Local indices of global tile ``t`` on the coordinate that owns it."""
+        start = (t // self.grid[axis]) * self.block
         return start, start + self.tile_size(t)
 
     def local_shape(self, coords) -> tuple[int, int]:
@@ -91,7 +85,7 @@ class BlockCyclic:
 
     def global_indices(self, p: int, axis: int) -> np.ndarray:
         """Global row/column index of every local row/column at coordinate ``p`` (int64)."""
-        parts = [np.arange(self.tile_start(t), self.tile_start(t) + self.tile_size(t), dtype=np.int64)
+        parts = [np.arange(t * self.block, t * self.block + self.tile_size(t), dtype=np.int64)
                  for t in self.local_tiles(p, axis)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 

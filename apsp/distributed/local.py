@@ -32,7 +32,7 @@ def cpu_tiles(dtype, negative: bool, threads: int = 1):
     from ..cpu.blocked import CPUEngine
 
     class CPUTiles(CPUEngine):
-        #: MPI reads and writes the arrays themselves
+        #: MPI reads and writes the arrays themselves (never staged: no host buffers)
         staged = False
         cuda_aware = False
         device = "cpu"
@@ -43,17 +43,8 @@ def cpu_tiles(dtype, negative: bool, threads: int = 1):
         def to_host(self, a: np.ndarray) -> np.ndarray:
             return a
 
-        def host_empty(self, shape) -> np.ndarray:
-            return np.empty(shape, dtype=self.dtype)
-
-        def host_mpi(self, a: np.ndarray) -> np.ndarray:
-            return a
-
         def mpi_buffer(self, a):
             return a
-
-        def full(self, shape, value):
-            return np.full(shape, value, dtype=self.dtype)
 
         def gather_values(self, a, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
             return np.asarray(a[rows, cols])

@@ -149,14 +149,10 @@ def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) 
     # merge pieces adjacent in the file into one view block (whole rows when Pc == 1)
     keep = lens > 0
     lens, disp, src = lens[keep], disp[keep], src[keep]
-    if len(disp):
-        new_block = np.ones(len(disp), dtype=bool)
-        new_block[1:] = disp[1:] != disp[:-1] + lens[:-1]
-        block_id = np.cumsum(new_block) - 1
-        blk_disp = disp[new_block]
-        blk_len = np.bincount(block_id, weights=lens).astype(np.int64)
-    else:
-        blk_disp = blk_len = np.zeros(0, dtype=np.int64)
+    new_block = np.ones(len(disp), dtype=bool)
+    new_block[1:] = disp[1:] != disp[:-1] + lens[:-1]
+    blk_disp = disp[new_block]
+    blk_len = np.bincount(np.cumsum(new_block) - 1, weights=lens).astype(np.int64)
 
     fh = MPI.File.Open(comm, str(path), MPI.MODE_WRONLY | MPI.MODE_CREATE)
     try:

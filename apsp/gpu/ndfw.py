@@ -44,7 +44,6 @@ from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
 from ..solvers import SolveOptions, SolveOutput
 from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
 from .fw import check_and_mark, finished
-from .transfer import populate
 from .minplus import inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
 
@@ -80,16 +79,13 @@ class Engine(ScheduleEngine):
         self.device, self.cuda = self.rt.device, self.rt.cuda  # the interpreter: small alignment, still exercised
         self.align = ALIGN if self.cuda else INTERPRETER_ALIGN
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
-        self.d = self.col_t = self.out = None
+        self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)
         self.batched = 0  #: nodes run in batches (reported)
         self.cutoff_band, self.paths_for = cutoff_band, paths_for
 
     def load(self, graph) -> None:
         self.sync()
-        if self.cuda and self.paths_for is None:  # the result's pages fault in while the rounds run
-            self.out = np.empty((graph.n, graph.n), dtype=self.dtype)
-            populate(self.out)
         self.d = d = layout_matrix(graph, self.nd, self.dtype, self.device, self.align)
         self.col_t = torch.empty((self.tile, d.shape[0]), dtype=d.dtype, device=d.device)
         free = self.rt.memory()[0] if self.cuda else 1 << 62
@@ -257,8 +253,7 @@ class Engine(ScheduleEngine):
             return finished(self.rt, work, self.negative, self.paths_for, suspect)
         limit = None if dt.kind == "f" else dtypes.reachable_limit(dt, self.negative)
         unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
-        out, self.out = self.out, None
-        return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device, out=out),
+        return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device),
                          cutoff_suspected=suspect)
 
 
@@ -431,18 +426,16 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
 
 
 def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = GPU_BAND_BYTES, device=None, out: np.ndarray | None = None) -> np.ndarray:
+                       band_bytes: int = GPU_BAND_BYTES, device=None) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
     ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
     gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
     buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for).
-    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. ``out``: the
-    n x n array to fill (else a new one)."""
+    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first."""
     from .transfer import to_host
 
     n = len(position)
-    if out is None:
-        out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
+    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
     if n == 0:
         return out
     device = d.device if device is None else device

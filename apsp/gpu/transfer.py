@@ -63,42 +63,6 @@ def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-#: madvise(2)'s MADV_POPULATE_WRITE (Linux 5.14): fault a range's pages in, writable, leaving what
-#: they hold as it is (so it may run while a copy writes into the same pages)
-_POPULATE_WRITE = 23
-
-
-def populate(out: np.ndarray, threads: int = COPY_THREADS) -> threading.Thread | None:
-    """Fault ``out``'s pages in on background threads, ahead of a copy into it: a fresh multi-GB
-    result's first-touch page faults otherwise fall on the copy (a 60 GB result waited 4 s for its
-    copy, at 14-17 GB/s, where the staging buffers deliver more). Returns a thread that joins the
-    workers (None where there is nothing to do or the kernel lacks the call: the copy then faults
-    the pages in itself). Safe to overlap with writes to ``out``: the call never writes data."""
-    import ctypes
-    import mmap
-
-    if out.nbytes < PARALLEL_BYTES or not out.flags.c_contiguous:
-        return None
-    try:
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):  # pragma: no cover - not a POSIX libc
-        return None
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    page = mmap.PAGESIZE
-    start = -(-out.ctypes.data // page) * page  # whole pages inside the array
-    end = (out.ctypes.data + out.nbytes) // page * page
-    if end <= start or madvise(start, page, _POPULATE_WRITE) != 0:
-        return None
-    step = -(-(end - start) // threads // page) * page
-    workers = [threading.Thread(target=madvise, args=(a, min(step, end - a), _POPULATE_WRITE), daemon=True)
-               for a in range(start, end, step)]
-    for w in workers:  # ctypes lets go of the GIL for the call: the threads fault in parallel
-        w.start()
-    joiner = threading.Thread(target=lambda: [w.join() for w in workers], daemon=True)
-    joiner.start()
-    return joiner
-
-
 def band_rows(rows: int, row_bytes: int, stage_bytes: int = STAGE_BYTES) -> list[tuple[int, int]]:
     """Row bands of at most ``stage_bytes`` each (at least one row), covering ``0..rows``."""
     step = max(1, stage_bytes // max(row_bytes, 1))

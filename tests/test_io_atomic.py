@@ -77,35 +77,35 @@ def test_relative_target_in_current_directory(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["d.txt", "d.npy", "d.mtx", "d.txt.gz", "d.npy.gz"])
 def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, name):
     """A writer that fails after writing some of its chunks changes nothing."""
-    from apsp.io import _common, homework
+    from apsp.io import _codec, homework
 
     target = tmp_path / name
     target.write_bytes(b"previous answer")
     d = np.arange(400, dtype=np.int32).reshape(20, 20)
-    monkeypatch.setattr(_common, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(_codec, "CHUNK_BYTES", 64)
     monkeypatch.setattr(homework, "CHUNK_BYTES", 64)
     import numpy.lib.format as npformat
 
     calls = {"n": 0}
-    real_format = homework._format_into
+    real_format = _codec.format_rows
 
-    def failing_format(rows, out):
+    def failing_format(*args):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real_format(rows, out)
+        return real_format(*args)
 
     def failing_write_array(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(homework, "_format_into", failing_format)
+    monkeypatch.setattr(_codec, "format_rows", failing_format)
     monkeypatch.setattr(npformat, "write_array", failing_write_array)
-    monkeypatch.setattr(_common.T, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(_codec, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     if name.startswith("d.npy"):  # fail after some rows went out
         from apsp.io import npy
 
         monkeypatch.setattr(npy, "CHUNK_BYTES", 64)
-        monkeypatch.setattr(npy, "open_output", _failing_after(npy.open_output, writes=3))
+        monkeypatch.setattr(npy, "atomic_write", _failing_after(npy.atomic_write, writes=3))
     with pytest.raises(KeyboardInterrupt):
         write_distances(target, d)
     assert target.read_bytes() == b"previous answer"
@@ -113,12 +113,12 @@ def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, na
 
 
 def _failing_after(real_open, writes: int):
-    """``open_output`` whose file raises KeyboardInterrupt on its ``writes``-th write."""
+    """``atomic_write`` whose file raises KeyboardInterrupt on its ``writes``-th write."""
     import contextlib
 
     @contextlib.contextmanager
-    def opener(path):
-        with real_open(path) as f:
+    def opener(path, gz=False):
+        with real_open(path, gz=gz) as f:
             class Failing:
                 count = 0
 

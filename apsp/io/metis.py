@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _text as T
-from ._common import RecordSpec, eof_line, first_record, load_bytes, scan_error, scan_records
+from . import _codec as T
+from ._codec import RecordSpec, eof_line, first_record, load_bytes, scan_error, scan_records
 
 __all__ = ["read_graph"]
 
@@ -50,7 +50,7 @@ def read_graph(path) -> EdgeList:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'n m [fmt [ncon]]'")
     header_line = T.line_of(buf, head_at)
     # the header is read with blank fields absent; fmt and ncon default below
-    out = scan_records(path, buf, head_at, _HEADER, cap=1)
+    out = scan_records(path, buf, head_at, _HEADER, 1)
     fields = len(buf[head_at:T.end_of_line(buf, head_at)].tobytes().split())
     values = [int(v) for v in out.ints[:fields, 0]]
     n, m = values[0], values[1]
@@ -75,7 +75,7 @@ def read_graph(path) -> EdgeList:
     vals = np.empty(cap_tokens, dtype=np.int64)
     line_offset = np.empty(cap_lines, dtype=np.int64)
     line_ntok = np.empty(cap_lines, dtype=np.int64)
-    status, offset, nlines, ntok = T.scan_lines(buf, start, buf.shape[0], T.comment_mask(b"%"), vals,
+    status, offset, nlines, ntok = T.scan_lines(buf, start, buf.shape[0], np.frombuffer(b"%", np.uint8), vals,
                                                 line_offset, line_ntok, 0, cap_lines, 0)
     layout = _layout(lead, has_size, has_vweights, ncon, has_eweights)
     if status == T.FULL and cap_lines == n:

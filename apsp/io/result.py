@@ -60,8 +60,6 @@ def save_result(path, result) -> None:
 def write_distances(path, dist, first_row: int | None = None) -> None:
     """A result file holding a distance matrix alone (rows from ``first_row`` on when given)."""
     d = np.asarray(dist)
-    if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
-        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
     arrays = {"distances": d}
     if first_row is not None:
         arrays["sources"] = np.arange(first_row, first_row + d.shape[0], dtype=np.int64)
@@ -98,7 +96,7 @@ def read_result(path) -> dict:
     MemoryPlanError
         Before reading arrays the memory available cannot hold.
     """
-    from ._common import memory_check
+    from ..sizes import check_memory
 
     try:
         with zipfile.ZipFile(path) as z:
@@ -108,7 +106,7 @@ def read_result(path) -> dict:
     if "apsp.npy" not in sizes or "distances.npy" not in sizes:
         raise GraphFormatError(path, None, "not an apsp result file (an .npz without apsp's "
                                            "'apsp' and 'distances' members)")
-    memory_check(path, sum(sizes.values()), "loading the result")
+    check_memory(sum(sizes.values()), f"{path}: loading the result")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["apsp"]))

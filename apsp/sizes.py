@@ -78,20 +78,15 @@ def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
     batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
     process; free pages elsewhere)."""
-    free = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    free = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    if free is None:
-        try:
-            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
-            free = 1 << 62
+    try:  # free pages: what is left where MemAvailable is not
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
+        free = 1 << 62
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                free = int(line.split()[1]) * 1024
+                break
     cgroup = cgroup_memory_available()
     if cgroup is not None:
         free = min(free, cgroup)

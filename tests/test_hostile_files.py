@@ -109,9 +109,9 @@ def test_gzip_bomb_stops_before_exhausting_memory(tmp_path, monkeypatch):
 def test_input_that_shrinks_while_read_is_reported(tmp_path, monkeypatch):
     path = tmp_path / "g.txt"
     path.write_text("2 1\n1 2 5\n")
-    from pathlib import Path
+    import os
 
-    real_stat = Path.stat
+    real_fstat = os.fstat
 
     class Bigger:
         def __init__(self, st):
@@ -120,7 +120,7 @@ def test_input_that_shrinks_while_read_is_reported(tmp_path, monkeypatch):
         def __getattr__(self, name):
             return self.st.st_size + 100 if name == "st_size" else getattr(self.st, name)
 
-    monkeypatch.setattr(Path, "stat", lambda self, **kw: Bigger(real_stat(self, **kw)))
+    monkeypatch.setattr(os, "fstat", lambda fd: Bigger(real_fstat(fd)))  # the size taken when opened
     from apsp.io._codec import load_bytes
 
     with pytest.raises(GraphFormatError, match="changed while it was read"):

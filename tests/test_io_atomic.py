@@ -163,6 +163,37 @@ def test_all_or_none_replaces_every_target_or_none(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
 
 
+def test_a_failed_write_caught_inside_all_or_none_is_never_renamed(tmp_path):
+    """Only finished temporaries join the group: one whose writer failed is gone at once,
+    and its target stays as it was while the block's other outputs land."""
+    from apsp.io.atomic import all_or_none
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"old a")
+    with all_or_none():
+        with pytest.raises(OSError, match="disk full"):
+            with atomic_write(a) as f:
+                f.write(b"half of a")
+                raise OSError("disk full")
+        assert sorted(os.listdir(tmp_path)) == ["a"]
+        with atomic_write(b) as f:
+            f.write(b"new b")
+    assert a.read_bytes() == b"old a" and b.read_bytes() == b"new b"
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+def test_atomic_path_keeps_the_mode_and_a_link(tmp_path):
+    """A path writer (as the checkpoint's) replaces the file a link names, with its permissions."""
+    real, link = tmp_path / "real.npy", tmp_path / "link.npy"
+    np.save(real, np.zeros(2))
+    os.chmod(real, 0o640)
+    link.symlink_to(real)
+    with atomic_path(link) as tmp:
+        np.save(tmp, np.ones(3))
+    assert link.is_symlink() and np.load(real).tolist() == [1.0, 1.0, 1.0]
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o640 and sorted(os.listdir(tmp_path)) == ["link.npy", "real.npy"]
+
+
 def test_closed_standard_output_is_a_clear_error(monkeypatch):
     from apsp.io.atomic import check_target
 

@@ -150,9 +150,9 @@ def _sniff(path: Path) -> str | None:
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
-        if head[:2] == GZIP_MAGIC:
-            with gzip.open(path, "rb") as g:
-                head = g.read(4096)
+            if head[:2] == GZIP_MAGIC:
+                f.seek(0)
+                head = gzip.GzipFile(fileobj=f).read(4096)
     except (OSError, EOFError):
         return None  # the reader reports it
     start = head.lstrip()
@@ -320,7 +320,7 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
         raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
     extra = {"progress": progress} if name == "homework" else {}
     if rows is not None:
-        lo, hi = int(rows[0]), int(rows[1])
+        lo, hi = map(int, rows)
         if not 0 <= lo < hi <= len(d):
             raise ValueError(f"rows=({lo}, {hi}) must satisfy 0 <= i < j <= n = {len(d)}")
         d, first_row = d[lo:hi], lo

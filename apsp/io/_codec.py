@@ -78,11 +78,6 @@ _CLASS[10] = _NEWLINE
 
 
 @njit(cache=True, nogil=True)
-def _is_blank(c):
-    return _CLASS[c] == _BLANK
-
-
-@njit(cache=True, nogil=True)
 def _ends_token(buf, pos, end):
     return pos >= end or _CLASS[buf[pos]] != 0
 
@@ -225,14 +220,38 @@ def _parse_token(buf, pos, end, allow_float):
     return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _token(buf, pos, end, allow_float):
+    """`_parse_token` with its hot path inlined: a plain run of at most 18 digits (a call per
+    token costs 2x)."""
+    tok = pos
+    ival = np.int64(0)
+    while pos < end:
+        c = buf[pos]
+        if c < 48 or c > 57:
+            break
+        ival = ival * 10 + (c - 48)
+        pos += 1
+    if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
+        return _parse_token(buf, tok, end, allow_float)
+    return OK, KIND_INT, ival, float(ival), pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skip_blanks(buf, pos, end):
+    while pos < end and _CLASS[buf[pos]] == _BLANK:
+        pos += 1
+    return pos
+
+
 @njit(cache=True, nogil=True)
 def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01, comment, prefix,
                out_i, out_f, out_k, fmap, row, cap):
     """Parse records of ``ncols_min..ncols_max`` fields from ``buf[pos:end]``.
 
     Blank lines and lines whose first non-blank byte is one of ``comment`` (a
-    uint8 array of the format's comment characters) are skipped. With ``prefix`` != 0 every record starts with that one-byte
-    word (DIMACS ``a``). Field ``c`` of record ``r`` goes to ``out_i[c, r]``
+    uint8 array of the format's comment characters) are skipped. With
+    ``prefix`` != 0 every record starts with that one-byte word (DIMACS ``a``). Field ``c`` of record ``r`` goes to ``out_i[c, r]``
     (integer columns, checked against ``lo[c]..hi[c]``) or, for number
     columns, to ``out_f[fmap[c], r]`` with its kind in ``out_k[fmap[c], r]``
     (``KIND_INT`` values also land in ``out_i``). Absent optional fields are
@@ -244,8 +263,7 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
     """
     while pos < end:
         line_start = pos
-        while pos < end and _is_blank(buf[pos]):
-            pos += 1
+        pos = _skip_blanks(buf, pos, end)
         if pos >= end:
             break
         c = buf[pos]
@@ -265,28 +283,16 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
             pos += 1
         col = 0
         while True:
-            while pos < end and _is_blank(buf[pos]):
-                pos += 1
+            pos = _skip_blanks(buf, pos, end)
             if pos >= end or buf[pos] == 10:
                 break
             if col >= ncols_max:
                 return TOO_MANY, pos, row, col
             tok = pos
             kind_c = col_kind[col]
-            # hot path inline: a plain run of at most 18 digits (a call per token costs 2x)
-            ival = np.int64(0)
-            while pos < end:
-                c = buf[pos]
-                if c < 48 or c > 57:
-                    break
-                ival = ival * 10 + (c - 48)
-                pos += 1
-            kind = KIND_INT
-            fval = float(ival)
-            if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
-                status, kind, ival, fval, pos = _parse_token(buf, tok, end, kind_c == COL_NUMBER)
-                if status != OK:
-                    return status, tok, row, col
+            status, kind, ival, fval, pos = _token(buf, pos, end, kind_c == COL_NUMBER)
+            if status != OK:
+                return status, tok, row, col
             if kind_c == COL_INT:
                 if ival < lo[col] or ival > hi[col]:
                     return OUT_OF_RANGE, tok, row, col
@@ -320,8 +326,7 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
     cap_tok = out_vals.shape[0]
     while pos < end:
         line_start = pos
-        while pos < end and _is_blank(buf[pos]):
-            pos += 1
+        pos = _skip_blanks(buf, pos, end)
         if pos < end and _starts_comment(buf[pos], comment):
             while pos < end and buf[pos] != 10:
                 pos += 1
@@ -334,24 +339,15 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
             continue
         first = ntok
         while True:
-            while pos < end and _is_blank(buf[pos]):
-                pos += 1
+            pos = _skip_blanks(buf, pos, end)
             if pos >= end or buf[pos] == 10:
                 break
             if ntok >= cap_tok:
                 return TOO_MANY_TOKENS, pos, nlines, ntok
             tok = pos
-            ival = np.int64(0)
-            while pos < end:
-                c = buf[pos]
-                if c < 48 or c > 57:
-                    break
-                ival = ival * 10 + (c - 48)
-                pos += 1
-            if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
-                status, kind, ival, fval, pos = _parse_token(buf, tok, end, False)
-                if status != OK:
-                    return status, tok, nlines, ntok
+            status, kind, ival, fval, pos = _token(buf, pos, end, False)
+            if status != OK:
+                return status, tok, nlines, ntok
             out_vals[ntok] = ival
             ntok += 1
         line_offset[nlines] = line_start
@@ -767,7 +763,7 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
     """
     ncols = len(spec.names)
     kinds = np.asarray(spec.kinds, dtype=np.int64)
-    number_cols = np.flatnonzero(kinds == COL_NUMBER)
+    number_cols = np.flatnonzero(kinds == COL_NUMBER).tolist()
     fmap = np.full(ncols, -1, dtype=np.int64)
     fmap[number_cols] = np.arange(len(number_cols))
     if count == 1:
@@ -793,14 +789,6 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
                                                out_i, out_f, out_k, fmap, 0, cap)
     if status not in (OK, FULL):
         raise scan_error(path, buf, status, offset, col, spec)
-    if exact is not None and status == FULL:
-        if byte_bound is not None and cap < count:
-            # a line shorter than any record hit the byte bound: rescan with the line count so
-            # that the line's own problem is reported (malformed files only)
-            return scan_records(path, buf, pos, spec, count, exact=exact)
-        raise GraphFormatError(path, line_of(buf, offset), exact[0])
-    if exact is not None and rows < count:
-        raise GraphFormatError(path, eof_line(buf), exact[1](rows))
     numbers = {}
     for c in number_cols:
         f = fmap[c]
@@ -817,31 +805,30 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
                 raise scan_error(path, buf, BAD_NUMBER, offsets[bad], c, spec)
             values[slow] = parsed
         numbers[c] = values
+    if exact is not None and status == FULL:
+        if byte_bound is not None and cap < count:
+            # a line shorter than any record hit the byte bound: rescan with the line count so
+            # that the line's own problem is reported (malformed files only)
+            return scan_records(path, buf, pos, spec, count, exact=exact)
+        raise GraphFormatError(path, line_of(buf, offset), exact[0])
+    if exact is not None and rows < count:
+        raise GraphFormatError(path, eof_line(buf), exact[1](rows))
     return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, status=status, offset=offset)
 
 
 def first_record(buf: np.ndarray, pos: int, comment: bytes) -> int | None:
     """Byte offset of the first record at or after ``pos`` (skipping blanks and
     comments), or None at end of data."""
-    spec_i = np.zeros((1, 0), dtype=np.int64)
-    spec_f = np.zeros((0, 0), dtype=np.float64)
-    spec_k = np.zeros((0, 0), dtype=np.uint8)
-    one = np.zeros(1, dtype=np.int64)
+    one, none = np.zeros(1, dtype=np.int64), np.zeros((0, 0))
     status, offset, _, _ = scan_table(buf, pos, buf.shape[0], 1, 1, one, one, one, False,
-                                      np.frombuffer(comment, dtype=np.uint8), 0, spec_i, spec_f, spec_k,
-                                        np.full(1, -1, dtype=np.int64), 0, 0)
+                                      np.frombuffer(comment, dtype=np.uint8), 0, np.zeros((1, 0), dtype=np.int64),
+                                      none, none.astype(np.uint8), np.full(1, -1, dtype=np.int64), 0, 0)
     return int(offset) if status == FULL else None
 
 
 def line_text(buf: np.ndarray, offset: int) -> bytes:
     end = min(buf.shape[0], offset + 4096)
     return bytes(buf[offset:end]).split(b"\n", 1)[0]
-
-
-def _range_text(lo, hi) -> str:
-    if hi >= INT64_MAX:
-        return f"must be >= {lo}"
-    return f"is out of range {lo}..{hi}"
 
 
 def scan_error(path, buf: np.ndarray, status: int, offset: int, col: int,
@@ -863,7 +850,8 @@ def scan_error(path, buf: np.ndarray, status: int, offset: int, col: int,
     elif status == TOO_MANY:
         problem = f"expected {spec.layout}, found an extra field {tok!r}"
     elif status == OUT_OF_RANGE:
-        problem = f"{name} {tok} {_range_text(spec.lo[col], spec.hi[col])}"
+        lo, hi = spec.lo[col], spec.hi[col]
+        problem = f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX else f"is out of range {lo}..{hi}")
     elif status == SAME_ENDPOINTS:
         first = line_text(buf, offset).split()
         value = first[0].decode(errors="replace") if first else "?"

@@ -110,16 +110,6 @@ def check_target(target) -> tuple[Path, Path, int] | None:
     return path, path.parent, stat.S_IMODE(mode)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
 def remove_stale_temporaries(target) -> list[Path]:
     """Remove temporary files of earlier writers of ``target`` whose process is gone.
 
@@ -141,9 +131,13 @@ def remove_stale_temporaries(target) -> list[Path]:
         fields = name[len(prefix):].split(".")
         if len(fields) < 3 or not fields[0].isdigit() or fields[2] != "tmp":
             continue
-        pid = int(fields[0])
-        if pid == os.getpid() or _pid_alive(pid):
+        try:
+            os.kill(int(fields[0]), 0)  # its writer still runs (this process included)
             continue
+        except PermissionError:  # someone else's process: alive
+            continue
+        except ProcessLookupError:
+            pass
         with contextlib.suppress(FileNotFoundError):
             (parent / name).unlink()
             removed.append(parent / name)

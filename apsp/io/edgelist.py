@@ -82,9 +82,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     declared = _declared_nodes(buf, start)
     nfields = len(line_text(buf, start).split()) if start is not None else 2
     hi = (n - 1) if n is not None else T.INT64_MAX
-    layout = "an edge line 'u v w'" if nfields == 3 else "an edge line 'u v'"
-    if nfields not in (2, 3):
-        layout = "an edge line 'u v' or 'u v w'"
+    layout = {2: "an edge line 'u v'", 3: "an edge line 'u v w'"}.get(nfields, "an edge line 'u v' or 'u v w'")
     spec = RecordSpec(names=("u", "v", "w"), layout=layout,
                       kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER), lo=(0, 0, 0), hi=(hi, hi, 0),
                       ncols_min=nfields if nfields in (2, 3) else 2, comment=_COMMENTS)

@@ -65,13 +65,8 @@ def read_graph(path) -> np.ndarray:
     [[0, 3], [0, 0]]
     """
     path = Path(path)
-    if is_gzip(path):
-        data = load_bytes(path).tobytes()  # GraphFormatError on a corrupt stream
-        f = io.BytesIO(data)
-    else:
-        data = None
-        f = open(path, "rb")
-    with f:
+    data = load_bytes(path).tobytes() if is_gzip(path) else None  # GraphFormatError on a corrupt stream
+    with open(path, "rb") if data is None else io.BytesIO(data) as f:
         shape, fortran, dtype, offset = _header(path, f)
     if dtype.hasobject or dtype.kind not in "biuf" or dtype.fields is not None:
         raise GraphFormatError(path, None, f"expected a numeric matrix, got dtype {dtype}")
@@ -79,7 +74,7 @@ def read_graph(path) -> np.ndarray:
         raise GraphFormatError(path, None, f"not a readable .npy array: shape {shape} is not made of integers")
     if len(shape) != 2 or shape[0] != shape[1]:
         raise GraphFormatError(path, None, f"expected a square 2-D matrix, got shape {shape}")
-    size = data.__len__() if data is not None else path.stat().st_size
+    size = len(data) if data is not None else path.stat().st_size
     need = offset + shape[0] * shape[1] * dtype.itemsize
     if size < need:
         raise GraphFormatError(path, None, f"not a readable .npy array: shape {shape} of {dtype} needs "

@@ -207,7 +207,7 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
 
         require("networkx", "reading GraphML")
     p = Path(path)
-    if n is not None and name not in ("snap", "homework"):
+    if n is not None and name != "snap":
         raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
     try:
         mode = p.stat().st_mode
@@ -215,8 +215,6 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
         raise FileNotFoundError(f"no such file: {p}") from None
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(f"{p} is a directory, not a graph file")
-    if n is not None and name != "snap":
-        raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
     if not stat.S_ISREG(mode):  # a pipe (/dev/stdin) or device: read once, into a file the readers can reread
         return _read_spooled(p, fmt, n)
     if fmt is None and name == "homework":

@@ -204,9 +204,7 @@ def atomic_write(target, gz: bool = False) -> Iterator[BinaryIO]:
         except BaseException as exc:
             if where is None:
                 raise
-            raw.close()
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            Path(tmp).unlink(missing_ok=True)
             if isinstance(exc, OSError) and exc.errno is not None:  # e.g. a full disk: name the file
                 raise OSError(exc.errno, f"cannot write {target}: {exc.strerror}") from exc
             raise
@@ -281,8 +279,7 @@ def all_or_none() -> Iterator[None]:
             renamed += 1
     except BaseException:
         for tmp, _, _ in pending[renamed:]:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            tmp.unlink(missing_ok=True)
         raise
     directories = []
     for _, _, parent in pending:

@@ -78,25 +78,30 @@ def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
     batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
     process; free pages elsewhere)."""
-
-    capped = _address_space_left()
+    try:  # free pages: what is left where MemAvailable is not
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
+        free = 1 << 62
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                free = int(line.split()[1]) * 1024
+                break
     cgroup = cgroup_memory_available()
     if cgroup is not None:
-        capped = cgroup if capped is None else min(capped, cgroup)
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    free = int(line.split()[1]) * 1024
-                    return free if capped is None else min(free, capped)
-    except OSError:
+        free = min(free, cgroup)
+    try:  # the address space RLIMIT_AS still allows (Linux)
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith("VmSize:"):
+                        free = min(free, max(0, limit - int(line.split()[1]) * 1024))
+    except (ImportError, OSError, ValueError):
         pass
-    if capped is not None:
-        return capped
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
-        return 1 << 62
+    return free
 
 
 @contextlib.contextmanager
@@ -137,21 +142,6 @@ def check_memory(need: int, what: str) -> None:
                               f"is {words}")
 
 
-def _address_space_left() -> int | None:
-    """Bytes of address space ``RLIMIT_AS`` still allows (None: no limit, or not Linux)."""
-    try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if limit == resource.RLIM_INFINITY:
-            return None
-        with open("/proc/self/status") as f:
-            used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-    except (ImportError, OSError, ValueError, StopIteration):
-        return None
-    return max(0, limit - used)
-
-
 def disk_available(directory) -> int:
     try:
         return shutil.disk_usage(directory).free
@@ -169,58 +159,6 @@ log = logging.getLogger(__name__)
 
 #: v1 writes a page-rounded 2**63 - 1 for "no limit"; anything this large is no limit
 _UNLIMITED = 1 << 60
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path) as f:
-            text = f.read().strip()
-    except OSError:
-        return None
-    if text == "max" or not text.lstrip("-").isdigit():
-        return None
-    value = int(text)
-    return None if value >= _UNLIMITED or value < 0 else value
-
-
-def _stat(path: str, key: str) -> int:
-    try:
-        with open(path) as f:
-            for line in f:
-                name, _, value = line.partition(" ")
-                if name == key:
-                    return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _cgroup_dirs(root: str, proc_cgroup: str) -> list[tuple[str, str]]:
-    """(directory, version) of this process's memory cgroup and its ancestors, innermost first."""
-    try:
-        with open(proc_cgroup) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    found = []
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, path = parts
-        if controllers == "":  # cgroup v2: one unified hierarchy
-            base, version = root, "v2"
-        elif "memory" in controllers.split(","):
-            base, version = os.path.join(root, "memory"), "v1"
-        else:
-            continue
-        rel = path.strip("/")
-        while True:
-            found.append((os.path.join(base, rel) if rel else base, version))
-            if not rel:
-                break
-            rel = os.path.dirname(rel)
-    return found
 
 
 def cgroup_memory_available(root: str = "/sys/fs/cgroup", proc_cgroup: str = "/proc/self/cgroup") -> int | None:
@@ -251,20 +189,48 @@ def cgroup_memory_available(root: str = "/sys/fs/cgroup", proc_cgroup: str = "/p
     >>> cgroup_memory_available(root, proc) == 2**30 - 2**28 + 2**26
     True
     """
+    try:
+        with open(proc_cgroup) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
     best = None
-    for directory, version in _cgroup_dirs(root, proc_cgroup):
-        if version == "v2":
-            limit = _read_int(os.path.join(directory, "memory.max"))
-            usage = _read_int(os.path.join(directory, "memory.current"))
-            cache = _stat(os.path.join(directory, "memory.stat"), "inactive_file")
-        else:
-            limit = _read_int(os.path.join(directory, "memory.limit_in_bytes"))
-            usage = _read_int(os.path.join(directory, "memory.usage_in_bytes"))
-            cache = _stat(os.path.join(directory, "memory.stat"), "total_inactive_file")
-        if limit is None:
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
             continue
-        free = max(0, limit - max(0, (usage or 0) - cache))
-        if best is None or free < best:
-            best = free
-            log.debug("cgroup memory limit %d bytes at %s, %d free", limit, directory, free)
+        if parts[1] == "":  # cgroup v2: one unified hierarchy
+            base, names = root, ("memory.max", "memory.current", "inactive_file")
+        elif "memory" in parts[1].split(","):
+            base, names = os.path.join(root, "memory"), ("memory.limit_in_bytes", "memory.usage_in_bytes",
+                                                         "total_inactive_file")
+        else:
+            continue
+        rel = parts[2].strip("/")
+        while True:  # the cgroup, then each ancestor
+            directory = os.path.join(base, rel) if rel else base
+            limit_usage = []
+            for name in names[:2]:
+                try:
+                    with open(os.path.join(directory, name)) as f:
+                        text = f.read().strip()
+                except OSError:
+                    text = ""
+                # "max" (v2), or v1's page-rounded 2**63 - 1: no limit
+                limit_usage.append(int(text) if text.isdigit() and int(text) < _UNLIMITED else None)
+            limit, usage = limit_usage
+            cache = 0  # page cache the kernel can drop
+            if limit is not None:
+                with contextlib.suppress(OSError, ValueError), open(os.path.join(directory, "memory.stat")) as f:
+                    for stat_line in f:
+                        key, _, value = stat_line.partition(" ")
+                        if key == names[2]:
+                            cache = int(value)
+                free = max(0, limit - max(0, (usage or 0) - cache))
+                if best is None or free < best:
+                    best = free
+                    log.debug("cgroup memory limit %d bytes at %s, %d free", limit, directory, free)
+            if not rel:
+                break
+            rel = os.path.dirname(rel)
     return best

@@ -77,35 +77,35 @@ def test_relative_target_in_current_directory(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["d.txt", "d.npy", "d.mtx", "d.txt.gz", "d.npy.gz"])
 def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, name):
     """A writer that fails after writing some of its chunks changes nothing."""
-    from apsp.io import _common, homework
+    from apsp.io import _codec, homework
 
     target = tmp_path / name
     target.write_bytes(b"previous answer")
     d = np.arange(400, dtype=np.int32).reshape(20, 20)
-    monkeypatch.setattr(_common, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(_codec, "CHUNK_BYTES", 64)
     monkeypatch.setattr(homework, "CHUNK_BYTES", 64)
     import numpy.lib.format as npformat
 
     calls = {"n": 0}
-    real_format = homework._format_into
+    real_format = _codec.format_rows
 
-    def failing_format(rows, out):
+    def failing_format(*args):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real_format(rows, out)
+        return real_format(*args)
 
     def failing_write_array(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(homework, "_format_into", failing_format)
+    monkeypatch.setattr(_codec, "format_rows", failing_format)
     monkeypatch.setattr(npformat, "write_array", failing_write_array)
-    monkeypatch.setattr(_common.T, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(_codec, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     if name.startswith("d.npy"):  # fail after some rows went out
         from apsp.io import npy
 
         monkeypatch.setattr(npy, "CHUNK_BYTES", 64)
-        monkeypatch.setattr(npy, "open_output", _failing_after(npy.open_output, writes=3))
+        monkeypatch.setattr(npy, "atomic_write", _failing_after(npy.atomic_write, writes=3))
     with pytest.raises(KeyboardInterrupt):
         write_distances(target, d)
     assert target.read_bytes() == b"previous answer"
@@ -113,12 +113,12 @@ def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, na
 
 
 def _failing_after(real_open, writes: int):
-    """``open_output`` whose file raises KeyboardInterrupt on its ``writes``-th write."""
+    """``atomic_write`` whose file raises KeyboardInterrupt on its ``writes``-th write."""
     import contextlib
 
     @contextlib.contextmanager
-    def opener(path):
-        with real_open(path) as f:
+    def opener(path, gz=False):
+        with real_open(path, gz=gz) as f:
             class Failing:
                 count = 0
 
@@ -161,6 +161,37 @@ def test_all_or_none_replaces_every_target_or_none(tmp_path):
             f.write(b"new b")
     assert a.read_bytes() == b"new a" and b.read_bytes() == b"new b"
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+def test_a_failed_write_caught_inside_all_or_none_is_never_renamed(tmp_path):
+    """Only finished temporaries join the group: one whose writer failed is gone at once,
+    and its target stays as it was while the block's other outputs land."""
+    from apsp.io.atomic import all_or_none
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"old a")
+    with all_or_none():
+        with pytest.raises(OSError, match="disk full"):
+            with atomic_write(a) as f:
+                f.write(b"half of a")
+                raise OSError("disk full")
+        assert sorted(os.listdir(tmp_path)) == ["a"]
+        with atomic_write(b) as f:
+            f.write(b"new b")
+    assert a.read_bytes() == b"old a" and b.read_bytes() == b"new b"
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+def test_atomic_path_keeps_the_mode_and_a_link(tmp_path):
+    """A path writer (as the checkpoint's) replaces the file a link names, with its permissions."""
+    real, link = tmp_path / "real.npy", tmp_path / "link.npy"
+    np.save(real, np.zeros(2))
+    os.chmod(real, 0o640)
+    link.symlink_to(real)
+    with atomic_path(link) as tmp:
+        np.save(tmp, np.ones(3))
+    assert link.is_symlink() and np.load(real).tolist() == [1.0, 1.0, 1.0]
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o640 and sorted(os.listdir(tmp_path)) == ["link.npy", "real.npy"]
 
 
 def test_closed_standard_output_is_a_clear_error(monkeypatch):

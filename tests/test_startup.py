@@ -152,9 +152,9 @@ def test_text_writer_blocks_on_threads_equal_one_pass(monkeypatch, tmp_path, dt,
     d = (rng.integers(-50, 1000, size=(n, n)) if dt.startswith("int")
          else rng.standard_normal((n, n)) * 100).astype(dt)
     d[rng.random((n, n)) < 0.2] = np.inf if dt.startswith("float") else np.iinfo(dt).max
-    monkeypatch.setattr(homework, "CHUNK_BYTES", 3 * homework._row_width(d))  # 3 rows a block
+    monkeypatch.setattr(homework, "CHUNK_BYTES", 3 * (n * (homework._CHARS[d.dtype] + 1) + 1))  # 3 rows a block
     monkeypatch.setattr(homework, "WRITE_THREADS", threads)
-    monkeypatch.setattr(homework, "usable_cores", lambda: 4)
+    monkeypatch.setattr(homework, "thread_count", lambda: 4)
     homework.write_distances(tmp_path / "d.txt", d)
     assert (tmp_path / "d.txt").read_bytes() == homework.format_rows(d)
 

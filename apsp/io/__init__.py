@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,10 @@ _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "hom
              ".npz": "npz"}
 
 
+#: what each column of `FORMATS` lets a format do, for messages
+_ABLE = {1: "be read", 2: "hold a graph written by apsp", 3: "hold distances"}
+
+
 def _known(able: int = 1) -> str:
     """The formats that can do column ``able`` of `FORMATS` (1: read a graph), with their suffixes."""
     def suffixes(name):
@@ -91,9 +96,10 @@ def _known(able: int = 1) -> str:
         + "; each also + .gz"
 
 
-def guess_format(path, fmt: str | None = None, able: int = 1) -> str:
+def guess_format(path, fmt: str | None = None, able: int | None = None) -> str:
     """The format name for ``path``: ``fmt`` (a name or alias) if given, else from the suffix.
-    ``able``: the `FORMATS` column the caller needs, so that an error lists only those formats.
+    ``able``: the `FORMATS` column the caller needs (2: write a graph, 3: write distances): a
+    format that cannot do it is refused, and errors list only the formats that can.
 
     Examples
     --------
@@ -104,16 +110,21 @@ def guess_format(path, fmt: str | None = None, able: int = 1) -> str:
         key = str(fmt).lower().lstrip(".")
         key = key[:-3] if key.endswith(".gz") else key
         if key not in _ALIASES:
-            raise ValueError(f"unknown format {fmt!r}; known formats: {_known(able)}")
-        return _ALIASES[key]
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix == ".gz":
-        suffix = Path(p.stem).suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
-                         f"give it explicitly (fmt= or --format); known formats: {_known(able)}")
-    return _SUFFIXES[suffix]
+            raise ValueError(f"unknown format {fmt!r}; known formats: {_known(able or 1)}")
+        name = _ALIASES[key]
+    else:
+        p = Path(path)
+        suffix = p.suffix.lower()
+        if suffix == ".gz":
+            suffix = Path(p.stem).suffix.lower()
+        if suffix not in _SUFFIXES:
+            raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
+                             f"give it explicitly (fmt= or --format); known formats: {_known(able or 1)}")
+        name = _SUFFIXES[suffix]
+    if able and not FORMATS[name][able]:
+        can = [f for f, spec in FORMATS.items() if spec[able]]
+        raise ValueError(f"the {name} format cannot {_ABLE[able]}; formats that can: {', '.join(can)}")
+    return name
 
 
 def detect_format(path, fmt: str | None = None) -> str:
@@ -134,14 +145,14 @@ def _sniff(path: Path) -> str | None:
     """
     import gzip
 
-    from ._common import GZIP_MAGIC
+    from ._codec import GZIP_MAGIC
 
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
-        if head[:2] == GZIP_MAGIC:
-            with gzip.open(path, "rb") as g:
-                head = g.read(4096)
+            if head[:2] == GZIP_MAGIC:
+                f.seek(0)
+                head = gzip.GzipFile(fileobj=f).read(4096)
     except (OSError, EOFError):
         return None  # the reader reports it
     start = head.lstrip()
@@ -152,16 +163,6 @@ def _sniff(path: Path) -> str | None:
     if start[:2] in (b"c ", b"p ", b"c\n"):
         return "dimacs"
     return None
-
-
-def _module(name: str):
-    return importlib.import_module(f"{__name__}.{FORMATS[name][0]}")
-
-
-def _able(name: str, what: int, verb: str) -> None:
-    if not FORMATS[name][what]:
-        able = [f for f, spec in FORMATS.items() if spec[what]]
-        raise ValueError(f"the {name} format cannot {verb}; formats that can: {', '.join(able)}")
 
 
 def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
@@ -199,38 +200,35 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
     [9]
     """
     name = guess_format(path, fmt)
-    if name == "npz":
+    if name == "npz":  # the one format that holds no graph
         raise ValueError(f"{path} is a result file (.npz), not a graph: read it with apsp.load_result")
-    _able(name, 1, "be read")
     if name == "graphml":
         from ..errors import require
 
         require("networkx", "reading GraphML")
     p = Path(path)
-    if n is not None and name not in ("snap", "homework"):
-        raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
-    if not p.exists():
-        raise FileNotFoundError(f"no such file: {p}")
-    if p.is_dir():
-        raise IsADirectoryError(f"{p} is a directory, not a graph file")
     if n is not None and name != "snap":
         raise ValueError(f"n= applies to SNAP edge lists only; {name} files declare n themselves")
-    if not p.is_file():  # a pipe (/dev/stdin) or device: read once, into a file the readers can reread
-        return _read_spooled(p, name, fmt is None, n)
-    return _read_file(p, name, fmt is None, n)
-
-
-def _read_file(p: Path, name: str, sniff: bool, n):
-    if sniff and name == "homework":
+    try:
+        mode = p.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"no such file: {p}") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{p} is a directory, not a graph file")
+    if not stat.S_ISREG(mode):  # a pipe (/dev/stdin) or device: read once, into a file the readers can reread
+        return _read_spooled(p, fmt, n)
+    if fmt is None and name == "homework":
         name = _sniff(p) or name
-    return _module(name).read_graph(p, n=n) if n is not None else _module(name).read_graph(p)
+    module = importlib.import_module(f"{__name__}.{FORMATS[name][0]}")
+    return module.read_graph(p) if n is None else module.read_graph(p, n=n)
 
 
-def _read_spooled(p: Path, name: str, sniff: bool, n):
-    """Read a stream (pipe, character device) by copying it to a temporary file first.
+def _read_spooled(p: Path, fmt: str | None, n):
+    """Read a stream (pipe, character device) by copying it to a temporary file first, named
+    with the stream's suffixes.
 
-    Format sniffing and gzip detection read a file's start more than once, which a
-    stream allows only once. Errors still name the stream.
+    Format sniffing reads a file's start before the reader reads it all, which a stream
+    allows only once. Errors still name the stream.
     """
     import shutil
     import tempfile
@@ -238,11 +236,11 @@ def _read_spooled(p: Path, name: str, sniff: bool, n):
     from ..errors import GraphFormatError
 
     with tempfile.TemporaryDirectory(prefix="apsp-input-") as tmp:
-        spool = Path(tmp) / "input"
+        spool = Path(tmp) / ("input" + "".join(p.suffixes))
         with open(p, "rb") as src, open(spool, "wb") as dst:
             shutil.copyfileobj(src, dst, 16 << 20)
         try:
-            loaded = _read_file(spool, name, sniff, n)
+            loaded = read_graph(spool, fmt, n=n)
         except GraphFormatError as exc:
             raise GraphFormatError(p, exc.line, exc.problem) from None
     if getattr(loaded, "source", None) is not None:
@@ -268,9 +266,8 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
 
     if not isinstance(edges, EdgeList):
         raise TypeError(f"write_graph takes an apsp.graph.EdgeList, not {type(edges).__name__}")
-    name = guess_format(path, fmt)
-    _able(name, 2, "hold a graph written by apsp")
-    _module(name).write_graph(path, edges)
+    name = guess_format(path, fmt, 2)
+    importlib.import_module(f"{__name__}.{FORMATS[name][0]}").write_graph(path, edges)
 
 
 def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
@@ -313,38 +310,20 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
     >>> open(p).read()
     '0 5\\nINF 0\\n'
     """
-    name = guess_format(path, fmt)
-    _able(name, 3, "hold distances")
+    import numpy as np
+
+    name = guess_format(path, fmt, 3)
+    d = np.asarray(dist)
+    if d.ndim != 2 or (rows is None and first_row is None and d.shape[0] != d.shape[1]):
+        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
     extra = {"progress": progress} if name == "homework" else {}
-    if rows is None:
-        if first_row is not None:
-            extra["first_row"] = int(first_row)
-        _module(name).write_distances(path, dist, **extra)
-        return
-    n = len(dist)
-    lo, hi = (int(v) for v in rows)
-    if not 0 <= lo < hi <= n:
-        raise ValueError(f"rows=({lo}, {hi}) must satisfy 0 <= i < j <= n = {n}")
-    _module(name).write_distances(path, dist[lo:hi], first_row=lo, **extra)
-
-
-def _identity(path) -> str:
-    """What two output names must not share: standard output, or the file they end up at."""
-    from .atomic import STDOUT
-
-    if str(path) == STDOUT:
-        return STDOUT
-    return os.path.realpath(path)
-
-
-def _same_file(a, b) -> bool:
-    """Whether two names are one existing file (hard and symbolic links included)."""
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError, TypeError):  # either missing (or not a file name): not one file
-        return False
+    if rows is not None:
+        lo, hi = map(int, rows)
+        if not 0 <= lo < hi <= len(d):
+            raise ValueError(f"rows=({lo}, {hi}) must satisfy 0 <= i < j <= n = {len(d)}")
+        d, first_row = d[lo:hi], lo
+    writer = importlib.import_module(f"{__name__}.{FORMATS[name][0]}")
+    writer.write_distances(path, d, first_row=None if first_row is None else int(first_row), **extra)
 
 
 def check_outputs(outputs, inputs=None) -> None:
@@ -365,29 +344,30 @@ def check_outputs(outputs, inputs=None) -> None:
     ...
     ValueError: -o and --paths both name d.txt: one would overwrite the other
     """
-    from .atomic import check_target, is_stream
+    from .atomic import STDOUT, check_target
 
     seen = {}
     for label, (path, fmt, kind) in outputs.items():
         if path is None:
             continue
-        key = _identity(path)
+        key = STDOUT if str(path) == STDOUT else os.path.realpath(path)  # the file it ends up at
         if key in seen:
             raise ValueError(f"{seen[key]} and {label} both name {path}: one would overwrite the other")
         seen[key] = label
         for input_label, source in (inputs or {}).items():
-            if _same_file(path, source):
+            try:
+                same = os.path.samefile(path, source)  # hard and symbolic links included
+            except (OSError, ValueError, TypeError):  # either missing (or not a file name)
+                same = False
+            if same:
                 raise ValueError(f"{label} {path} is {input_label} {source}: writing it would destroy "
                                  "the input; choose another output name")
         try:
-            if kind in ("distances", "graph"):
-                name = guess_format(path, fmt, 3 if kind == "distances" else 2)
-                _able(name, 3 if kind == "distances" else 2,
-                      "hold distances" if kind == "distances" else "hold a graph written by apsp")
-            elif is_stream(path):
+            if kind != "file":
+                guess_format(path, fmt, 3 if kind == "distances" else 2)
+            if check_target(path) is None and kind == "file":
                 raise ValueError(f"{path} needs a regular file (it is rewritten in place and read "
                                  "back), not standard output, a device or a FIFO")
-            check_target(path)
         except OSError as exc:
             raise type(exc)(f"{label}: {exc}") from None
         except ValueError as exc:

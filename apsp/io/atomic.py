@@ -13,12 +13,13 @@ symbolic link is followed: the file it points to is replaced, the link stays.
 Renaming is for regular files only. ``-`` (standard output), character devices
 (``/dev/null``, a terminal) and FIFOs are written straight through, as a stream
 (`atomic_write` only: a memory map cannot stream); any other existing
-non-regular file (a socket, a block device) is refused, never replaced.
+non-regular file (a socket, a block device) is refused, never replaced
+(`check_target`, which the command line also runs on every output before any work).
 
 Inside `all_or_none`, writes of regular files keep their finished temporaries
 until the block ends, then all are renamed over their targets; an exception
 removes them all and leaves every target as it was (two outputs of one command
-are both new or both old).
+are both new or both old). A write outside one is a group of its own.
 
 Temporary names carry the writer's process id (``.NAME.PID.RANDOM.tmp``), so a
 later writer of the same target removes those whose process is gone (a writer
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import gzip
 import io
 import os
 import stat
@@ -36,23 +38,11 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-__all__ = ["atomic_path", "atomic_write", "all_or_none", "STDOUT", "is_stream", "check_target",
-           "stdout_buffer"]
+__all__ = ["atomic_path", "atomic_write", "all_or_none", "STDOUT", "check_target", "stdout_buffer",
+           "remove_stale_temporaries"]
 
 #: the output name that means standard output
 STDOUT = "-"
-
-
-def is_stream(target) -> bool:
-    """Whether ``target`` is written straight through: ``-``, a character device or a FIFO
-    (a symbolic link to one included)."""
-    if str(target) == STDOUT:
-        return True
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def stdout_buffer() -> BinaryIO:
@@ -72,19 +62,13 @@ def stdout_buffer() -> BinaryIO:
     return out.buffer
 
 
-def _names_a_directory(target) -> bool:
-    """Whether the name ends in a path separator (``out/``): it can only be a directory."""
-    text = os.fspath(target)
-    return isinstance(text, str) and (text.endswith(os.sep) or bool(os.altsep) and text.endswith(os.altsep))
+def check_target(target) -> tuple[Path, Path, int] | None:
+    """Refuse a target no writer could produce (before any work).
 
-
-def _resolved(target: Path) -> Path:
-    """The path a rename must replace: a symbolic link's final target, the link kept."""
-    return Path(os.path.realpath(target)) if target.is_symlink() else target
-
-
-def check_target(target) -> Path:
-    """Refuse a target no writer could produce (before any work); return its directory.
+    Returns None for a stream, written straight through: ``-``, a character device or a
+    FIFO (a symbolic link to one included). Else ``(path, directory, mode)``: the regular
+    file a rename replaces (a symbolic link's final target, the link kept), its directory,
+    and the permissions the new file gets (the old file's, else a plain ``open``'s).
 
     Raises `IsADirectoryError` (a directory, or a name ending in a separator),
     `FileNotFoundError` (no such directory), `PermissionError` (directory or file not
@@ -93,38 +77,37 @@ def check_target(target) -> Path:
     """
     if str(target) == STDOUT:
         stdout_buffer()
-        return Path(".")
-    if is_stream(target):
-        if not os.access(target, os.W_OK):
-            raise PermissionError(f"cannot write {target}: permission denied")
-        return Path(".")
-    if _names_a_directory(target):
+        return None
+    if str(target).endswith(os.sep) or (os.altsep and str(target).endswith(os.altsep)):
         raise IsADirectoryError(f"cannot write {target}: a name ending in {os.sep!r} names a directory, "
                                 "not a file; give a file name")
-    target = _resolved(Path(target))
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise IsADirectoryError(f"cannot write {target}: it is a directory")
-    if target.exists() and not target.is_file():
-        raise ValueError(f"cannot write {target}: it exists and is not a regular file, a character "
-                         "device or a FIFO")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"cannot write {target}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(f"cannot write {target}: directory {parent} is not writable")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise PermissionError(f"cannot write {target}: the file is not writable")
-    return parent
-
-
-def _pid_alive(pid: int) -> bool:
+    path = Path(target)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
+        mode = os.stat(path).st_mode  # through a symbolic link
+    except OSError:
+        mode = None  # no such file (yet)
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        if not os.access(path, os.W_OK):
+            raise PermissionError(f"cannot write {target}: permission denied")
+        return None
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"cannot write {path}: it is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(f"cannot write {path}: it exists and is not a regular file, a character "
+                         "device or a FIFO")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {path}: directory {path.parent} is not writable")
+    if mode is not None and not os.access(path, os.W_OK):
+        raise PermissionError(f"cannot write {path}: the file is not writable")
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        return path, path.parent, 0o666 & ~umask
+    return path, path.parent, stat.S_IMODE(mode)
 
 
 def remove_stale_temporaries(target) -> list[Path]:
@@ -133,8 +116,9 @@ def remove_stale_temporaries(target) -> list[Path]:
     Only names this module makes (``.NAME.PID.RANDOM.tmp...``) with a PID that no
     longer runs are touched; returns the paths removed.
     """
-    target = _resolved(Path(target))
-    parent = target.parent if str(target.parent) else Path(".")
+    target = Path(target)
+    target = Path(os.path.realpath(target)) if target.is_symlink() else target
+    parent = target.parent
     prefix = f".{target.name}."
     removed = []
     try:
@@ -147,33 +131,85 @@ def remove_stale_temporaries(target) -> list[Path]:
         fields = name[len(prefix):].split(".")
         if len(fields) < 3 or not fields[0].isdigit() or fields[2] != "tmp":
             continue
-        pid = int(fields[0])
-        if pid == os.getpid() or _pid_alive(pid):
+        try:
+            os.kill(int(fields[0]), 0)  # its writer still runs (this process included)
             continue
+        except PermissionError:  # someone else's process: alive
+            continue
+        except ProcessLookupError:
+            pass
         with contextlib.suppress(FileNotFoundError):
             (parent / name).unlink()
             removed.append(parent / name)
     return removed
 
 
-def _new_file_mode(target: Path) -> int:
-    """The permissions a plain ``open(target, 'w')`` would give (mkstemp's are 0600)."""
-    try:
-        return target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+#: the finished temporaries ``(tmp, target, directory)`` of the `all_or_none` block running, if any
+_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("apsp_atomic_group", default=None)
 
 
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform can open a directory.
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
+@contextlib.contextmanager
+def atomic_write(target, gz: bool = False) -> Iterator[BinaryIO]:
+    """Open a binary file for writing that replaces ``target`` only on success.
+
+    Parameters
+    ----------
+    target : str or os.PathLike
+        The file to create or replace.
+    gz : bool
+        Compress with gzip when the name ends in ``.gz`` (the format writers' rule).
+
+    Yields
+    ------
+    file
+        A buffered binary file object on a temporary file in ``target``'s directory.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "out.txt")
+    >>> with atomic_write(out) as f:
+    ...     _ = f.write(b"0 1\\n")
+    >>> open(out, "rb").read()
+    b'0 1\\n'
+
+    ``-``, a character device or a FIFO is written straight through (no temporary,
+    nothing to roll back); standard output is flushed, not closed.
+    """
+    where = check_target(target)
+    with contextlib.ExitStack() as stack:
+        if where is None:
+            raw = stdout_buffer() if str(target) == STDOUT else stack.enter_context(open(target, "wb"))
+        else:
+            path, parent, mode = where
+            if _GROUP.get() is None:  # alone: a group of one, renamed as this block ends
+                stack.enter_context(all_or_none())
+            remove_stale_temporaries(path)
+            # keep the target's suffixes last: some writers (np.save) append theirs otherwise
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.",
+                                       suffix=".tmp" + "".join(path.suffixes), dir=parent)
             os.close(fd)
+            raw = stack.enter_context(open(tmp, "wb"))
+        try:
+            if gz and Path(target).suffix == ".gz":  # mtime=0: the same data give the same bytes
+                with gzip.GzipFile(filename=Path(target).stem, mode="wb", fileobj=raw,
+                                   compresslevel=6, mtime=0) as g:
+                    yield g
+            else:
+                yield raw
+            raw.flush()
+            if where is not None:
+                os.chmod(tmp, mode)  # by name: an `atomic_path` caller wrote it by name
+                os.fsync(raw.fileno())
+        except BaseException as exc:
+            if where is None:
+                raise
+            Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno is not None:  # e.g. a full disk: name the file
+                raise OSError(exc.errno, f"cannot write {target}: {exc.strerror}") from exc
+            raise
+        if where is not None:
+            _GROUP.get().append((Path(tmp), path, parent))
 
 
 @contextlib.contextmanager
@@ -183,7 +219,7 @@ def atomic_path(target) -> Iterator[Path]:
     Use this when a library wants a path rather than a file object (for example
     ``numpy.lib.format.open_memmap``). The caller must have closed the file by
     the end of the ``with`` block; the temporary file is then fsynced and
-    renamed over ``target``.
+    renamed over ``target`` (it is `atomic_write`'s, written by its name).
 
     Parameters
     ----------
@@ -199,36 +235,11 @@ def atomic_path(target) -> Iterator[Path]:
     >>> np.load(out).tolist()
     [0.0, 0.0, 0.0]
     """
-    if is_stream(target):
+    if check_target(target) is None:
         raise ValueError(f"cannot write {target} through a temporary file: it is a stream "
                          "(standard output, a device or a FIFO); give a regular file")
-    parent = check_target(target)
-    target = _resolved(Path(target))
-    remove_stale_temporaries(target)
-    # keep the target's suffixes last: some writers (np.save) append theirs otherwise
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.",
-                                    suffix=".tmp" + "".join(target.suffixes), dir=parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    group = _GROUP.get()
-    try:
-        yield tmp
-        os.chmod(tmp, _new_file_mode(target))
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        if group is not None:  # renamed with the others when the group ends
-            group.append((tmp, target, parent))
-            return
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    _fsync_dir(parent)
-
-
-#: the finished temporaries ``(tmp, target, directory)`` of the `all_or_none` block running, if any
-_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("apsp_atomic_group", default=None)
+    with atomic_write(target) as f:
+        yield Path(f.name)
 
 
 @contextlib.contextmanager
@@ -257,70 +268,27 @@ def all_or_none() -> Iterator[None]:
     """
     pending: list = []
     token = _GROUP.set(pending)
+    renamed = 0
     try:
-        yield
-    except BaseException:
-        _remove_temporaries(pending)
-        raise
-    finally:
-        _GROUP.reset(token)
-    for k, (tmp, target, _) in enumerate(pending):
         try:
+            yield
+        finally:
+            _GROUP.reset(token)
+        for tmp, target, _ in pending:
             os.replace(tmp, target)
-        except BaseException:
-            _remove_temporaries(pending[k:])
-            raise
-    for directory in dict.fromkeys(parent for _, _, parent in pending):
-        _fsync_dir(directory)
-
-
-def _remove_temporaries(pending: list) -> None:
-    for tmp, _, _ in pending:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
-@contextlib.contextmanager
-def atomic_write(target) -> Iterator[BinaryIO]:
-    """Open a binary file for writing that replaces ``target`` only on success.
-
-    Parameters
-    ----------
-    target : str or os.PathLike
-        The file to create or replace.
-
-    Yields
-    ------
-    file
-        A buffered binary file object on a temporary file in ``target``'s directory.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> out = os.path.join(tempfile.mkdtemp(), "out.txt")
-    >>> with atomic_write(out) as f:
-    ...     _ = f.write(b"0 1\\n")
-    >>> open(out, "rb").read()
-    b'0 1\\n'
-
-    ``-``, a character device or a FIFO is written straight through (no temporary,
-    nothing to roll back); standard output is flushed, not closed.
-    """
-    if str(target) == STDOUT:
-        out = stdout_buffer()
-        yield out
-        out.flush()
-        return
-    if is_stream(target):
-        with open(target, "wb") as f:
-            yield f
-        return
-    with atomic_path(target) as tmp:
-        with open(tmp, "wb") as f:
+            renamed += 1
+    except BaseException:
+        for tmp, _, _ in pending[renamed:]:
+            tmp.unlink(missing_ok=True)
+        raise
+    directories = []
+    for _, _, parent in pending:
+        if parent not in directories:
+            directories.append(parent)
+    for directory in directories:  # makes the renames durable; not every platform opens a directory
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
             try:
-                yield f
-                f.flush()
-            except OSError as exc:  # e.g. a full disk: name the file meant, not the temporary
-                if exc.errno is None:
-                    raise
-                raise OSError(exc.errno, f"cannot write {target}: {exc.strerror}") from exc
+                os.fsync(fd)
+            finally:
+                os.close(fd)

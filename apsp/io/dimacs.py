@@ -16,9 +16,10 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _text as T
-from ._common import (RecordSpec, check_edges, eof_line, first_record, last_assignment_wins, line_text,
-                      load_bytes, open_output, scan_counted, write_edges)
+from . import _codec as T
+from ._codec import (RecordSpec, check_edges, eof_line, first_record, last_assignment_wins, line_text,
+                     load_bytes, scan_records, write_edges)
+from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -64,8 +65,9 @@ def read_graph(path) -> EdgeList:
     spec = RecordSpec(names=("u", "v", "w"), layout="an arc line 'a <u> <v> <w>'",
                       kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER), lo=(1, 1, 0), hi=(n, n, 0),
                       comment=b"c", prefix=b"a")
-    rec = scan_counted(path, buf, start, spec, m, f"more arc lines than the problem line's m = {m}",
-                       lambda rows: f"file ends after {rows} arc lines; the problem line's m = {m}")
+    rec = scan_records(path, buf, start, spec, m, exact=(
+        f"more arc lines than the problem line's m = {m}",
+        lambda rows: f"file ends after {rows} arc lines; the problem line's m = {m}"))
     ids = rec.ints[:2]
     ids -= 1
     return EdgeList(n, ids[0], ids[1], rec.numbers[2], source=str(path))
@@ -88,6 +90,6 @@ def write_graph(path, edges: EdgeList) -> None:
     """
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
-    with open_output(path) as f:
+    with atomic_write(path, gz=True) as f:
         f.write(f"c written by apsp\np sp {edges.n} {src.size}\n".encode())
         write_edges(f, src, dst, w, add=1, prefix=b"a ")

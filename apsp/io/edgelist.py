@@ -22,9 +22,11 @@ import re
 import numpy as np
 
 from ..graph import COMPACT_BYTES_PER_EDGE, EdgeList, compact_ids
-from . import _text as T
-from ._common import (RecordSpec, check_edges, estimate_records, first_record, last_assignment_wins,
-                      line_text, load_bytes, memory_check, open_output, scan_records, write_edges)
+from ..sizes import check_memory
+from . import _codec as T
+from ._codec import (RecordSpec, check_edges, first_record, last_assignment_wins, line_text, load_bytes,
+                     scan_records, write_edges)
+from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -80,16 +82,14 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     declared = _declared_nodes(buf, start)
     nfields = len(line_text(buf, start).split()) if start is not None else 2
     hi = (n - 1) if n is not None else T.INT64_MAX
-    layout = "an edge line 'u v w'" if nfields == 3 else "an edge line 'u v'"
-    if nfields not in (2, 3):
-        layout = "an edge line 'u v' or 'u v w'"
+    layout = {2: "an edge line 'u v'", 3: "an edge line 'u v w'"}.get(nfields, "an edge line 'u v' or 'u v w'")
     spec = RecordSpec(names=("u", "v", "w"), layout=layout,
                       kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER), lo=(0, 0, 0), hi=(hi, hi, 0),
                       ncols_min=nfields if nfields in (2, 3) else 2, comment=_COMMENTS)
     if nfields == 2:
         spec.names, spec.kinds, spec.lo, spec.hi = spec.names[:2], spec.kinds[:2], (0, 0), (hi, hi)
     pos = start if start is not None else buf.shape[0]
-    rec = scan_records(path, buf, pos, spec, cap=estimate_records(buf, pos))
+    rec = scan_records(path, buf, pos, spec)
     src, dst = rec.ints[0], rec.ints[1]
     weight = rec.numbers[2] if nfields == 3 else np.ones(rec.rows, dtype=np.int64)
     labels = None
@@ -98,7 +98,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
         if declared is not None and top <= declared:
             n = declared
         else:
-            memory_check(path, COMPACT_BYTES_PER_EDGE * rec.rows, "numbering the vertex ids")
+            check_memory(COMPACT_BYTES_PER_EDGE * rec.rows, f"{path}: numbering the vertex ids")
             labels, src, dst = compact_ids(src, dst)
             n = labels.shape[0]
     return EdgeList(int(n), src, dst, weight, source=str(path), labels=labels)
@@ -133,7 +133,7 @@ def write_graph(path, edges: EdgeList) -> None:
                              f"strings ({edges.labels[0]!r}, ...): drop the labels "
                              "(EdgeList(..., labels=None)) to write their indices")
         src, dst = edges.labels[src], edges.labels[dst]
-    with open_output(path) as f:
+    with atomic_write(path, gz=True) as f:
         f.write(f"# Directed graph written by apsp\n# Nodes: {edges.n} Edges: {src.size}\n"
                 f"# FromNodeId\tToNodeId\tWeight\n".encode())
         write_edges(f, src, dst, w, sep=b"\t")

@@ -27,21 +27,21 @@ import numpy as np
 from .. import dtypes
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _text as T
-from ._common import (CHUNK_BYTES, RecordSpec, check_edges, load_bytes, open_output, scan_counted,
-                      scan_records, usable_cores, write_edges)
+from . import _codec as T
+from ._codec import CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count, write_edges
+from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
 
 _HEADER = RecordSpec(names=("N", "M"), layout="a header line 'N M'", kinds=(T.COL_INT, T.COL_INT),
                      lo=(1, 0), hi=(T.INT64_MAX, T.INT64_MAX))
 
-
-def _edge_spec(n: int) -> RecordSpec:
-    return RecordSpec(names=("i", "j", "w"), layout="an edge line 'i j w'",
-                      kinds=(T.COL_INT, T.COL_INT, T.COL_INT), lo=(1, 1, T.INT64_MIN),
-                      hi=(n, n, T.INT64_MAX), distinct=True,
-                      self_loop_problem="the homework format has no self-loops (i != j)")
+#: the widest text of one value of each dtype the text holds (a sign included; "INF" is 3);
+#: floats print whole values below 2**49 or numpy's repr, at most 32 characters
+_CHARS = {np.dtype(t): max(3, len(str(np.iinfo(t).min)), len(str(np.iinfo(t).max)))
+          for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)}
+_CHARS.update({np.dtype(t): 32 for t in (np.float16, np.float32, np.float64)})
+_DTYPES = "signed integers, uint8..uint32 or floats"
 
 
 def read_graph(path) -> EdgeList:
@@ -72,15 +72,18 @@ def read_graph(path) -> EdgeList:
     (3, [0, 1], [1, 2], [5, 7])
     """
     buf = load_bytes(path)
-    header = scan_records(path, buf, 0, _HEADER, cap=1)
+    header = scan_records(path, buf, 0, _HEADER, 1)
     if header.rows == 0:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'N M'")
-    n, m = (int(v) for v in header.ints[:, 0])
+    n, m = header.ints[:, 0].tolist()
     start = header.offset if header.status == T.FULL else buf.shape[0]
+    spec = RecordSpec(names=("i", "j", "w"), layout="an edge line 'i j w'", kinds=(T.COL_INT,) * 3,
+                      lo=(1, 1, T.INT64_MIN), hi=(n, n, T.INT64_MAX), distinct=True,
+                      self_loop_problem="the homework format has no self-loops (i != j)")
     # an edge line takes at least 6 bytes ("1 2 3\n"), the last one 5: a bound without counting lines
-    edges = scan_counted(path, buf, start, _edge_spec(n), m, f"more edge lines than the header's M = {m}",
-                         lambda rows: f"file ends after {rows} edge line{'s' if rows != 1 else ''}; "
-                                      f"the header's M = {m}", byte_bound=(buf.shape[0] - start + 1) // 6)
+    edges = scan_records(path, buf, start, spec, m, byte_bound=(buf.shape[0] - start + 1) // 6, exact=(
+        f"more edge lines than the header's M = {m}",
+        lambda rows: f"file ends after {rows} edge line{'s' if rows != 1 else ''}; the header's M = {m}"))
     ids = edges.ints[:2]
     ids -= 1
     return EdgeList(n, ids[0], ids[1], edges.ints[2], source=str(path))
@@ -108,48 +111,18 @@ def write_graph(path, edges: EdgeList) -> None:
         k = int(np.flatnonzero(edges.src == edges.dst)[0])
         raise ValueError(f"the homework format has no self-loops; edge {k} is {edges.src[k]} -> "
                          f"{edges.dst[k]} (write .snap, .mtx or .gr instead)")
-    weights = _whole_weights(edges.weight, "the homework format")
-    with open_output(path) as f:
+    w = edges.weight
+    bad = np.flatnonzero(~np.isfinite(w) | (w != np.floor(w)) | (np.abs(w) >= 2.0 ** 63)) if w.dtype.kind == "f" else []
+    if len(bad):
+        raise ValueError(f"the homework format holds integer weights; edge {bad[0]} has weight "
+                         f"{w[bad[0]].item()!r} (write .snap, .mtx or .gr for other weights)")
+    with atomic_write(path, gz=True) as f:
         f.write(f"{edges.n} {edges.m}\n".encode())
-        write_edges(f, edges.src, edges.dst, weights, add=1)
-
-
-def _whole_weights(w: np.ndarray, where: str) -> np.ndarray:
-    if w.dtype.kind in "iub":
-        return w.astype(np.int64, copy=False)
-    bad = ~np.isfinite(w) | (w != np.floor(w)) | (np.abs(w) >= 2.0 ** 63)
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{where} holds integer weights; edge {k} has weight {w[k].item()!r} "
-                         f"(write .snap, .mtx or .gr for other weights)")
-    return w.astype(np.int64)
-
-
-def _check_distances(dist, square: bool = True) -> np.ndarray:
-    d = np.asarray(dist)
-    if d.ndim != 2 or (square and d.shape[0] != d.shape[1]):
-        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    if d.dtype.kind not in "iuf" or d.dtype == np.uint64:
-        raise ValueError(f"distances must be signed integers, uint8..uint32 or floats, "
-                         f"got dtype {d.dtype}")
-    return d
+        write_edges(f, edges.src, edges.dst, w.astype(np.int64, copy=False), add=1)
 
 
 #: most threads formatting text blocks at once (each holds one CHUNK_BYTES buffer)
 WRITE_THREADS = 8
-
-
-def _row_width(d: np.ndarray) -> int:
-    return d.shape[1] * (max(T.max_int_chars(d.dtype), 3) + 1) + 1
-
-
-def _format_into(rows: np.ndarray, out: np.ndarray) -> int:
-    rows = np.ascontiguousarray(rows)
-    if rows.dtype.kind == "f":
-        strs, lens = T.float_strings(rows)
-        return T.format_float_rows(rows, strs, lens, out)
-    unreachable = np.int64(dtypes.unreachable_value(rows.dtype))
-    return T.format_int_rows(rows, unreachable, out)
 
 
 def format_rows(rows) -> bytes:
@@ -173,15 +146,15 @@ def format_rows(rows) -> bytes:
     b'0 55\\nINF 0\\n'
     """
     r = np.asarray(rows)
-    if r.ndim == 1:
-        r = r[None, :]
+    r = np.ascontiguousarray(r[None, :] if r.ndim == 1 else r)
     if r.ndim != 2:
         raise ValueError(f"rows must be a 2-D array, got shape {r.shape}")
-    if r.dtype.kind not in "iuf" or r.dtype == np.uint64:
-        raise ValueError(f"distances must be signed integers, uint8..uint32 or floats, "
-                         f"got dtype {r.dtype}")
-    out = np.empty(r.shape[0] * _row_width(r) + 1, dtype=np.uint8)
-    return out[: _format_into(r, out)].tobytes()
+    if r.dtype not in _CHARS:
+        raise ValueError(f"distances must be {_DTYPES}, got dtype {r.dtype}")
+    out = np.empty(r.shape[0] * (r.shape[1] * (_CHARS[r.dtype] + 1) + 1) + 1, dtype=np.uint8)
+    strs, lens = T.float_strings(r) if r.dtype.kind == "f" else (None, None)
+    unreachable = np.int64(0 if strs is not None else dtypes.unreachable_value(r.dtype))
+    return out[:T.format_rows(r, unreachable, strs, lens, out)].tobytes()
 
 
 def write_distances(path, dist, first_row: int | None = None, progress: bool | None = None) -> None:
@@ -199,39 +172,39 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     >>> open(p).read()
     '0 3\\nINF 0\\n'
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..progress import progress_bar
 
-    d = _check_distances(dist, square=first_row is None)
-    width = _row_width(d)
+    d = np.asarray(dist)
+    if d.dtype not in _CHARS:
+        raise ValueError(f"distances must be {_DTYPES}, got dtype {d.dtype}")
+    floats = d.dtype.kind == "f"
+    unreachable = np.int64(0 if floats else dtypes.unreachable_value(d.dtype))
+    width = d.shape[1] * (_CHARS[d.dtype] + 1) + 1
     step = max(1, CHUNK_BYTES // width)
     starts = range(0, d.shape[0], step)
-    # blocks are formatted on threads (the kernels release the GIL), written in order
-    threads = max(1, min(len(starts), usable_cores(), WRITE_THREADS))
-    buffers = [np.empty(min(d.shape[0], step) * width + 1, dtype=np.uint8) for _ in range(threads)]
+    # blocks are formatted on threads (the kernel releases the GIL; float_strings, numpy's
+    # repr, does not, so it runs here), written in order
+    threads = max(1, min(len(starts), thread_count(), WRITE_THREADS))
+    buffers = np.empty((threads, min(d.shape[0], step) * width + 1), dtype=np.uint8)
     # a bar only for outputs of many blocks (progress=None: and only on a terminal)
-    with open_output(path) as f, progress_bar(len(starts), progress if len(starts) > 8 else False,
-                                              desc="writing", unit="block") as bar:
-        if threads == 1:
-            for start in starts:
-                nbytes = _format_into(d[start:start + step], buffers[0])
-                f.write(buffers[0][:nbytes])
-                bar.update()
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(threads, thread_name_prefix="apsp-format") as pool:
-            jobs = []
-            try:
-                for i, start in enumerate(starts):
-                    if len(jobs) == threads:  # the oldest block's buffer is needed again: write it out
-                        buf, job = jobs.pop(0)
-                        f.write(buf[:job.result()])
-                        bar.update()
-                    buf = buffers[i % threads]
-                    jobs.append((buf, pool.submit(_format_into, d[start:start + step], buf)))
-                for buf, job in jobs:
+    with atomic_write(path, gz=True) as f, ThreadPoolExecutor(threads, "apsp-format") as pool, \
+            progress_bar(len(starts), progress if len(starts) > 8 else False, desc="writing", unit="block") as bar:
+        jobs = []
+        try:
+            for i, start in enumerate(starts):
+                if len(jobs) == threads:  # the oldest block's buffer is needed again: write it out
+                    buf, job = jobs.pop(0)
                     f.write(buf[:job.result()])
                     bar.update()
-            finally:
-                for _, job in jobs:  # on an error: no thread may still fill a buffer
-                    job.cancel() or job.exception()
+                rows = np.ascontiguousarray(d[start:start + step])
+                strs, lens = T.float_strings(rows) if floats else (None, None)
+                buf = buffers[i % threads]
+                jobs.append((buf, pool.submit(T.format_rows, rows, unreachable, strs, lens, buf)))
+            for buf, job in jobs:
+                f.write(buf[:job.result()])
+                bar.update()
+        finally:
+            for _, job in jobs:  # on an error: no thread may still fill a buffer
+                job.cancel() or job.exception()

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _text as T
-from ._common import RecordSpec, eof_line, first_record, load_bytes, scan_error, scan_records
+from . import _codec as T
+from ._codec import RecordSpec, eof_line, first_record, line_text, load_bytes, scan_error, scan_records
 
 __all__ = ["read_graph"]
 
@@ -50,12 +50,11 @@ def read_graph(path) -> EdgeList:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'n m [fmt [ncon]]'")
     header_line = T.line_of(buf, head_at)
     # the header is read with blank fields absent; fmt and ncon default below
-    out = scan_records(path, buf, head_at, _HEADER, cap=1)
-    fields = len(buf[head_at:T.end_of_line(buf, head_at)].tobytes().split())
-    values = [int(v) for v in out.ints[:fields, 0]]
+    words = line_text(buf, head_at).split()
+    fields = len(words)
+    values = scan_records(path, buf, head_at, _HEADER, 1).ints[:fields, 0].tolist()
     n, m = values[0], values[1]
-    fmt_text = buf[head_at:T.end_of_line(buf, head_at)].tobytes().split()[2].decode() \
-        if fields >= 3 else "0"
+    fmt_text = words[2].decode() if fields >= 3 else "0"
     if len(fmt_text) > 3 or any(ch not in "01" for ch in fmt_text):
         raise GraphFormatError(path, header_line, f"fmt is {fmt_text!r}; expected up to three "
                                                   "0/1 digits such as 0, 1, 10, 11")
@@ -75,7 +74,7 @@ def read_graph(path) -> EdgeList:
     vals = np.empty(cap_tokens, dtype=np.int64)
     line_offset = np.empty(cap_lines, dtype=np.int64)
     line_ntok = np.empty(cap_lines, dtype=np.int64)
-    status, offset, nlines, ntok = T.scan_lines(buf, start, buf.shape[0], T.comment_mask(b"%"), vals,
+    status, offset, nlines, ntok = T.scan_lines(buf, start, buf.shape[0], np.frombuffer(b"%", np.uint8), vals,
                                                 line_offset, line_ntok, 0, cap_lines, 0)
     layout = _layout(lead, has_size, has_vweights, ncon, has_eweights)
     if status == T.FULL and cap_lines == n:

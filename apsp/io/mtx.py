@@ -20,10 +20,10 @@ import numpy as np
 from .. import dtypes
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _text as T
-from ._common import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record,
-                      last_assignment_wins, line_text, load_bytes, open_output, scan_counted,
-                      scan_records, write_edges)
+from . import _codec as T
+from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record, last_assignment_wins,
+                     line_text, load_bytes, scan_records, write_edges)
+from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances"]
 
@@ -75,8 +75,8 @@ def read_graph(path) -> EdgeList:
     size_at = first_record(buf, min(pos, buf.shape[0]), b"%")
     if size_at is None:
         raise GraphFormatError(path, eof_line(buf), "no size line 'rows columns entries'")
-    size = scan_records(path, buf, size_at, _SIZE, cap=1)
-    nrows, ncols, nnz = (int(v) for v in size.ints[:, 0])
+    size = scan_records(path, buf, size_at, _SIZE, 1)
+    nrows, ncols, nnz = size.ints[:, 0].tolist()
     if nrows != ncols:
         raise GraphFormatError(path, T.line_of(buf, size_at),
                                f"the matrix is {nrows} x {ncols}; a graph needs a square one")
@@ -90,8 +90,9 @@ def read_graph(path) -> EdgeList:
         spec = RecordSpec(names=("row", "column", "value"), layout="an entry line 'row column value'",
                           kinds=(T.COL_INT, T.COL_INT, value_kind), lo=(1, 1, T.INT64_MIN),
                           hi=(n, n, T.INT64_MAX), comment=b"%")
-    rec = scan_counted(path, buf, start, spec, nnz, f"more entries than the size line's {nnz}",
-                       lambda rows: f"file ends after {rows} entries; the size line promises {nnz}")
+    rec = scan_records(path, buf, start, spec, nnz, exact=(
+        f"more entries than the size line's {nnz}",
+        lambda rows: f"file ends after {rows} entries; the size line promises {nnz}"))
     src = rec.ints[0] - 1
     dst = rec.ints[1] - 1
     if field == "pattern":
@@ -144,7 +145,7 @@ def write_graph(path, edges: EdgeList) -> None:
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
     field = "integer" if w.dtype.kind in "iub" else "real"
-    with open_output(path) as f:
+    with atomic_write(path, gz=True) as f:
         f.write(f"%%MatrixMarket matrix coordinate {field} general\n"
                 f"% apsp graph: entry (i, j, w) is an edge i -> j of weight w\n"
                 f"{edges.n} {edges.n} {src.size}\n".encode())
@@ -172,8 +173,6 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     2 2 0
     """
     d = np.asarray(dist)
-    if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
-        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
     if d.dtype.kind not in "iuf":
         raise ValueError(f"distances must be numeric, got dtype {d.dtype}")
     n, ncols = d.shape
@@ -184,7 +183,7 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     part = "" if first_row is None else (
         f"% rows {first_row + 1}..{first_row + n} of the {ncols} x {ncols} matrix: row i here is "
         f"vertex {first_row} + i\n")
-    with open_output(path) as f:
+    with atomic_write(path, gz=True) as f:
         f.write(f"%%MatrixMarket matrix coordinate {field} general\n"
                 f"% apsp distances: entry (i, j, d) is the shortest distance d from i to j; "
                 f"absent = no path\n{part}{n} {ncols} {nnz}\n".encode())

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GraphFormatError
-from ._common import CHUNK_BYTES, is_gzip, memory_check, load_bytes, open_output
+from ..sizes import check_memory
+from ._codec import CHUNK_BYTES, is_gzip, load_bytes
+from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_distances"]
 
@@ -63,13 +65,8 @@ def read_graph(path) -> np.ndarray:
     [[0, 3], [0, 0]]
     """
     path = Path(path)
-    if is_gzip(path):
-        data = load_bytes(path).tobytes()  # GraphFormatError on a corrupt stream
-        f = io.BytesIO(data)
-    else:
-        data = None
-        f = open(path, "rb")
-    with f:
+    data = load_bytes(path).tobytes() if is_gzip(path) else None  # GraphFormatError on a corrupt stream
+    with open(path, "rb") if data is None else io.BytesIO(data) as f:
         shape, fortran, dtype, offset = _header(path, f)
     if dtype.hasobject or dtype.kind not in "biuf" or dtype.fields is not None:
         raise GraphFormatError(path, None, f"expected a numeric matrix, got dtype {dtype}")
@@ -77,7 +74,7 @@ def read_graph(path) -> np.ndarray:
         raise GraphFormatError(path, None, f"not a readable .npy array: shape {shape} is not made of integers")
     if len(shape) != 2 or shape[0] != shape[1]:
         raise GraphFormatError(path, None, f"expected a square 2-D matrix, got shape {shape}")
-    size = data.__len__() if data is not None else path.stat().st_size
+    size = len(data) if data is not None else path.stat().st_size
     need = offset + shape[0] * shape[1] * dtype.itemsize
     if size < need:
         raise GraphFormatError(path, None, f"not a readable .npy array: shape {shape} of {dtype} needs "
@@ -90,7 +87,7 @@ def read_graph(path) -> np.ndarray:
             shape, order=order)
     # read, not memory-mapped: a map of a file truncated meanwhile would end in SIGBUS
     count = shape[0] * shape[1]
-    memory_check(path, count * dtype.itemsize, "reading the matrix")
+    check_memory(count * dtype.itemsize, f"{path}: reading the matrix")
     with open(path, "rb") as f:
         f.seek(offset)
         flat = np.fromfile(f, dtype=dtype, count=count)
@@ -114,13 +111,11 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     [[0.0, 7.0], [inf, 0.0]]
     """
     d = np.asarray(dist)
-    if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
-        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
     # Plain writes, a block of rows at a time, never a memory map of the output: a write
     # to a full disk is then an OSError (ENOSPC), where a store into a map of a sparse
     # file would kill the process with SIGBUS and leave the temporary behind.
     step = max(1, CHUNK_BYTES // max(1, d.shape[1] * d.itemsize))
-    with open_output(path) as f:
+    with atomic_write(path, gz=True) as f:
         f.write(npy_header(d.shape, d.dtype))
         for start in range(0, d.shape[0], step):
             f.write(np.ascontiguousarray(d[start:start + step]).data)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import zipfile
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..errors import GraphFormatError
@@ -49,56 +51,29 @@ def json_ready(value):
 
 
 def save_result(path, result) -> None:
-    """Write `apsp.result.Result` ``result`` to ``path`` (``.npz``), whole or not at all."""
-    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": result.method,
-            "backend": result.backend, "block_size": result.block_size,
-            "timings": json_ready(result.timings), "info": json_ready(result.info)}
-    arrays = {name: getattr(result, name) for name in _ARRAYS if getattr(result, name) is not None}
-    _write(path, meta, arrays)
+    """Write `apsp.result.Result` ``result`` to ``path`` (``.npz``), whole or not at all; of
+    another object, the attributes it has (the others saved as unknown)."""
+    if str(path).endswith(".gz"):
+        raise ValueError(f"{path}: a result file is an .npz archive, not gzip-compressed; drop the .gz")
+    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": getattr(result, "method", "unknown"),
+            "backend": getattr(result, "backend", "unknown"), "block_size": getattr(result, "block_size", None),
+            "timings": json_ready(getattr(result, "timings", {})), "info": json_ready(getattr(result, "info", {}))}
+    arrays = {name: getattr(result, name) for name in _ARRAYS if getattr(result, name, None) is not None}
+    with atomic_write(path) as f:
+        np.savez(f, apsp=np.array(json.dumps(meta, default=str)), **arrays)
 
 
 def write_distances(path, dist, first_row: int | None = None) -> None:
     """A result file holding a distance matrix alone (rows from ``first_row`` on when given)."""
     d = np.asarray(dist)
-    if d.ndim != 2 or (first_row is None and d.shape[0] != d.shape[1]):
-        raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    arrays = {"distances": d}
-    if first_row is not None:
-        arrays["sources"] = np.arange(first_row, first_row + d.shape[0], dtype=np.int64)
-    _write(path, {"format": FORMAT_NAME, "version": FORMAT_VERSION, "method": "unknown",
-                  "backend": "unknown", "block_size": None, "timings": {}, "info": {}}, arrays)
-
-
-def _write(path, meta: dict, arrays: dict) -> None:
-    if str(path).endswith(".gz"):
-        raise ValueError(f"{path}: a result file is an .npz archive, not gzip-compressed; drop the .gz")
-    text = json.dumps(meta, default=str)
-    with atomic_write(path) as f:
-        np.savez(f, apsp=np.array(text), **arrays)
+    rows = None if first_row is None else np.arange(first_row, first_row + d.shape[0], dtype=np.int64)
+    save_result(path, SimpleNamespace(distances=d, sources=rows))
 
 
 def read_result(path) -> dict:
-    """Read a result file written by ``Result.save`` (or ``apsp solve -o result.npz``).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The ``.npz`` file.
-
-    Returns
-    -------
-    dict
-        The keyword arguments of `apsp.result.Result`: the arrays bit for bit as saved, labels,
-        and method, backend, block size, timings and info as JSON gave them back (tuples as lists).
-
-    Raises
-    ------
-    GraphFormatError
-        For a file that is not an apsp result file (any other ``.npz`` or zip included).
-    MemoryPlanError
-        Before reading arrays the memory available cannot hold.
-    """
-    from ._common import memory_check
+    """The keyword arguments of `apsp.result.Result` from a result file, for `apsp.load_result`
+    (which says what they hold and what it raises)."""
+    from ..sizes import check_memory
 
     try:
         with zipfile.ZipFile(path) as z:
@@ -108,7 +83,7 @@ def read_result(path) -> dict:
     if "apsp.npy" not in sizes or "distances.npy" not in sizes:
         raise GraphFormatError(path, None, "not an apsp result file (an .npz without apsp's "
                                            "'apsp' and 'distances' members)")
-    memory_check(path, sum(sizes.values()), "loading the result")
+    check_memory(sum(sizes.values()), f"{path}: loading the result")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["apsp"]))

@@ -1,4 +1,9 @@
-"""The fast text engine every text format shares: one tokenizer, one formatter.
+"""What every format module shares: the file's bytes in, records out, text and outputs back.
+
+Files are read whole into memory (`load_bytes`, gzip recognised by its magic bytes) and
+parsed by one Numba tokenizer (`scan_records` over `scan_table`; `GraphFormatError` names
+the line, field and token of the first problem); text goes out through one Numba formatter
+into files opened by `apsp.io.atomic.atomic_write`.
 
 Parsing
     `scan_table` reads records of a fixed number of whitespace-separated fields
@@ -17,16 +22,25 @@ Parsing
     rounds correctly. Either way every float is the correctly rounded value.
 
 Formatting
-    `format_int_rows` / `format_float_rows` print rows of a distance matrix
-    (``INF`` for unreachable) and `format_table` prints records of integer
-    columns plus an optional float column, into a preallocated byte buffer.
+    `format_rows` prints rows of a distance matrix (``INF`` for unreachable)
+    and `format_edges` prints edge records, into a preallocated byte buffer.
     Whole-valued floats print as integers; other floats use numpy's shortest
     round-trip repr.
 """
 from __future__ import annotations
 
+import gzip
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 from numba import njit
+
+from ..cpu.threads import thread_count
+from ..errors import GraphFormatError
+from ..sizes import check_memory
 
 # -- status codes shared by the scanners --------------------------------------
 OK = 0
@@ -64,13 +78,16 @@ _CLASS[10] = _NEWLINE
 
 
 @njit(cache=True, nogil=True)
-def _is_blank(c):
-    return _CLASS[c] == _BLANK
-
-
-@njit(cache=True, nogil=True)
 def _ends_token(buf, pos, end):
     return pos >= end or _CLASS[buf[pos]] != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _starts_comment(c, comment):
+    for k in range(comment.shape[0]):
+        if comment[k] == c:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -108,8 +125,13 @@ def _parse_float(buf, pos, end):
     exp10 = 0
     inexact = False
     ndigits = 0
+    fraction = False
     while pos < end:
         c = buf[pos]
+        if c == 46 and not fraction:  # '.'
+            fraction = True
+            pos += 1
+            continue
         if c < 48 or c > 57:
             break
         d = np.int64(c - 48)
@@ -118,27 +140,14 @@ def _parse_float(buf, pos, end):
             if mant != 0 or d != 0:
                 mant = mant * 10 + d
                 nsig += 1
+            if fraction:
+                exp10 -= 1
         else:
-            exp10 += 1
+            if not fraction:
+                exp10 += 1
             if d != 0:
                 inexact = True
         pos += 1
-    if pos < end and buf[pos] == 46:  # '.'
-        pos += 1
-        while pos < end:
-            c = buf[pos]
-            if c < 48 or c > 57:
-                break
-            d = np.int64(c - 48)
-            ndigits += 1
-            if nsig < 18:
-                if mant != 0 or d != 0:
-                    nsig += 1
-                mant = mant * 10 + d
-                exp10 -= 1
-            elif d != 0:
-                inexact = True
-            pos += 1
     if ndigits == 0:
         return BAD_NUMBER, KIND_INT, 0.0, pos
     if pos < end and (buf[pos] == 101 or buf[pos] == 69):  # 'e' 'E'
@@ -211,14 +220,21 @@ def _parse_token(buf, pos, end, allow_float):
     return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _skip_blanks(buf, pos, end):
+    while pos < end and _CLASS[buf[pos]] == _BLANK:
+        pos += 1
+    return pos
+
+
 @njit(cache=True, nogil=True)
 def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01, comment, prefix,
                out_i, out_f, out_k, fmap, row, cap):
     """Parse records of ``ncols_min..ncols_max`` fields from ``buf[pos:end]``.
 
-    Blank lines and lines whose first non-blank byte has ``comment[byte]`` set
-    are skipped. With ``prefix`` != 0 every record starts with that one-byte
-    word (DIMACS ``a``). Field ``c`` of record ``r`` goes to ``out_i[c, r]``
+    Blank lines and lines whose first non-blank byte is one of ``comment`` (a
+    uint8 array of the format's comment characters) are skipped. With
+    ``prefix`` != 0 every record starts with that one-byte word (DIMACS ``a``). Field ``c`` of record ``r`` goes to ``out_i[c, r]``
     (integer columns, checked against ``lo[c]..hi[c]``) or, for number
     columns, to ``out_f[fmap[c], r]`` with its kind in ``out_k[fmap[c], r]``
     (``KIND_INT`` values also land in ``out_i``). Absent optional fields are
@@ -230,15 +246,14 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
     """
     while pos < end:
         line_start = pos
-        while pos < end and _is_blank(buf[pos]):
-            pos += 1
+        pos = _skip_blanks(buf, pos, end)
         if pos >= end:
             break
         c = buf[pos]
         if c == 10:
             pos += 1
             continue
-        if comment[c]:
+        if _starts_comment(c, comment):
             while pos < end and buf[pos] != 10:
                 pos += 1
             pos += 1
@@ -251,8 +266,7 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
             pos += 1
         col = 0
         while True:
-            while pos < end and _is_blank(buf[pos]):
-                pos += 1
+            pos = _skip_blanks(buf, pos, end)
             if pos >= end or buf[pos] == 10:
                 break
             if col >= ncols_max:
@@ -306,9 +320,8 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
     cap_tok = out_vals.shape[0]
     while pos < end:
         line_start = pos
-        while pos < end and _is_blank(buf[pos]):
-            pos += 1
-        if pos < end and comment[buf[pos]]:
+        pos = _skip_blanks(buf, pos, end)
+        if pos < end and _starts_comment(buf[pos], comment):
             while pos < end and buf[pos] != 10:
                 pos += 1
             pos += 1
@@ -320,14 +333,13 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
             continue
         first = ntok
         while True:
-            while pos < end and _is_blank(buf[pos]):
-                pos += 1
+            pos = _skip_blanks(buf, pos, end)
             if pos >= end or buf[pos] == 10:
                 break
             if ntok >= cap_tok:
                 return TOO_MANY_TOKENS, pos, nlines, ntok
             tok = pos
-            ival = np.int64(0)
+            ival = np.int64(0)  # the same inline hot path as scan_table's
             while pos < end:
                 c = buf[pos]
                 if c < 48 or c > 57:
@@ -408,13 +420,6 @@ def last_of_each_pair(src, dst):
 
 
 # -- helpers for callers ---------------------------------------------------------
-def comment_mask(chars: bytes) -> np.ndarray:
-    mask = np.zeros(256, dtype=np.bool_)
-    for c in chars:
-        mask[c] = True
-    return mask
-
-
 def line_of(buf: np.ndarray, offset: int) -> int:
     """1-based line number of byte ``offset`` (only ever called on the error path)."""
     offset = min(max(int(offset), 0), buf.shape[0])
@@ -533,25 +538,9 @@ def _put_float(out, p, v, strs, lens, k):
 
 
 @njit(cache=True, nogil=True)  # nogil: the writer formats several blocks on threads
-def format_int_rows(rows, unreachable, out):
-    p = 0
-    for i in range(rows.shape[0]):
-        for j in range(rows.shape[1]):
-            if j:
-                out[p] = 32
-                p += 1
-            v = np.int64(rows[i, j])
-            if v == unreachable:
-                p = _put_inf(out, p)
-            else:
-                p = _put_int(out, p, v)
-        out[p] = 10
-        p += 1
-    return p
-
-
-@njit(cache=True, nogil=True)
-def format_float_rows(rows, strs, lens, out):
+def format_rows(rows, unreachable, strs, lens, out):
+    """Rows of distances as text into ``out``; returns its length. Integers: ``unreachable``
+    prints as ``INF`` (``strs`` None); floats: non-whole values from `float_strings`."""
     p = 0
     k = 0
     for i in range(rows.shape[0]):
@@ -559,18 +548,22 @@ def format_float_rows(rows, strs, lens, out):
             if j:
                 out[p] = 32
                 p += 1
-            p, k = _put_float(out, p, rows[i, j], strs, lens, k)
+            if strs is None:
+                v = np.int64(rows[i, j])
+                p = _put_inf(out, p) if v == unreachable else _put_int(out, p, v)
+            else:
+                p, k = _put_float(out, p, rows[i, j], strs, lens, k)
         out[p] = 10
         p += 1
     return p
 
 
 @njit(cache=True, nogil=True)
-def format_edges(src, dst, add, iw, has_iw, fw, has_fw, strs, lens, prefix, sep, out):
+def format_edges(src, dst, add, weights, strs, lens, prefix, sep, out):
     """Records ``prefix src+add sep dst+add [sep w]``, one a line, into ``out``.
 
-    The weight comes from the int64 ``iw`` (``has_iw``) or the float ``fw``
-    (``has_fw``, non-whole values from ``strs``/``lens`` in order).
+    ``weights``: None (no weight), int64 (``strs`` None) or floats (non-whole values
+    from ``strs``/``lens`` in order).
     """
     p = 0
     k = 0
@@ -581,12 +574,12 @@ def format_edges(src, dst, add, iw, has_iw, fw, has_fw, strs, lens, prefix, sep,
         p = _put_int(out, p, src[r] + add)
         out[p] = sep
         p = _put_int(out, p + 1, dst[r] + add)
-        if has_iw:
+        if weights is not None:
             out[p] = sep
-            p = _put_int(out, p + 1, iw[r])
-        elif has_fw:
-            out[p] = sep
-            p, k = _put_float(out, p + 1, fw[r], strs, lens, k)
+            if strs is None:
+                p = _put_int(out, p + 1, weights[r])
+            else:
+                p, k = _put_float(out, p + 1, weights[r], strs, lens, k)
         out[p] = 10
         p += 1
     return p
@@ -609,10 +602,315 @@ def float_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lens = np.count_nonzero(mat, axis=1).astype(np.int64)
     return mat, lens
 
+# -- plumbing shared by the format modules ---------------------------------------
+GZIP_MAGIC = b"\x1f\x8b"
+#: bytes of formatted text per write() call; bounds a writer's extra memory
+CHUNK_BYTES = 16 << 20
 
-def max_int_chars(dtype) -> int:
-    """Widest decimal text of one value of an integer (or whole float) dtype."""
-    dt = np.dtype(dtype)
-    if dt.kind in "iu":
-        return len(str(np.iinfo(dt).min)) if dt.kind == "i" else len(str(np.iinfo(dt).max))
-    return 32  # a float's repr (numpy's is at most 24 characters) or a whole value below 2**49
+
+def is_gzip(path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def load_bytes(path) -> np.ndarray:
+    """The file's bytes as a uint8 array, read into memory (decompressed when gzip).
+
+    gzip is recognised by its magic bytes, whatever the suffix, and decompressed a
+    chunk at a time, checking that the memory available can hold what has come
+    out so far (a small file that expands without end stops with
+    `MemoryPlanError`, not by exhausting RAM). Plain files are read, not
+    memory-mapped: a file truncated by another process while a map of it is
+    scanned would kill this one with SIGBUS; a read sees the change and reports it.
+    """
+    path = Path(path)
+    with open(path, "rb", buffering=0) as f:
+        gzipped = f.read(2) == GZIP_MAGIC
+        f.seek(0)
+        if gzipped:
+            return _gunzip(path, f)
+        size = os.fstat(f.fileno()).st_size
+        check_memory(size, f"{path}: reading the file")
+        buf = np.empty(size, dtype=np.uint8)
+        got = 0
+        view = memoryview(buf)
+        while got < size:
+            n = f.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        if got != size or f.read(1):
+            raise GraphFormatError(path, None, f"the file changed while it was read ({size} bytes "
+                                               f"when opened, {got} read)")
+    return buf
+
+
+def _gunzip(path: Path, f) -> np.ndarray:
+    """Decompress file ``f`` into one buffer grown in place (``realloc``), never past the memory
+    allowed: the output is refused as soon as it outgrows the budget, before it is all in memory."""
+    from ..errors import MemoryPlanError
+    from ..sizes import format_size, memory_allowed
+
+    limit, words = memory_allowed()
+    out = np.empty(min(CHUNK_BYTES, limit + 1), dtype=np.uint8)
+    total = 0
+    try:
+        with gzip.GzipFile(fileobj=f, mode="rb") as g:
+            while True:
+                if total == out.shape[0]:
+                    if total > limit:
+                        raise MemoryPlanError(
+                            f"{path}: the gzip data expand to more than {format_size(limit)}, the memory "
+                            f"{words}; decompressing stopped there (host_memory= sets the budget)")
+                    out.resize(min(2 * total, limit + 1), refcheck=False)
+                got = g.readinto(out.data[total:total + CHUNK_BYTES])
+                if not got:
+                    break
+                total += got
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GraphFormatError(path, None, f"corrupt gzip data ({exc})") from exc
+    out.resize(total, refcheck=False)
+    return out
+
+
+@dataclass
+class RecordSpec:
+    """What one kind of record (line) of a text format looks like."""
+
+    #: field names used in messages, e.g. ("i", "j", "w")
+    names: tuple
+    #: the expected record for messages, e.g. "an edge line 'i j w'"
+    layout: str
+    #: per field: COL_INT (checked against lo..hi) or COL_NUMBER (int or float)
+    kinds: tuple
+    lo: tuple
+    hi: tuple
+    ncols_min: int | None = None
+    comment: bytes = b""
+    #: one-byte word every record starts with (DIMACS b"a"), or b""
+    prefix: bytes = b""
+    #: fields 0 and 1 must differ (homework: i != j)
+    distinct: bool = False
+    self_loop_problem: str = "self-loop"
+
+
+@dataclass
+class Records:
+    """Parsed records: ``ints[c]`` for integer fields, ``numbers[c]`` for number fields."""
+
+    rows: int
+    ints: np.ndarray
+    numbers: dict
+    #: OK, or FULL when a further record starts at ``offset``
+    status: int
+    offset: int
+
+
+#: below this many bytes of records one thread parses them (splitting costs more than it saves)
+PARALLEL_SCAN_BYTES = 8 << 20
+
+
+def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
+    """`scan_table` over ``buf[pos:]`` split at line boundaries, the pieces parsed on threads
+    (the kernels release the GIL), each into its own rows of the output. Returns ``(rows,
+    out_i, out_f, out_k)``, or None when a piece fails or the records outnumber ``cap``: the
+    caller then scans in one pass, which finds the same first problem a single pass always did."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    end = buf.shape[0]
+    step = (end - pos) // chunks
+    bounds = [pos] + [int(end_of_line(buf, pos + i * step)) for i in range(1, chunks)] + [end]
+    bounds = sorted(set(bounds))
+    pieces = list(zip(bounds[:-1], bounds[1:]))
+    with ThreadPoolExecutor(len(pieces)) as pool:
+        lines = list(pool.map(lambda p: int(count_newlines(buf, p[0], p[1])), pieces))
+        lines[-1] += 1  # the last line may lack its newline
+        starts = np.concatenate([[0], np.cumsum(lines)]).astype(np.int64)
+        total = int(starts[-1])
+        if total > cap + len(pieces):  # many blank lines, or more records than allowed: no
+            return None                # more rows than one pass would allocate
+        out_i = np.empty((widths[0], total), dtype=np.int64)
+        out_f = np.empty((widths[1], total), dtype=np.float64)
+        out_k = np.empty((widths[1], total), dtype=np.uint8)
+
+        def scan(i):
+            lo, hi = pieces[i]
+            return scan_table(buf, lo, hi, *scan_args, out_i, out_f, out_k, fmap,
+                                int(starts[i]), int(starts[i + 1]))[:3]
+
+        results = list(pool.map(scan, range(len(pieces))))
+    if any(status != OK for status, _, _ in results):
+        return None
+    rows = 0
+    for i, (_, _, stop) in enumerate(results):  # close the gaps left by blank and comment lines
+        got = int(stop - starts[i])
+        if rows != starts[i]:
+            for out in (out_i, out_f, out_k):
+                out[:, rows:rows + got] = out[:, int(starts[i]):int(stop)].copy()
+        rows += got
+    if rows > cap:
+        return None
+    return rows, out_i, out_f, out_k
+
+
+def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int | None = None, *,
+                 exact: tuple | None = None, byte_bound: int | None = None) -> Records:
+    """Parse up to ``count`` records of ``spec`` (None: all) from ``buf[pos:]``; raise on bad ones.
+
+    ``exact = (too_many, too_few)``: there must be ``count`` records; GraphFormatError
+    ``too_many`` at the first extra one, ``too_few(rows)`` at the end of a short file. Rows
+    are allocated for at most the lines left (or ``byte_bound`` records, cheaper to find),
+    never for ``count`` alone, whatever a header claims. Large inputs are parsed in pieces
+    on threads; the result and any error are those of one pass.
+    """
+    ncols = len(spec.names)
+    kinds = np.asarray(spec.kinds, dtype=np.int64)
+    number_cols = np.flatnonzero(kinds == COL_NUMBER).tolist()
+    fmap = np.full(ncols, -1, dtype=np.int64)
+    fmap[number_cols] = np.arange(len(number_cols))
+    if count == 1:
+        cap = 1  # a header line: no bound to find
+    else:
+        cap = byte_bound if byte_bound is not None else int(count_newlines(buf, pos, buf.shape[0])) + 1
+        cap = max(0, cap if count is None else min(count, cap))
+    scan_args = (spec.ncols_min or ncols, ncols, kinds, np.asarray(spec.lo, dtype=np.int64),
+                 np.asarray(spec.hi, dtype=np.int64), spec.distinct,
+                 np.frombuffer(spec.comment, dtype=np.uint8), spec.prefix[0] if spec.prefix else 0)
+    split = None
+    if cap > 1 and buf.shape[0] - pos >= PARALLEL_SCAN_BYTES and thread_count() > 1:
+        split = _scan_in_chunks(buf, pos, scan_args, fmap, (ncols, len(number_cols)), cap,
+                                min(thread_count(), 16))
+    if split is not None:
+        rows, out_i, out_f, out_k = split
+        status, offset = OK, buf.shape[0]
+    else:
+        out_i = np.empty((ncols, cap), dtype=np.int64)
+        out_f = np.empty((len(number_cols), cap), dtype=np.float64)
+        out_k = np.empty((len(number_cols), cap), dtype=np.uint8)
+        status, offset, rows, col = scan_table(buf, pos, buf.shape[0], *scan_args,
+                                               out_i, out_f, out_k, fmap, 0, cap)
+    if status not in (OK, FULL):
+        raise scan_error(path, buf, status, offset, col, spec)
+    numbers = {}
+    for c in number_cols:
+        f = fmap[c]
+        k = out_k[f, :rows]
+        if not (k != KIND_INT).any():
+            numbers[c] = out_i[c, :rows]
+            continue
+        values = out_f[f, :rows]
+        slow = np.flatnonzero(k == KIND_SLOW)
+        if slow.size:
+            offsets = out_i[c, slow]
+            parsed, bad = parse_slow_floats(buf, offsets)
+            if bad >= 0:
+                raise scan_error(path, buf, BAD_NUMBER, offsets[bad], c, spec)
+            values[slow] = parsed
+        numbers[c] = values
+    if exact is not None and status == FULL:
+        if byte_bound is not None and cap < count:
+            # a line shorter than any record hit the byte bound: rescan with the line count so
+            # that the line's own problem is reported (malformed files only)
+            return scan_records(path, buf, pos, spec, count, exact=exact)
+        raise GraphFormatError(path, line_of(buf, offset), exact[0])
+    if exact is not None and rows < count:
+        raise GraphFormatError(path, eof_line(buf), exact[1](rows))
+    return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, status=status, offset=offset)
+
+
+def first_record(buf: np.ndarray, pos: int, comment: bytes) -> int | None:
+    """Byte offset of the first record at or after ``pos`` (skipping blanks and
+    comments), or None at end of data."""
+    one, none = np.zeros(1, dtype=np.int64), np.zeros((0, 0))
+    status, offset, _, _ = scan_table(buf, pos, buf.shape[0], 1, 1, one, one, one, False,
+                                      np.frombuffer(comment, dtype=np.uint8), 0, np.zeros((1, 0), dtype=np.int64),
+                                      none, none.astype(np.uint8), np.full(1, -1, dtype=np.int64), 0, 0)
+    return int(offset) if status == FULL else None
+
+
+def line_text(buf: np.ndarray, offset: int) -> bytes:
+    end = min(buf.shape[0], offset + 4096)
+    return bytes(buf[offset:end]).split(b"\n", 1)[0]
+
+
+def scan_error(path, buf: np.ndarray, status: int, offset: int, col: int,
+               spec: RecordSpec) -> GraphFormatError:
+    """The `GraphFormatError` for a scanner status, naming line, field and token."""
+    line = line_of(buf, offset)
+    tok = token_text(buf, offset)
+    name = spec.names[col] if col < len(spec.names) else f"field {col + 1}"
+    integer_field = col < len(spec.kinds) and spec.kinds[col] == COL_INT
+    if status == BAD_NUMBER:
+        problem = (f"{name} is {tok!r}, not {'an integer' if integer_field else 'a number'}; "
+                   f"expected {spec.layout}")
+    elif status == NOT_INTEGER:
+        problem = f"{name} is {tok!r}, not an integer"
+    elif status == OVERFLOW:
+        problem = f"{name} {tok} does not fit a 64-bit integer"
+    elif status == TOO_FEW:
+        problem = f"expected {spec.layout}, found {col} field{'s' if col != 1 else ''}"
+    elif status == TOO_MANY:
+        problem = f"expected {spec.layout}, found an extra field {tok!r}"
+    elif status == OUT_OF_RANGE:
+        lo, hi = spec.lo[col], spec.hi[col]
+        problem = f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX else f"is out of range {lo}..{hi}")
+    elif status == SAME_ENDPOINTS:
+        first = line_text(buf, offset).split()
+        value = first[0].decode(errors="replace") if first else "?"
+        problem = f"{spec.names[0]} == {spec.names[1]} == {value}: {spec.self_loop_problem}"
+    elif status == BAD_PREFIX:
+        problem = f"expected {spec.layout}, found {line_text(buf, offset)[:40].decode(errors='replace')!r}"
+    else:
+        problem = f"unreadable (scanner status {status}); expected {spec.layout}"
+    return GraphFormatError(path, line, problem)
+
+
+def eof_line(buf: np.ndarray) -> int:
+    """The line number at which reading stopped for lack of data."""
+    return line_of(buf, buf.shape[0])
+
+
+# -- output ----------------------------------------------------------------------
+def write_edges(f, src, dst, weights, *, add: int = 0, prefix: bytes = b"", sep: bytes = b" ") -> None:
+    """Write records ``prefix src+add sep dst+add [sep w]`` in chunks of bounded size.
+
+    Integer weights print exactly; float weights as whole numbers when they
+    are, else in numpy's shortest round-trip form; ``weights=None`` writes none.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    m = src.shape[0]
+    floats = weights is not None and weights.dtype.kind not in "iub"
+    if weights is not None and not floats:
+        weights = np.asarray(weights, dtype=np.int64)
+    width = len(prefix) + 2 * 21 + (0 if weights is None else 33 if floats else 21) + 1
+    step = max(1, CHUNK_BYTES // width)
+    out = np.empty(min(m, step) * width + 1, dtype=np.uint8)
+    for start in range(0, m, step):
+        w = None if weights is None else np.ascontiguousarray(weights[start:start + step])
+        strs, lens = float_strings(w) if floats else (None, None)
+        nbytes = format_edges(src[start:start + step], dst[start:start + step], add, w, strs, lens,
+                              np.frombuffer(prefix, dtype=np.uint8), sep[0], out)
+        f.write(out[:nbytes])
+
+
+def last_assignment_wins(src, dst, weight):
+    """Drop earlier duplicates of the same (src, dst), keeping file order of the rest.
+
+    Writers of formats whose readers elsewhere sum (Matrix Market) or take the
+    minimum (DIMACS) of parallel edges use this, so the file means the same
+    graph to every tool as to apsp.
+    """
+    keep = last_of_each_pair(np.ascontiguousarray(src), np.ascontiguousarray(dst))
+    if keep.all():
+        return src, dst, weight
+    return src[keep], dst[keep], weight[keep]
+
+
+def check_edges(edges) -> None:
+    """Refuse an EdgeList a writer cannot write faithfully."""
+    if edges.m and (min(edges.src.min(), edges.dst.min()) < 0
+                    or max(edges.src.max(), edges.dst.max()) >= edges.n):
+        raise ValueError(f"edge endpoints must lie in 0..{edges.n - 1}")
+    if edges.weight.dtype.kind not in "iubf":
+        raise ValueError(f"edge weights must be numeric, got dtype {edges.weight.dtype}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 
 
 @dataclass
@@ -571,8 +571,8 @@ class Graph:
 
     def distance_bound(self) -> int | float:
         """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|`` (exact, a
-        Python int, for whole-number weights; `apsp.dtypes.distance_bound`)."""
-        return dtypes.distance_bound(self.n, self.max_abs_weight)
+        Python int, for whole-number weights; `apsp.exactness.distance_bound`)."""
+        return exactness.distance_bound(self.n, self.max_abs_weight)
 
     def longest_distance_found(self, sweeps: int = 4) -> float:
         """A lower bound on the largest finite shortest distance, found by a few searches.
@@ -610,7 +610,7 @@ class Graph:
 
     def dtype_attempts(self, requested=None, candidates=(np.int16, np.int32, np.int64),
                        saturating: bool = True) -> list:
-        """The dtypes to solve this graph in, narrowest first (`apsp.dtypes.dtype_attempts`).
+        """The dtypes to solve this graph in, narrowest first (`apsp.exactness.dtype_attempts`).
 
         Parameters
         ----------
@@ -625,11 +625,11 @@ class Graph:
 
         Returns
         -------
-        list of apsp.dtypes.Attempt
-            Each a dtype, whether its result must pass `apsp.dtypes.cutoff_suspected`, and the
+        list of apsp.exactness.Attempt
+            Each a dtype, whether its result must pass `apsp.exactness.cutoff_suspected`, and the
             requested dtype to cast it to, if any.
         """
-        return dtypes.dtype_attempts(self.distance_bound(), self.has_negative_weights, self.integral,
+        return exactness.dtype_attempts(self.distance_bound(), self.has_negative_weights, self.integral,
                                      self.max_abs_weight, requested, candidates, saturating)
 
     def choose_dtype(self, requested=None, candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
@@ -653,7 +653,7 @@ class Graph:
         DtypeError
             If ``requested`` cannot hold every possible distance.
         """
-        return dtypes.choose_dtype(self.distance_bound(), self.has_negative_weights, self.integral,
+        return exactness.choose_dtype(self.distance_bound(), self.has_negative_weights, self.integral,
                                    requested, candidates)
 
     # -- conversions ---------------------------------------------------------
@@ -683,14 +683,14 @@ class Graph:
         Returns
         -------
         numpy.ndarray
-            w(i,j) on edges, the INF sentinel (`apsp.dtypes.inf_value`) elsewhere,
+            w(i,j) on edges, the INF sentinel (`apsp.exactness.inf_value`) elsewhere,
             ``min(0, w(i,i))`` on the diagonal.
         """
         dt = np.dtype(dtype)
         n = self.n
         i0, i1 = (0, n) if rows is None else rows
         d = out if out is not None else np.empty((i1 - i0, n), dtype=dt)
-        d.fill(dtypes.inf_value(dt))
+        d.fill(exactness.inf_value(dt))
         if self.dense is not None:
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 from .graph import vertex_index
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     dt = g.choose_dtype(dtype)
     method, reason = choose_search(g, dt)
     # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
-    dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, method,
+    exactness.check_float_range(dt, exactness.largest_float_sum(g.n, g.max_abs_weight, method,
                                                           g.has_negative_weights))
     with memory_limit(host_memory):
         check_memory(search_bytes(g.n, g.nnz, np.dtype(dt).itemsize, method),

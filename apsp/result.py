@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 from .graph import vertex_index, vertex_indices, vertex_labels
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Result:
     @property
     def unreachable(self) -> np.generic:
         """The value of ``distances`` where there is no path (`apsp.unreachable_value`)."""
-        return dtypes.unreachable_value(self.distances.dtype)
+        return exactness.unreachable_value(self.distances.dtype)
 
     @property
     def reachable(self) -> np.ndarray:

@@ -375,7 +375,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     from scipy.sparse.csgraph._validation import validate_graph
 
     from .cpu.searches import SearchGraph, search_rows
-    from .dtypes import choose_dtype, distance_bound
+    from .exactness import choose_dtype, distance_bound
 
     if method == "BF":
         return None
@@ -392,7 +392,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     if unweighted and indices is None and not return_predecessors:
         # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
         from .cpu.bfs import solve as all_pairs_hops
-        from .solvers import SolveOptions
+        from .engine import SolveOptions
 
         return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
     if unweighted:

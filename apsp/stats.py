@@ -351,11 +351,11 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
-    from .ndfw import dissection_for
+    from .dissection import dissection_for
+    from .engine import SolveOptions
     from .plan import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
     from .plan import gpu_available
-    from .solvers import SolveOptions
 
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
             explicit=backend == "gpu")[0]:
@@ -466,7 +466,7 @@ def _bfs_batched(g, src, mask, histogram, progress):
 
 def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     """One search per source in blocks of ``block_rows`` rows, each block reduced then dropped."""
-    from . import dtypes
+    from . import exactness
     from .cpu.reductions import CARRY_UNIT, reduce_rows
     from .cpu.searches import SearchGraph, search_rows
     from .cpu.threads import thread_count
@@ -475,7 +475,7 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     k, n = len(src), g.n
     sg = SearchGraph.from_csr(g.to_csr(), dt)
     integer = dt.kind in "iu"
-    unreachable = dtypes.unreachable_value(dt)
+    unreachable = exactness.unreachable_value(dt)
     count = np.zeros(k, dtype=np.int64)
     total = np.zeros(k, dtype=np.int64 if integer else np.float64)
     carry = np.zeros(k, dtype=np.int64) if integer else None

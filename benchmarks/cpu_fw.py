@@ -32,11 +32,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
 from apsp.cpu import blocked  # noqa: E402
+from apsp.engine import SolveOptions  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
 from apsp.paths import reconstruct_path  # noqa: E402
-from apsp.solvers import SolveOptions  # noqa: E402
 
 
 def log(*a):
@@ -76,7 +76,7 @@ def warm_up(dts, block):
 
 def as_float(dist):
     out = dist.astype(np.float64)
-    out[dist == dtypes.unreachable_value(dist.dtype)] = np.inf
+    out[dist == exactness.unreachable_value(dist.dtype)] = np.inf
     return out
 
 

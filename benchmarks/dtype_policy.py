@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import apsp  # noqa: E402
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
 from apsp.graph import EdgeList, Graph  # noqa: E402
 
 
@@ -53,7 +53,7 @@ def same_distances(a: np.ndarray, b: np.ndarray, rows: int = 1024) -> bool:
     """Equal values and equal unreachable pairs, whatever the two dtypes (compared in row chunks)."""
     if a.shape != b.shape:
         return False
-    ua, ub = dtypes.unreachable_value(a.dtype), dtypes.unreachable_value(b.dtype)
+    ua, ub = exactness.unreachable_value(a.dtype), exactness.unreachable_value(b.dtype)
     for i in range(0, a.shape[0], rows):
         x, y = a[i:i + rows], b[i:i + rows]
         gone = x == ua

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apsp import dtypes
+from apsp import exactness
 from apsp.graph import EdgeList, Graph
 
 
@@ -42,7 +42,7 @@ def check_csr(g, n, src, dst, weight, dtype):
 
 
 def reference_fw(n, src, dst, weight, dtype):
-    d = np.full((n, n), dtypes.inf_value(np.dtype(dtype)), dtype=dtype)
+    d = np.full((n, n), exactness.inf_value(np.dtype(dtype)), dtype=dtype)
     for (i, j), w in reference(n, src, dst, weight).items():
         d[i, j] = w
     for i in range(n):

@@ -131,9 +131,9 @@ _RSS_PROBE = """
 import os, resource, sys
 import numpy as np
 import apsp
+from apsp.engine import SolveOptions
 from apsp.graph import EdgeList, Graph
 from apsp.plan import plan_memory
-from apsp.solvers import SolveOptions
 
 n, method, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 rng = np.random.default_rng(0)

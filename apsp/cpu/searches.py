@@ -16,7 +16,7 @@
 Distances are computed and stored in the dtype reported (int16, int32, int64,
 float32, float64), never through float64, so integer results are exact
 however large. The caller picks a dtype that holds every distance (see
-`apsp.dtypes`); then a tentative distance ``d(u) + w`` cannot overflow:
+`apsp.exactness`); then a tentative distance ``d(u) + w`` cannot overflow:
 settled distances are at most the bound and the sum is taken in 64 bits.
 
 `search_rows` runs one search per source, the sources spread over threads
@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .. import dtypes
-from ..solvers import SolveOptions, SolveOutput
+from .. import exactness
+from ..engine import SolveOptions, SolveOutput
 from .threads import run_split, thread_count
 
 if TYPE_CHECKING:
@@ -592,7 +592,7 @@ class Rows:
 
 
 def unreachable_of(dtype):
-    return dtypes.unreachable_value(dtype)
+    return exactness.unreachable_value(dtype)
 
 
 def negative_cycle_error(cycle) -> NegativeCycleError:
@@ -720,7 +720,7 @@ def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
     """
     from dataclasses import replace
 
-    from .. import dtypes
+    from .. import exactness
     from .bfs import AUTO_DTYPES, max_level, recast, refuse_dtype
 
     asked = None if opts.dtype is None else np.dtype(opts.dtype)
@@ -728,7 +728,7 @@ def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
         return run_searches(graph, opts, "bfs")
     wide = next(np.dtype(t) for t in AUTO_DTYPES if max_level(t) >= graph.n - 1)
     out = run_searches(graph, replace(opts, dtype=wide), "bfs")
-    reached = out.dist != dtypes.unreachable_value(wide)
+    reached = out.dist != exactness.unreachable_value(wide)
     if reached.any() and int(out.dist[reached].max()) > max_level(asked):
         refuse_dtype(asked)
     out.dist = recast(out.dist, asked)

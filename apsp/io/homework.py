@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _text as T
@@ -148,7 +148,7 @@ def _format_into(rows: np.ndarray, out: np.ndarray) -> int:
     if rows.dtype.kind == "f":
         strs, lens = T.float_strings(rows)
         return T.format_float_rows(rows, strs, lens, out)
-    unreachable = np.int64(dtypes.unreachable_value(rows.dtype))
+    unreachable = np.int64(exactness.unreachable_value(rows.dtype))
     return T.format_int_rows(rows, unreachable, out)
 
 

@@ -248,15 +248,18 @@ def solve_itemsize(g: Graph, method: str) -> int:
     does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
     if method == "bfs":
         return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
+    from .exactness import dtype_attempts
+
+    facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
     if method in ("fw", "nd-fw"):
-        attempts = g.dtype_attempts()
+        attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
         if attempts[0].checked and len(attempts) > 1 and "longest_found" in g.__dict__:
             from .exactness import skip_bound_to_fail
 
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
         return int(np.dtype(attempts[0].dtype).itemsize)
-    return int(np.dtype(g.choose_dtype()).itemsize)
+    return int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
 
 
 # -- nested dissection's work, with and without its ordering ------------------------

@@ -238,7 +238,8 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: boo
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.exactness): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = _resumable(g.dtype_attempts(dtype), options)
+        attempts = _resumable(exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral,
+                                                     g.max_abs_weight, dtype), options)
         if any(a.checked for a in attempts[:-1]) and worth_searching(g, chosen, where, attempts[0].dtype):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = exactness.skip_bound_to_fail(attempts, g.longest_distance_found(),
@@ -246,10 +247,10 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, src, rows_by_search: boo
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
-        attempts = g.dtype_attempts(dtype, saturating=False)
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                            dtype, saturating=False)
     for attempt in attempts:
-        exactness.check_float_range(attempt.dtype, exactness.largest_float_sum(
-            g.n, g.max_abs_weight, chosen, g.has_negative_weights))
+        exactness.check_float_range(attempt.dtype, g.n, g.max_abs_weight, chosen, g.has_negative_weights)
     return attempts, skipped
 
 
@@ -359,7 +360,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound(), integral=g.integral)
+                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -513,7 +514,7 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
         c = np.dtype(cand)
         if c.itemsize >= dt.itemsize or (c.kind in "iu" and not graph.integral):
             continue
-        if exactness.dtype_fits(c, graph.distance_bound(), graph.has_negative_weights, graph.integral):
+        if exactness.dtype_fits(c, graph.distance_bound, graph.has_negative_weights, graph.integral):
             out.append(c)
     return out
 

@@ -74,9 +74,6 @@ class Result:
     sources: np.ndarray | None = None
     labels: np.ndarray | None = None
 
-    def __post_init__(self):
-        self.labels = vertex_labels(self.labels, self.distances.shape[1])
-
     @property
     def n(self) -> int:
         """Number of vertices."""
@@ -298,4 +295,6 @@ def load_result(path: str | os.PathLike[str]) -> Result:
     """
     from .io.result import read_result
 
-    return Result(**read_result(path))
+    fields = read_result(path)
+    fields["labels"] = vertex_labels(fields["labels"], fields["distances"].shape[1])
+    return Result(**fields)

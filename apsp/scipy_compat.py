@@ -79,9 +79,9 @@ class _FloatSumGraph(Graph):
     integer dtype would round them the way scipy's float64 sums do.
     """
 
-    @property
-    def integral(self) -> bool:
-        return False
+    def __post_init__(self):
+        super().__post_init__()
+        self.integral = False
 
 
 def _pydata_to_scipy(csgraph):
@@ -199,7 +199,7 @@ def _graph_for_solver(w: np.ndarray) -> Graph:
     anything else is summed in float64 like scipy.
     """
     g = Graph.from_dense(w, null_value=np.inf)
-    if g.integral and g.distance_bound() <= _FLOAT64_EXACT:
+    if g.integral and g.distance_bound <= _FLOAT64_EXACT:
         return g
     return _FloatSumGraph(n=g.n, dense=w, edge_mask=g.edge_mask)
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import exactness
 from .errors import MemoryPlanError
 
 __all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
@@ -301,7 +302,7 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
             raise ValueError("dtype applies to weighted searches; hop counts are integers")
         dt = np.dtype(np.int64)
     else:
-        dt = g.choose_dtype(dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
@@ -466,7 +467,6 @@ def _bfs_batched(g, src, mask, histogram, progress):
 
 def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     """One search per source in blocks of ``block_rows`` rows, each block reduced then dropped."""
-    from . import exactness
     from .cpu.reductions import CARRY_UNIT, reduce_rows
     from .cpu.searches import SearchGraph, search_rows
     from .cpu.threads import thread_count

@@ -113,11 +113,11 @@ def main(argv=None) -> int:
     log(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, numba threads "
         f"{__import__('numba').get_num_threads()}, load average {os.getloadavg()}, {time.strftime('%Y-%m-%d %H:%M')}")
     w, graph = make_graph(n, args.density, args.seed)
-    auto = graph.choose_dtype().name
+    auto = exactness.choose_dtype(graph.distance_bound, graph.has_negative_weights, graph.integral).name
     dts = [auto if dt == "auto" else dt for dt in args.dtypes.split(",")]
     labels = {dt: (f"{dt}*" if dt == auto and "auto" in args.dtypes.split(",") else dt) for dt in dts}
     dts = list(dict.fromkeys(dts))
-    log(f"# * = the dtype apsp.shortest_paths picks for this graph (bound (n-1)*max|w| = {graph.distance_bound():.0f})")
+    log(f"# * = the dtype apsp.shortest_paths picks for this graph (bound (n-1)*max|w| = {graph.distance_bound:.0f})")
     warm_up(dts, block)
 
     if args.sweep:

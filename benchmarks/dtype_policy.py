@@ -102,7 +102,7 @@ def main(argv=None) -> int:
              else sparse_graph(args.graph, n, *args.weights, args.seed))
         n = g.n
         log(f"n={n}: {g.nnz} edges, weights {args.weights[0]}..{args.weights[1]}, worst-case bound "
-            f"{g.distance_bound():.0f}, built in {time.perf_counter() - t0:.1f} s")
+            f"{g.distance_bound:.0f}, built in {time.perf_counter() - t0:.1f} s")
         # warm: kernels compiled or loaded, the device started; these results are the checked ones
         _, auto = timed(g, args.method, args.backend, None)
         _, wide = timed(g, args.method, args.backend, "int32")

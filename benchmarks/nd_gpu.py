@@ -77,7 +77,8 @@ def check_rows(nd, d, csr, dt, sources) -> int:
 def bench_graph(name, csr, args, device, summary):
     g = Graph.from_sparse(csr)
     n = g.n
-    dt = g.choose_dtype(None if args.dtype == "auto" else args.dtype)
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral,
+                                None if args.dtype == "auto" else args.dtype)
     rng = np.random.default_rng(7)
     sources = np.sort(rng.choice(n, size=min(args.check_rows, n), replace=False))
     t0 = time.perf_counter()

@@ -49,7 +49,8 @@ def draw_graph(rng, case) -> Graph:
 def expected_dtype(g: Graph, requested, block):
     """``(the dtype the dtype plan must end in, the one it solves in)``, judged from the exact
     answer (``(None, None)``: DtypeError)."""
-    plan = g.dtype_attempts(requested)
+    plan = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                    requested)
     if plan[0].cast_to is not None:  # solved in the worst case's dtype, then a checked cast
         wide = serial_solve(g, plan[0].dtype, block)
         if wide is None:  # a negative cycle, found before any cast

@@ -111,7 +111,7 @@ def test_int16_near_the_bound_does_not_wrap(rng):
     dst += list(extra[:, 1])
     weight += list(rng.integers(100, w + 1, size=300))
     graph = Graph.from_edges(EdgeList(n, src, dst, weight))
-    assert graph.choose_dtype() == np.int16
+    assert exactness.choose_dtype(graph.distance_bound, graph.has_negative_weights, graph.integral) == np.int16
     d = _solve(graph, "int16", 7).dist
     np.testing.assert_array_equal(d, _oracle(graph, "int16"))
     reached = d[d != np.iinfo(np.int16).max]
@@ -119,7 +119,7 @@ def test_int16_near_the_bound_does_not_wrap(rng):
     # negative weights: bound (n-1)*max|w| <= INF//4 = 4095
     edges = random_edges(rng, 50, 0.3, lo=0, hi=41, negative=True)
     graph = Graph.from_edges(edges)
-    assert graph.distance_bound() <= 4095
+    assert graph.distance_bound <= 4095
     np.testing.assert_array_equal(_solve(graph, "int16", 8).dist, _oracle(graph, "int16"))
 
 

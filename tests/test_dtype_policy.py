@@ -35,7 +35,8 @@ def expected_dtype(g: Graph, want: np.ndarray, requested=None):
     """The dtype the plan must end in, judged from the exact answer (None: DtypeError)."""
     finite = want[np.isfinite(want)]
     largest = finite.max() if finite.size else 0
-    for attempt in g.dtype_attempts(requested):
+    for attempt in exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                            requested):
         if not attempt.checked or largest < exactness.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
             return attempt.dtype
     return None
@@ -220,7 +221,7 @@ def test_a_requested_dtype_is_refused_after_the_check_only_when_the_data_need_it
     skip_unless_usable(kwargs)
     inf = int(exactness.inf_value(requested))
     fits = boundary_graph(rng, inf // 2, 40, isolated=60)  # worst case above the limit, real distances below
-    assert not exactness.dtype_fits(requested, fits.distance_bound(), False)
+    assert not exactness.dtype_fits(requested, fits.distance_bound, False)
     r = apsp.shortest_paths(fits, dtype=requested, **kwargs)
     assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "verified"
     np.testing.assert_array_equal(as_float(r.distances), exact(fits))
@@ -242,7 +243,7 @@ def test_negative_weights_keep_the_worst_case_rule(rng):
     g = random_graph(rng, 60, 0.2, lo=0, hi=400, negative=True)
     r = apsp.shortest_paths(g, method="fw", backend="cpu")
     assert r.info["dtype_check"] == "bound" and not r.info["dtype_retry"]
-    assert exactness.dtype_fits(r.distances.dtype, g.distance_bound(), True)
+    assert exactness.dtype_fits(r.distances.dtype, g.distance_bound, True)
     np.testing.assert_array_equal(as_float(r.distances), as_float(apsp.shortest_paths(
         g, method="reference", dtype="int64").distances))
 
@@ -291,10 +292,11 @@ def test_a_requested_dtype_narrower_than_the_worst_case_is_a_checked_cast(rng, m
     inf = int(exactness.inf_value(requested))
     for total in (inf // 2, inf - 1):
         g = boundary_graph(rng, total, 30, isolated=40)
-        assert not exactness.dtype_fits(requested, g.distance_bound(), False)
+        assert not exactness.dtype_fits(requested, g.distance_bound, False)
         r = apsp.shortest_paths(g, method=method, backend="cpu", dtype=requested)
         assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "cast"
-        assert r.info["dtype_tried"] == [g.choose_dtype().name] and "check" in r.timings
+        widest = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
+        assert r.info["dtype_tried"] == [widest.name] and "check" in r.timings
         assert "then cast" in r.info["why"]
         np.testing.assert_array_equal(as_float(r.distances), exact(g))
     with pytest.raises(DtypeError, match=f"{requested} cannot hold every distance of this graph: one is {inf}"):
@@ -308,7 +310,7 @@ def test_a_requested_dtype_no_check_can_verify_is_a_checked_cast(rng, engine):
     kwargs = {"method": "johnson", "backend": "cpu"} if engine == "johnson" else {"method": "fw", **BACKENDS[engine]}
     skip_unless_usable(kwargs)
     g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
-    assert not exactness.dtype_fits(np.int16, g.distance_bound(), True)  # refused up front before
+    assert not exactness.dtype_fits(np.int16, g.distance_bound, True)  # refused up front before
     r = apsp.shortest_paths(g, dtype="int16", **kwargs)
     assert r.distances.dtype == np.int16 and r.info["dtype_check"] == "cast"
     np.testing.assert_array_equal(as_float(r.distances), exact(g))
@@ -338,7 +340,7 @@ def test_a_requested_float_dtype_holds_integer_distances_up_to_its_mantissa(rng,
     limit = 2 ** 24
     for total in (limit // 2, limit):
         g = boundary_graph(rng, total, 30, isolated=40)
-        assert not exactness.dtype_fits(np.float32, g.distance_bound(), False)
+        assert not exactness.dtype_fits(np.float32, g.distance_bound, False)
         r = apsp.shortest_paths(g, method=method, backend="cpu", dtype="float32")
         assert r.distances.dtype == np.float32 and r.info["dtype_check"] == "cast"
         np.testing.assert_array_equal(r.distances, exact(g))
@@ -412,10 +414,10 @@ def test_the_cutoff_band_is_exact_for_int64_weights_near_the_limit():
     w = 1537228672809129301
     g = Graph.from_edges(EdgeList(4, [0, 1, 2], [1, 2, 3], np.array([w, w, w], dtype=np.int64)))
     assert g.max_abs_weight == w and type(g.max_abs_weight) is int
-    assert g.distance_bound() == 3 * w == exactness.inf_value(np.int64)
+    assert g.distance_bound == 3 * w == exactness.inf_value(np.int64)
     lo, hi = exactness.cutoff_band(np.int64, g.max_abs_weight)
     assert lo == 2 * w and hi == 3 * w  # 2w, the distance 0 -> 2, lies in the band: cut-off suspected
-    assert not exactness.dtype_fits(np.int64, g.distance_bound(), False)
+    assert not exactness.dtype_fits(np.int64, g.distance_bound, False)
     pytest.importorskip("mpi4py")
     from apsp.distributed.inputs import load_on_root
 

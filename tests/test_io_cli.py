@@ -108,7 +108,7 @@ def test_other_output_formats(tmp_path, out_name):
     rc = main(["solve", str(inp), "-o", str(tmp_path / out_name), "--method", "reference", "-q"])
     assert rc == 0
     g = Graph.from_edges(read_graph(inp))
-    dt = g.choose_dtype()
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
     want = exactness.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(dt)), False)
     p = tmp_path / out_name
     if out_name.endswith(".npy"):

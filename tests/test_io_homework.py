@@ -25,7 +25,7 @@ HYPO = settings(max_examples=40, deadline=None,
 
 def _solve(edges: EdgeList) -> np.ndarray:
     g = Graph.from_edges(edges)
-    dt = g.choose_dtype()
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
     d = floyd_warshall_reference(g.fw_matrix(dt))
     return exactness.finalize_unreachable(d, g.has_negative_weights)
 

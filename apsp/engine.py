@@ -107,7 +107,7 @@ class SolveOptions:
     successors: bool = False
     #: only these source rows (int array); None = all n (searches only: Dijkstra, Johnson, BFS)
     sources: np.ndarray | None = None
-    #: ``(lo, hi)`` of `apsp.dtypes.cutoff_band` when the result must be checked for cut-off
+    #: ``(lo, hi)`` of `apsp.exactness.cutoff_band` when the result must be checked for cut-off
     #: distances; an engine that can read its result cheaply on its device reports
     #: ``info["cutoff_suspected"]``, else the public layer checks on the host
     cutoff_band: tuple[int, int] | None = None

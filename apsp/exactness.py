@@ -381,18 +381,28 @@ def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = ROW_CHUNK
 
 
 def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
-    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and return ``dist``;
-    in row chunks, so the only temporaries are a chunk's masks (`ROW_CHUNK`), never an n x n one."""
-    if dist.dtype.kind == "f":
-        return dist
+    """Turn kernel sentinels into ``unreachable_value`` in place and return ``dist`` (`finalize_checked`)."""
+    finalize_checked(dist, negative)
+    return dist
+
+
+def finalize_checked(dist: np.ndarray, negative: bool, band: tuple[int, int] | None = None) -> bool | None:
+    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and, given the
+    ``band`` (`cutoff_band`), answer `cutoff_suspected` from the same pass over ``dist`` (None
+    without one); in row chunks, so the only temporaries are a chunk's masks (`ROW_CHUNK`)."""
+    if dist.dtype.kind == "f":  # no sentinel to mark; and no checked attempt is a float one
+        return None if band is None else cutoff_suspected(dist, band)
     limit, unreachable = reachable_limit(dist.dtype, negative), unreachable_value(dist.dtype)
 
-    def rows(i0: int, i1: int) -> None:
+    def rows(i0: int, i1: int) -> bool:
         part = dist[i0:i1]
+        # checked before the mark, which moves nothing in the band (it lies below the sentinel)
+        suspect = band is not None and bool(((part >= band[0]) & (part < band[1])).any())
         np.copyto(part, unreachable, where=part > limit)
+        return suspect
 
-    over_row_chunks(rows, dist.shape)
-    return dist
+    suspects = over_row_chunks(rows, dist.shape)
+    return None if band is None else any(suspects)
 
 
 def check_float_range(dtype, n: int, max_abs_weight, method: str, negative: bool) -> None:

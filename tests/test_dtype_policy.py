@@ -152,6 +152,36 @@ def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
         assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
 
 
+
+def test_cpu_fw_checks_for_cutoff_as_it_marks_unreachable(rng):
+    """The CPU engine answers the cut-off check in its finalize pass, the host check's answer."""
+    from apsp.cpu import blocked
+    from apsp.engine import SolveOptions
+
+    for total in (INF16 // 2, INF16 - 1, INF16 + 1):
+        g = boundary_graph(rng, total, 40)
+        band = exactness.cutoff_band(np.int16, g.max_abs_weight)
+        out = blocked.solve(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
+                                            cutoff_band=band))
+        assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
+
+
+def test_finalize_checked_marks_and_checks_every_chunk():
+    """Four row chunks or more go over threads: a value in the band in the last row is found, and
+    every sentinel in every chunk is marked."""
+    inf = int(exactness.inf_value(np.int16))
+    d = np.full((1024, 1024), 7, dtype=np.int16)
+    d[::97, ::89] = inf
+    band = exactness.cutoff_band(np.int16, 100)
+    for value, suspect in ((band[0] - 1, False), (band[0], True), (band[1] - 1, True)):
+        m = d.copy()
+        m[-1, -1] = value
+        assert exactness.finalize_checked(m, False, band) is suspect
+        assert (m[::97, ::89] == exactness.unreachable_value(np.int16)).all() and (m == 7).sum() == (d == 7).sum() - 1
+    m = d.copy()
+    assert exactness.finalize_checked(m, False) is None and np.array_equal(m, exactness.finalize_unreachable(d, False))
+
+
 # ----------------------------------------------------------------------------- exact at the edges
 BOUNDARY = [(INF16 + delta, 40) for delta in (-1, 0, 1)] + [(INF32 + delta, 40) for delta in (-1, 0, 1)]
 BACKENDS = {

@@ -412,10 +412,13 @@ class CPUEngine:
     #: ragged tiles cost the Numba kernels nothing
     pads_tiles = False
 
-    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False):
+    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False,
+                 cutoff_band: tuple[int, int] | None = None):
         self.dtype = np.dtype(dtype)
         exactness.as_dtype(self.dtype)
         self.negative = bool(negative)
+        #: `SolveOptions.cutoff_band`: `finalize` checks the result in the pass that marks it
+        self.cutoff_band = cutoff_band
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = whole_when_small
         self.threads = max(1, threads or available_cores())
@@ -515,7 +518,8 @@ class CPUEngine:
         return np.flatnonzero(np.diagonal(self.d) < 0)
 
     def finalize(self) -> Finalized:
-        return Finalized(exactness.finalize_unreachable(self.d, self.negative))
+        suspect = exactness.finalize_checked(self.d, self.negative, self.cutoff_band)
+        return Finalized(self.d, cutoff_suspected=suspect)
 
 
 def available_cores() -> int:
@@ -553,7 +557,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if opts.checkpoint and want_paths:
         raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                          "(or use the GPU backend, which recovers paths after the distances)")
-    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint)
+    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint,
+                       cutoff_band=opts.cutoff_band)
     out = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK)
     if want_paths:
         from .paths import recover_pointers

@@ -366,38 +366,24 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
         builder.build(np.arange(n, dtype=np.int64))
     else:
         builder._node(np.zeros(0, dtype=np.int64), [])
-    # postorder from the root (created last)
-    post: list[int] = []
-    stack = [(len(builder.own) - 1, False)]
-    while stack:
-        t, expanded = stack.pop()
-        if expanded:
-            post.append(t)
-            continue
-        stack.append((t, True))
-        for c in reversed(builder.children[t]):
-            stack.append((c, False))
-    rank = {t: i for i, t in enumerate(post)}
-    nodes = len(post)
+    # every node was made after its children, each subtree in one run: the order made is a postorder
+    nodes = len(builder.own)
     parent = np.full(nodes, -1, dtype=np.int64)
     start = np.zeros(nodes, dtype=np.int64)
     own_start = np.zeros(nodes, dtype=np.int64)
     end = np.zeros(nodes, dtype=np.int64)
     pieces = []
     pos = 0
-    for i, t in enumerate(post):
-        kids = [rank[c] for c in builder.children[t]]
-        for c in kids:
-            parent[c] = i
-        start[i] = min((start[c] for c in kids), default=pos)
-        own = builder.own[t]
+    for t, (own, kids) in enumerate(zip(builder.own, builder.children)):
+        parent[kids] = t
+        start[t] = start[kids[0]] if kids else pos
         padded = -(-len(own) // pad) * pad
         piece = np.full(padded, -1, dtype=np.int64)
         piece[:len(own)] = own
         pieces.append(piece)
-        own_start[i] = pos
+        own_start[t] = pos
         pos += padded
-        end[i] = pos
+        end[t] = pos
     order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     position = np.empty(n, dtype=np.int64)
     real = order >= 0

@@ -185,23 +185,22 @@ KEYWORD_OPTIONS = _FIELDS[_FIELDS.index("progress"):]
 
 
 def check_keywords(options: dict, parameters: tuple = ()) -> None:
-    """TypeError for a keyword that is neither a `SolveOptions` keyword nor one of ``parameters``."""
-    for name in options:
-        if name not in KEYWORD_OPTIONS:
-            raise unknown_option(name, KEYWORD_OPTIONS + tuple(parameters))
-
-
-def unknown_option(name: str, valid) -> TypeError:
-    """The error for a keyword nobody takes, naming the nearest valid one.
+    """TypeError for a keyword that is not a `SolveOptions` keyword, naming the nearest valid one
+    (of those and ``parameters``).
 
     Examples
     --------
-    >>> unknown_option("chekpoint", KEYWORD_OPTIONS)
-    TypeError("unexpected keyword argument 'chekpoint'; did you mean 'checkpoint'?")
+    >>> check_keywords({"chekpoint": "run.ckpt"})
+    Traceback (most recent call last):
+    ...
+    TypeError: unexpected keyword argument 'chekpoint'; did you mean 'checkpoint'?
     """
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; valid options: {', '.join(sorted(set(valid)))}"
-    return TypeError(f"unexpected keyword argument {name!r}{hint}")
+    for name in options:
+        if name not in KEYWORD_OPTIONS:
+            valid = KEYWORD_OPTIONS + tuple(parameters)
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; valid options: {', '.join(sorted(set(valid)))}"
+            raise TypeError(f"unexpected keyword argument {name!r}{hint}")
 
 
 @dataclass

@@ -308,15 +308,13 @@ def over_row_chunks(fn, shape: tuple, chunk: int = ROW_CHUNK, threads: bool = Tr
     n_rows = shape[0]
     step = max(1, chunk // max(1, shape[1] if len(shape) > 1 else 1))
     starts = range(0, n_rows, step)
+    stops = [*starts[1:], n_rows]  # a chunk ends where the next one starts
     if not threads or len(starts) < 4:
-        done = []
-        for i in starts:
-            done.append(fn(i, min(i + step, n_rows)))
-        return done
+        return list(map(fn, starts, stops))
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(min(len(starts), row_chunk_threads())) as pool:
-        return list(pool.map(lambda i: fn(i, min(i + step, n_rows)), starts))
+        return list(pool.map(fn, starts, stops))
 
 
 def cutoff_error(dtype, max_abs_weight, requested: bool = True) -> DtypeError:

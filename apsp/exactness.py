@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 SUPPORTED = (np.int16, np.int32, np.int64, np.float32, np.float64)
 #: extra dtypes for hop counts (BFS): no negative values, so unsigned types are safe
 HOP_ONLY = (np.uint8, np.uint16)
+#: the integer distance dtypes a dtype plan chooses from, narrowest first
+INTEGERS = tuple(map(np.dtype, (np.int16, np.int32, np.int64)))
 
 #: entries of a row chunk of the passes over a whole result (cut-off check, finalize, casts): their
 #: masks, a few bytes an entry on each core, stay a few MB beside the n x n matrix
@@ -149,11 +151,10 @@ def dtype_fits(dtype, bound: int | float, negative: bool, integral: bool = True)
     return bound <= inf // 4 if negative else bound < inf
 
 
-def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=None,
-                 candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
+def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=None) -> np.dtype:
     """Pick the distance dtype, or check the user's.
 
-    Integer weights get the smallest integer dtype of ``candidates`` that holds
+    Integer weights get the smallest integer dtype of `INTEGERS` that holds
     ``bound``; float weights get float64 (or float32 if requested).
     """
     if requested is not None:
@@ -171,7 +172,7 @@ def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=N
                 f"{' for graphs with negative weights' if negative and dt.kind != 'f' else ''}; "
                 f"choose a wider dtype or leave dtype unset")
         return dt
-    return dtype_attempts(bound, negative, integral, 0, candidates=candidates, saturating=False)[0].dtype
+    return dtype_attempts(bound, negative, integral, 0, saturating=False)[0].dtype
 
 
 def reachable_limit(dtype, negative: bool):
@@ -198,7 +199,7 @@ class Attempt:
 
 
 def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_weight, requested=None,
-                   candidates=(np.int16, np.int32, np.int64), saturating: bool = True) -> list[Attempt]:
+                   saturating: bool = True) -> list[Attempt]:
     """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.
 
     A dtype whose worst-case ``bound`` fits ends the plan unchecked; a narrower one is tried,
@@ -229,12 +230,12 @@ def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_w
         if integral and not dtype_fits(dt, bound, negative):
             if verifiable and dt.kind == "i" and int(max_abs_weight) < int(inf_value(dt)):
                 return [Attempt(dt, checked=True)]
-            wide = next((np.dtype(c) for c in candidates if dtype_fits(c, bound, negative)), None)
+            wide = next((c for c in INTEGERS if dtype_fits(c, bound, negative)), None)
             if wide is not None:
                 return [Attempt(wide, cast_to=dt)]
         return [Attempt(choose_dtype(bound, negative, integral, dt))]
     plan = []
-    for cand in map(np.dtype, candidates if integral else ()):
+    for cand in INTEGERS if integral else ():
         if dtype_fits(cand, bound, negative):
             return plan + [Attempt(cand)]
         if verifiable and cand.kind == "i" and int(max_abs_weight) < int(inf_value(cand)):

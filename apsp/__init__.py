@@ -45,14 +45,14 @@ _EXPORTS = {
     "DtypeError": "apsp.errors",
     "BackendUnavailableError": "apsp.errors",
     "MemoryPlanError": "apsp.errors",
-    "unreachable_value": "apsp.dtypes",
+    "unreachable_value": "apsp.exactness",
 }
 
 if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
     from .api import as_graph as as_graph
     from .result import Result as Result, load_result as load_result
     from .api import shortest_paths as shortest_paths
-    from .dtypes import unreachable_value as unreachable_value
+    from .exactness import unreachable_value as unreachable_value
     from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
     from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError
     from .errors import NegativeCycleError as NegativeCycleError

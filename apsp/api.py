@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar, Union
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
+from .engine import check_keywords, get_solver
 from .graph import EdgeList, Graph, lightest_edges, vertex_indices
 from .jit import book_compile, compile_seconds, compiling
 from .plan import make_plan
 from .result import Result
 from .sizes import memory_limit
-from .solvers import check_keywords, get_solver
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
@@ -146,7 +146,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
         "auto" as README's "Choosing a method" says (`apsp.plan`).
     dtype : {None, "int16", "int32", "int64", "float32", "float64", "uint8", "uint16"}
         None: the narrowest that holds the actual distances, verified after the solve
-        (`apsp.dtypes`; ``info["dtype_tried"]``, ``"dtype_check"``); uint8/uint16 for BFS only.
+        (`apsp.exactness`; ``info["dtype_tried"]``, ``"dtype_check"``); uint8/uint16 for BFS only.
     block_size : int, optional
         Floyd-Warshall's blocking factor (None: the backend's best).
     sources : sequence of int, optional
@@ -157,7 +157,7 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     progress : bool or None, optional
         A progress bar (None: on a terminal only).
     **options
-        The keyword fields of `apsp.solvers.SolveOptions` (an unknown name is a `TypeError`):
+        The keyword fields of `apsp.engine.SolveOptions` (an unknown name is a `TypeError`):
         memory (``gpu_memory``, ``host_memory``, ``out_of_core``, ``scratch_dir``, ``ooc_rows``),
         checkpoints (``checkpoint``, ``resume``, ``checkpoint_every``, ``on_round``), engines.
 
@@ -206,7 +206,7 @@ def narrow_first(attempts: Iterable, solve: Callable[..., Out], suspected: Calla
     Raises
     ------
     DtypeError
-        When the last attempt may have cut off a distance (`apsp.dtypes.cutoff_error`).
+        When the last attempt may have cut off a distance (`apsp.exactness.cutoff_error`).
     """
     attempts = list(attempts)
     tried: list[str] = []
@@ -217,7 +217,7 @@ def narrow_first(attempts: Iterable, solve: Callable[..., Out], suspected: Calla
         if not (attempt.checked and suspected(out, attempt)):
             return out, attempt, tried
         if number == len(attempts):
-            raise dtypes.cutoff_error(attempt.dtype, max_abs_weight, requested=requested)
+            raise exactness.cutoff_error(attempt.dtype, max_abs_weight, requested=requested)
         log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
                  "again in %s", attempt.dtype.name, attempts[number].dtype.name)
         del out  # the wider solve may need the memory
@@ -262,7 +262,7 @@ def run_plan(g, plan, timings: dict) -> Result:
         # an engine that can read its result on its device has checked it; else the host reads it
         suspect = out.info.pop("cutoff_suspected", None)
         if suspect is None:
-            suspect = dtypes.cutoff_suspected(out.dist, step.opts.cutoff_band)
+            suspect = exactness.cutoff_suspected(out.dist, step.opts.cutoff_band)
         marks["checked"] = time.perf_counter()
         return suspect
 
@@ -276,7 +276,7 @@ def run_plan(g, plan, timings: dict) -> Result:
             from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
 
             target = HostMatrix(g.n, step.cast_to, on_disk=True, scratch_dir=memory.scratch_dir).array
-        out.dist = dtypes.cast_checked(out.dist, step.cast_to, g.has_negative_weights, out=target)
+        out.dist = exactness.cast_checked(out.dist, step.cast_to, g.has_negative_weights, out=target)
         t_checked = time.perf_counter()
     info = out.info
     if plan.skipped:

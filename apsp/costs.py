@@ -269,15 +269,18 @@ def solve_itemsize(g: Graph, method: str) -> int:
     does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
     if method == "bfs":
         return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
+    from .exactness import dtype_attempts
+
+    facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
     if method in ("fw", "nd-fw"):
-        attempts = g.dtype_attempts()
+        attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
         if attempts[0].checked and len(attempts) > 1 and "longest_found" in g.__dict__:
-            from .dtypes import skip_bound_to_fail
+            from .exactness import skip_bound_to_fail
 
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
         return int(np.dtype(attempts[0].dtype).itemsize)
-    return int(np.dtype(g.choose_dtype()).itemsize)
+    return int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
 
 
 # -- nested dissection's work, with and without its ordering ------------------------
@@ -353,7 +356,7 @@ def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
     ``a = log s / log c`` within [1/2, 1] (planar-like graphs 1/2, expanders 1), each pivot round
     costing its reach (the subtree and every ancestor's separator) squared, times
     `ND_PROXY_FACTOR`; at most n^3. Graphs denser than `ND_MAX_EDGES_PER_VERTEX` are priced n^3."""
-    from .ndfw import DEFAULTS
+    from .dissection import DEFAULTS
 
     tile, leaf = DEFAULTS[backend]
     n = float(g.n)
@@ -383,10 +386,10 @@ def nd_rounds(nd: Dissection, backend: str) -> float:
 
 def cached_ordering(g: Graph, backend: str):
     """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
-    from .ndfw import DEFAULTS
+    from .dissection import DEFAULTS
 
     tile, leaf = DEFAULTS[backend]
-    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.ndfw.plan`'s key
+    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
 
 
 # -- the estimates ------------------------------------------------------------
@@ -428,7 +431,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             if nd is not None:
                 work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
             else:
-                from .ndfw import DEFAULTS
+                from .dissection import DEFAULTS
 
                 work, rounds = nd_proxy_work(g, backend)
                 order = m * rates.order_seconds_per_edge if g.n > DEFAULTS[backend][1] else 0.0  # one leaf
@@ -490,7 +493,7 @@ def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
 def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dtype=None,
               rates: Rates | None = None, order: bool = True) -> dict[tuple[str, str], float]:
     """Estimated seconds of each ``(method, backend)`` candidate (default: `applicable` on
-    "auto"). nd-fw's ordering is built (`apsp.ndfw.default_plan`, cached on the graph for the
+    "auto"). nd-fw's ordering is built (`apsp.dissection.default_plan`, cached on the graph for the
     solver) only when `order` and `nd_plausible` against the other candidates; else its proxy
     price stands. ``rates`` None: `this_machine`."""
     pairs = list(candidates) if candidates is not None else applicable(g, "auto")
@@ -502,7 +505,7 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
         # one ordering at most, for the backend whose nd-fw looks best: it is what would run
         _, (mth, b) = nd_pairs[0]
         if cached_ordering(g, b) is None and nd_plausible(g, b, best, rates):
-            from .ndfw import default_plan
+            from .dissection import default_plan
 
             out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=default_plan(g, b))
     return {pair: out[pair] for pair in pairs}

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 
 
 @dataclass
@@ -60,7 +60,8 @@ class EdgeList:
         self.weight = np.asarray(self.weight)
         if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
             raise ValueError("src, dst and weight must be 1-D arrays of the same length")
-        self.labels = vertex_labels(self.labels, self.n)
+        if self.labels is not None:
+            self.labels = vertex_labels(self.labels, self.n)
 
     @property
     def m(self) -> int:
@@ -203,7 +204,7 @@ def vertex_name(labels: np.ndarray | None, i: int, first: int = 0):
 
 
 def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
-    """Numba kernel (compiled lazily by `_csr_kernel`): the CSR matrix of the edges,
+    """Numba kernel (compiled lazily by `_last_assignment_wins`): the CSR matrix of the edges,
     the last (src, dst) given winning.
 
     Fills ``indptr`` (n + 1 entries) and returns nnz; the first nnz entries of
@@ -297,15 +298,6 @@ _KERNEL_WEIGHT_DTYPES = frozenset(np.dtype(t) for t in (
     np.float32, np.float64))
 
 
-def _csr_kernel():
-    global _CSR_KERNEL
-    if _CSR_KERNEL is None:
-        import numba  # lazily: ``import apsp`` stays numpy-only
-
-        _CSR_KERNEL = numba.njit(cache=True)(_csr_last_wins_impl)
-    return _CSR_KERNEL
-
-
 def _last_assignment_wins(n: int, src, dst, weight):
     """CSR arrays ``(indptr, indices, data)`` of the edges, dropping earlier duplicates
     of the same (src, dst) and keeping the last one given; columns sorted within rows.
@@ -321,24 +313,17 @@ def _last_assignment_wins(n: int, src, dst, weight):
     indptr = np.empty(n + 1, dtype=idx)
     indices = np.empty(m, dtype=idx)
     data = np.empty(m, dtype=values.dtype)  # the weights carried, else which edge won
-    nnz = _csr_kernel()(n, np.ascontiguousarray(src, dtype=np.int64),
-                        np.ascontiguousarray(dst, dtype=np.int64), values, indptr, indices, data)
+    global _CSR_KERNEL
+    if _CSR_KERNEL is None:
+        import numba  # lazily: ``import apsp`` stays numpy-only
+
+        _CSR_KERNEL = numba.njit(cache=True)(_csr_last_wins_impl)
+    nnz = _CSR_KERNEL(n, np.ascontiguousarray(src, dtype=np.int64),
+                      np.ascontiguousarray(dst, dtype=np.int64), values, indptr, indices, data)
     if nnz < m:  # give the rest back (shrinks in place; nothing else refers to them)
         indices.resize(nnz, refcheck=False)
         data.resize(nnz, refcheck=False)
     return indptr, indices, (data if carried else weight[data])
-
-
-def check_build_memory(n: int, m: int, weight_dtype) -> None:
-    """Refuse, before allocating, a CSR build beyond the memory allowed (`apsp.sizes.check_memory`).
-
-    The build keeps per vertex four int64 arrays (row starts, fill positions,
-    stamps, the index pointer) and a weight, and per edge an index and a weight.
-    """
-    from .sizes import check_memory
-
-    need = (n + 1) * (4 * 8 + np.dtype(weight_dtype).itemsize) + m * (8 + np.dtype(weight_dtype).itemsize)
-    check_memory(need, f"building the graph of n = {n} vertices and {m} edges")
 
 
 def lightest_edges(n: int, rows, cols, data):
@@ -377,6 +362,22 @@ class Graph:
         Where the graph came from (a path), for messages.
     labels : numpy.ndarray or None
         The input's name of each vertex (from `EdgeList.labels`), None for plain indices.
+    nnz : int
+        Number of edges (self-loops included).
+    max_abs_weight : int or float
+        Largest absolute edge weight: a Python int (exact) for integer weight types, else a
+        float (0 without edges).
+    has_negative_weights : bool
+        Some edge weight is negative.
+    integral : bool
+        All weights are whole numbers (so integer dtypes compute exactly).
+    unit_weights : bool
+        All edge weights equal 1 (BFS computes exact distances).
+    distance_bound : int or float
+        Largest magnitude any shortest distance can have, ``(n - 1) * max|w|``
+        (`apsp.exactness.distance_bound`: a Python int, exact, for whole-number weights).
+
+    The weight facts are read once, when the graph is built (a NaN weight is a ValueError).
 
     Examples
     --------
@@ -392,7 +393,25 @@ class Graph:
     edge_mask: np.ndarray | None = None
     source: str | None = None
     labels: np.ndarray | None = None
-    _stats: dict = field(default_factory=dict, repr=False)
+    nnz: int = field(init=False, repr=False, compare=False)
+    max_abs_weight: int | float = field(init=False, repr=False, compare=False)
+    has_negative_weights: bool = field(init=False, repr=False, compare=False)
+    integral: bool = field(init=False, repr=False, compare=False)
+    unit_weights: bool = field(init=False, repr=False, compare=False)
+    distance_bound: int | float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        w = self.csr.data if self.csr is not None else self.dense[self.edge_mask]
+        if w.dtype.kind == "f" and np.isnan(w).any():
+            raise ValueError("edge weights contain NaN")
+        self.nnz = int(w.size)
+        # integer weights as a Python int: a float rounds int64 weights near the limit
+        self.max_abs_weight = (0 if not w.size else max(int(w.max()), -int(w.min())) if w.dtype.kind in "iu"
+                               else float(np.max(np.abs(w.astype(np.float64)))))
+        self.has_negative_weights = bool((w < 0).any())
+        self.integral = bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w))
+        self.unit_weights = bool(np.all(w == 1))
+        self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -416,12 +435,17 @@ class Graph:
         """
         import scipy.sparse as sp
 
-        n = int(edges.n)
+        from .sizes import check_memory
+
+        n, m = int(edges.n), len(edges.src)
         src, dst, w = edges.src, edges.dst, edges.weight
-        if edges.m and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+        if m and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
             raise ValueError(f"edge endpoints must lie in 0..{n - 1}")
-        check_build_memory(n, edges.m, w.dtype)
-        if edges.m:
+        # refused before allocating: the build keeps per vertex four int64 arrays (row starts, fill
+        # positions, stamps, the index pointer) and a weight, and per edge an index and a weight
+        check_memory((n + 1) * (4 * 8 + w.dtype.itemsize) + m * (8 + w.dtype.itemsize),
+                     f"building the graph of n = {n} vertices and {m} edges")
+        if m:
             indptr, indices, w = _last_assignment_wins(n, src, dst, w)
         else:
             indptr = np.zeros(n + 1, dtype=np.int32)
@@ -516,63 +540,10 @@ class Graph:
         return cls(n=csr.shape[0], csr=csr, source=source)
 
     # -- facts about the weights -------------------------------------------
-    def _weights(self) -> np.ndarray:
-        if self.csr is not None:
-            return self.csr.data
-        return self.dense[self.edge_mask]
-
-    def _stat(self, name):
-        if not self._stats:
-            w = self._weights()
-            self._stats["nnz"] = int(w.size)
-            if w.size:
-                if w.dtype.kind == "f" and np.isnan(w).any():
-                    raise ValueError("edge weights contain NaN")
-                # integer weights as a Python int: a float rounds int64 weights near the limit
-                self._stats["max_abs"] = (max(int(w.max()), -int(w.min())) if w.dtype.kind in "iu"
-                                          else float(np.max(np.abs(w.astype(np.float64)))))
-                self._stats["negative"] = bool((w < 0).any())
-                self._stats["integral"] = bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w))
-                self._stats["unit"] = bool(np.all(w == 1))
-            else:
-                self._stats.update(max_abs=0, negative=False, integral=True, unit=True)
-        return self._stats[name]
-
-    @property
-    def nnz(self) -> int:
-        """Number of edges (self-loops included)."""
-        return self._stat("nnz")
-
-    @property
-    def max_abs_weight(self) -> int | float:
-        """Largest absolute edge weight: a Python int (exact) for integer weight types, else a
-        float (0 without edges)."""
-        return self._stat("max_abs")
-
-    @property
-    def has_negative_weights(self) -> bool:
-        """Some edge weight is negative."""
-        return self._stat("negative")
-
-    @property
-    def integral(self) -> bool:
-        """All weights are whole numbers (so integer dtypes compute exactly)."""
-        return self._stat("integral")
-
-    @property
-    def unit_weights(self) -> bool:
-        """All edge weights equal 1 (BFS computes exact distances)."""
-        return self._stat("unit")
-
     @property
     def density(self) -> float:
         """Edges per vertex pair: ``nnz / n**2``."""
         return self.nnz / float(self.n * self.n) if self.n else 0.0
-
-    def distance_bound(self) -> int | float:
-        """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|`` (exact, a
-        Python int, for whole-number weights; `apsp.dtypes.distance_bound`)."""
-        return dtypes.distance_bound(self.n, self.max_abs_weight)
 
     def longest_distance_found(self, sweeps: int = 4) -> float:
         """A lower bound on the largest finite shortest distance, found by a few searches.
@@ -608,54 +579,6 @@ class Graph:
             self.__dict__["longest_found"] = found
         return self.__dict__["longest_found"]
 
-    def dtype_attempts(self, requested=None, candidates=(np.int16, np.int32, np.int64),
-                       saturating: bool = True) -> list:
-        """The dtypes to solve this graph in, narrowest first (`apsp.dtypes.dtype_attempts`).
-
-        Parameters
-        ----------
-        requested : dtype-like, optional
-            The user's dtype: then the plan is that dtype alone, checked after the solve when
-            only the data can show that it fits, or solved wider and cast after a check.
-        candidates : tuple of integer dtypes
-            The integer dtypes to choose from, narrowest first.
-        saturating : bool
-            Whether the solver's kernels keep every entry at most INF (Floyd-Warshall's do), so
-            that a narrow result can be checked; otherwise the worst case decides.
-
-        Returns
-        -------
-        list of apsp.dtypes.Attempt
-            Each a dtype, whether its result must pass `apsp.dtypes.cutoff_suspected`, and the
-            requested dtype to cast it to, if any.
-        """
-        return dtypes.dtype_attempts(self.distance_bound(), self.has_negative_weights, self.integral,
-                                     self.max_abs_weight, requested, candidates, saturating)
-
-    def choose_dtype(self, requested=None, candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
-        """The distance dtype for this graph's weights.
-
-        Parameters
-        ----------
-        requested : dtype-like, optional
-            The caller's choice, checked against every possible distance.
-        candidates : sequence of dtype-like
-            Tried in order when nothing is requested.
-
-        Returns
-        -------
-        numpy.dtype
-            ``requested`` if it holds every distance, else the first of
-            ``candidates`` that does (float64 for fractional weights).
-
-        Raises
-        ------
-        DtypeError
-            If ``requested`` cannot hold every possible distance.
-        """
-        return dtypes.choose_dtype(self.distance_bound(), self.has_negative_weights, self.integral,
-                                   requested, candidates)
-
     # -- conversions ---------------------------------------------------------
     def to_csr(self):
         """The edges as a scipy CSR matrix (built from the dense form once, then cached)."""
@@ -683,14 +606,14 @@ class Graph:
         Returns
         -------
         numpy.ndarray
-            w(i,j) on edges, the INF sentinel (`apsp.dtypes.inf_value`) elsewhere,
+            w(i,j) on edges, the INF sentinel (`apsp.exactness.inf_value`) elsewhere,
             ``min(0, w(i,i))`` on the diagonal.
         """
         dt = np.dtype(dtype)
         n = self.n
         i0, i1 = (0, n) if rows is None else rows
         d = out if out is not None else np.empty((i1 - i0, n), dtype=dt)
-        d.fill(dtypes.inf_value(dt))
+        d.fill(exactness.inf_value(dt))
         if self.dense is not None:
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:

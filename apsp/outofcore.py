@@ -29,7 +29,7 @@ The schedule (`stream_fw`) only talks to a tile engine with stripe copies:
 `cpu_stream_engine` here (`apsp.cpu.blocked.CPUEngine`, the Numba tile
 kernels) and `apsp.gpu.outofcore.GPUStreamEngine` (`apsp.gpu.fw.GPUEngine`,
 the Triton kernels, copies on their own streams). `StreamSolve` runs it under
-the FW skeleton (`apsp.fwsolve`). Both produce exactly the in-core result for
+the FW skeleton (`apsp.engine`). Both produce exactly the in-core result for
 integer dtypes.
 """
 from __future__ import annotations
@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
+from .engine import Finalized, run
 from .errors import MemoryPlanError
-from .fwsolve import Finalized, run
 from .sizes import format_size
 
 __all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve"]
@@ -455,7 +455,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
 
 # ----------------------------------------------------------------------------- the solver
 class StreamSolve:
-    """The out-of-core solve as an engine of the FW skeleton (`apsp.fwsolve`): the host matrix,
+    """The out-of-core solve as an engine of the FW skeleton (`apsp.engine`): the host matrix,
     its rounds streamed through ``engine`` (a tile engine with stripe copies).
 
     Loading, resuming, finalizing and the cut-off check (``cutoff_band``) also go a stripe
@@ -485,7 +485,7 @@ class StreamSolve:
     def _isolated(self, i0: int, i1: int, rows: np.ndarray) -> None:
         """Rows ``i0:i1`` set to INF, 0 on the padding vertices' diagonal (the caller fills the
         real part; padding vertices are isolated)."""
-        rows.fill(dtypes.inf_value(self.host.dtype))
+        rows.fill(exactness.inf_value(self.host.dtype))
         pad = np.arange(max(i0, self.n), i1)
         rows[pad - i0, pad] = 0
 
@@ -535,8 +535,8 @@ class StreamSolve:
                 break
             real = self.host.read(i0, i1, out=rows)[:min(i1, self.n) - i0, :self.n]
             if self.cutoff_band is not None and not suspect:
-                suspect = dtypes.cutoff_suspected(real, self.cutoff_band)
-            dtypes.finalize_unreachable(real, self.negative)
+                suspect = exactness.cutoff_suspected(real, self.cutoff_band)
+            exactness.finalize_unreachable(real, self.negative)
             self.host.write(i0, rows)
         return Finalized(self.host.array[:self.n, :self.n],
                          cutoff_suspected=None if self.cutoff_band is None else suspect)
@@ -544,7 +544,7 @@ class StreamSolve:
 
 def solve(graph, opts):
     """Out-of-core Floyd-Warshall solver (when `apsp.plan.plan_memory` says so): the skeleton
-    (`apsp.fwsolve`) over `StreamSolve`.
+    (`apsp.engine`) over `StreamSolve`.
 
     Follows the memory plan ``opts.memory``: the host matrix in RAM or in a scratch file,
     the stream tile sizes, and the engine (GPU or CPU). Honours ``checkpoint=``

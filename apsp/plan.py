@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from . import costs, dtypes
+from . import costs, exactness
 from .cpu.threads import thread_count
+from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
-from .solvers import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
 
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
@@ -82,7 +82,7 @@ class Plan:
     rows_by_search: bool = False
     #: the block of Floyd-Warshall's rounds (None: other methods, or the stream's own choice)
     block: int | None = None
-    #: dtypes not tried, and why (`apsp.dtypes.skip_bound_to_fail`)
+    #: dtypes not tried, and why (`apsp.exactness.skip_bound_to_fail`)
     skipped: tuple[str, ...] = ()
     #: why nd-fw gave way to dense FW (it did not fit), else None
     fallback: str | None = None
@@ -111,7 +111,7 @@ class Plan:
     def _why_dtype(self, info: dict) -> str:
         dtype = self.requested[2]
         tried, check = info.get("dtype_tried", []), info.get("dtype_check")
-        reason = check and dtypes.explain_check(tried, check, self.distance_bound)
+        reason = check and exactness.explain_check(tried, check, self.distance_bound)
         if check == "verified":
             return f"dtype {tried[-1]} ({'as asked for, ' if dtype is not None else 'the narrowest, '}{reason})"
         if check == "cast":
@@ -233,33 +233,34 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
     skipped: list[str] = []
     if chosen == "bfs" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
-        dt = (dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY) if dtype is not None
+        dt = (exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY) if dtype is not None
               else np.dtype(np.uint8 if g.n < 255 else np.uint16 if g.n < 65535 else np.int32))
-        return [dtypes.Attempt(dt)], skipped
+        return [exactness.Attempt(dt)], skipped
     if chosen == "bfs":
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
-        dt = None if dtype is None else dtypes.as_dtype(dtype, dtypes.SUPPORTED + dtypes.HOP_ONLY)
-        return [dtypes.Attempt(dt)], skipped
+        dt = None if dtype is None else exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY)
+        return [exactness.Attempt(dt)], skipped
     if chosen in ("fw", "nd-fw"):
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
-        # (apsp.dtypes): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
+        # (apsp.exactness): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = g.dtype_attempts(dtype)
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral,
+                                            g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
         if any(a.checked for a in attempts[:-1]) and costs.worth_searching(g, chosen, where, attempts[0].dtype,
                                                                            rates):
             # a few searches find a distance that rules a narrow dtype out before its solve
-            attempts, skipped = dtypes.skip_bound_to_fail(attempts, g.longest_distance_found(),
+            attempts, skipped = exactness.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
-        attempts = g.dtype_attempts(dtype, saturating=False)
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                            dtype, saturating=False)
     for attempt in attempts:
-        dtypes.check_float_range(attempt.dtype, dtypes.largest_float_sum(
-            g.n, g.max_abs_weight, chosen, g.has_negative_weights))
+        exactness.check_float_range(attempt.dtype, g.n, g.max_abs_weight, chosen, g.has_negative_weights)
     return attempts, skipped
 
 
@@ -331,7 +332,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     steps, fallback, runtime = [], None, None
     host_limit = _host_limit(options.get("host_memory"))  # one reading of the RAM for every attempt
     for attempt in attempts:
-        band = dtypes.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
+        band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
         opts = SolveOptions(dtype=attempt.dtype, block_size=block_size, predecessors=predecessors,
                             successors=successors, progress=progress,
                             sources=sources if rows_by_search else None, cutoff_band=band, **options)
@@ -372,7 +373,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound(), integral=g.integral)
+                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -433,7 +434,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
             host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
     elif method in ("fw", "nd-fw") and backend == "cpu":
         host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
-        host += dtypes.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
+        host += exactness.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
     if backend == "gpu" and method == "nd-fw":
         gpu = nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
     elif backend == "gpu":
@@ -518,7 +519,7 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
         c = np.dtype(cand)
         if c.itemsize >= dt.itemsize or (c.kind in "iu" and not graph.integral):
             continue
-        if dtypes.dtype_fits(c, graph.distance_bound(), graph.has_negative_weights, graph.integral):
+        if exactness.dtype_fits(c, graph.distance_bound, graph.has_negative_weights, graph.integral):
             out.append(c)
     return out
 
@@ -530,14 +531,14 @@ def _host_limit(budget) -> int:
 def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
-    Reads the planning options of ``opts`` (`apsp.solvers.SolveOptions`):
+    Reads the planning options of ``opts`` (`apsp.engine.SolveOptions`):
     ``gpu_memory`` (GPU budget; default the card's free memory),
     ``host_memory`` (RAM budget; default what the OS reports available),
     ``out_of_core`` (None = stream through the GPU only when the matrix does
     not fit its budget; True = always stream; False = never), ``scratch_dir``
     (where a host matrix too big for RAM is kept; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
-    ``cast_to``: the dtype the result is cast to after the solve (`apsp.dtypes.cast_checked`),
+    ``cast_to``: the dtype the result is cast to after the solve (`apsp.exactness.cast_checked`),
     whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
 
     Returns
@@ -555,7 +556,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     --------
     >>> import numpy as np
     >>> from apsp.graph import Graph
-    >>> from apsp.solvers import SolveOptions
+    >>> from apsp.engine import SolveOptions
     >>> g = Graph.from_dense(np.ones((1000, 1000)))
     >>> opts = SolveOptions(dtype=np.dtype(np.int32), host_memory="1MB")
     >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
@@ -584,7 +585,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
     if method == "nd-fw" and backend == "gpu":
-        from .ndfw import dissection_for
+        from .dissection import dissection_for
 
         nd, block = dissection_for(graph, opts, backend)  # the solver reuses it
         layout = nd.size

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 from .graph import vertex_index
 
 if TYPE_CHECKING:
@@ -218,11 +218,10 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     s, t = (vertex_index(g.labels, g.n, v, f"{name} vertex")
             for name, v in (("source", source), ("target", target)))
-    dt = g.choose_dtype(dtype)
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
     method, reason = choose_search(g, dt)
     # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
-    dtypes.check_float_range(dt, dtypes.largest_float_sum(g.n, g.max_abs_weight, method,
-                                                          g.has_negative_weights))
+    exactness.check_float_range(dt, g.n, g.max_abs_weight, method, g.has_negative_weights)
     with memory_limit(host_memory):
         check_memory(search_bytes(g.n, g.nnz, np.dtype(dt).itemsize, method),
                      f"a {method} search on n = {g.n} vertices and {g.nnz} edges")
@@ -239,7 +238,7 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
-    unreachable = dtypes.unreachable_value(dt)
+    unreachable = exactness.unreachable_value(dt)
     pred = np.empty(n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     if method == "bellman-ford":
@@ -247,7 +246,7 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
         dist = np.empty(n, dtype=wide)
         pred64 = np.empty(n, dtype=np.int64)
         allowed = _reaches(g, t)
-        unreached = dtypes.unreachable_value(wide)
+        unreached = exactness.unreachable_value(wide)
         cycle = searches.spfa(sg.indptr, sg.indices, sg.weights.astype(wide), s, allowed, dist,
                               pred64, unreached)
         if cycle.shape[0]:
@@ -290,7 +289,7 @@ def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
         pred, succ = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
         length, meet, visited = searches.dijkstra_pair(
             sg.indptr, sg.indices, sg.weights, rev.indptr, rev.indices, rev.weights, s, t, dist_f,
-            dist_b, pred, succ, dtypes.unreachable_value(dt), found)
+            dist_b, pred, succ, exactness.unreachable_value(dt), found)
     path = None
     if length != found:
         path = _walk_back(pred, s, int(meet)) if s != t else [s]
@@ -311,7 +310,7 @@ def _reaches(g, t: int) -> np.ndarray:
     dist = np.empty(g.n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     queue = np.empty(g.n, dtype=np.int32)
-    unreachable = dtypes.unreachable_value(np.int32)
+    unreachable = exactness.unreachable_value(np.int32)
     searches.bfs_row(sg.indptr, sg.indices, t, -1, dist, none, none, False, False, unreachable, queue)
     return dist != unreachable
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes
+from . import exactness
 from .graph import vertex_index, vertex_indices, vertex_labels
 
 if TYPE_CHECKING:
@@ -74,9 +74,6 @@ class Result:
     sources: np.ndarray | None = None
     labels: np.ndarray | None = None
 
-    def __post_init__(self):
-        self.labels = vertex_labels(self.labels, self.distances.shape[1])
-
     @property
     def n(self) -> int:
         """Number of vertices."""
@@ -85,7 +82,7 @@ class Result:
     @property
     def unreachable(self) -> np.generic:
         """The value of ``distances`` where there is no path (`apsp.unreachable_value`)."""
-        return dtypes.unreachable_value(self.distances.dtype)
+        return exactness.unreachable_value(self.distances.dtype)
 
     @property
     def reachable(self) -> np.ndarray:
@@ -298,4 +295,6 @@ def load_result(path: str | os.PathLike[str]) -> Result:
     """
     from .io.result import read_result
 
-    return Result(**read_result(path))
+    fields = read_result(path)
+    fields["labels"] = vertex_labels(fields["labels"], fields["distances"].shape[1])
+    return Result(**fields)

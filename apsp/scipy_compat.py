@@ -79,9 +79,9 @@ class _FloatSumGraph(Graph):
     integer dtype would round them the way scipy's float64 sums do.
     """
 
-    @property
-    def integral(self) -> bool:
-        return False
+    def __post_init__(self):
+        super().__post_init__()
+        self.integral = False
 
 
 def _pydata_to_scipy(csgraph):
@@ -199,7 +199,7 @@ def _graph_for_solver(w: np.ndarray) -> Graph:
     anything else is summed in float64 like scipy.
     """
     g = Graph.from_dense(w, null_value=np.inf)
-    if g.integral and g.distance_bound() <= _FLOAT64_EXACT:
+    if g.integral and g.distance_bound <= _FLOAT64_EXACT:
         return g
     return _FloatSumGraph(n=g.n, dense=w, edge_mask=g.edge_mask)
 
@@ -375,7 +375,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     from scipy.sparse.csgraph._validation import validate_graph
 
     from .cpu.searches import SearchGraph, search_rows
-    from .dtypes import choose_dtype, distance_bound
+    from .exactness import choose_dtype, distance_bound
 
     if method == "BF":
         return None
@@ -392,7 +392,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     if unweighted and indices is None and not return_predecessors:
         # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
         from .cpu.bfs import solve as all_pairs_hops
-        from .solvers import SolveOptions
+        from .engine import SolveOptions
 
         return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
     if unweighted:

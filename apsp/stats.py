@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import exactness
 from .errors import MemoryPlanError
 
 __all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
@@ -295,7 +296,7 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
             raise ValueError("dtype applies to weighted searches; hop counts are integers")
         dt = np.dtype(np.int64)
     else:
-        dt = g.choose_dtype(dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
@@ -345,10 +346,10 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
-    from .ndfw import dissection_for
+    from .dissection import dissection_for
+    from .engine import SolveOptions
     from .plan import GPU_HEADROOM, gpu_available, incore_needs
     from .sizes import parse_size
-    from .solvers import SolveOptions
 
     if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
             explicit=backend == "gpu")[0]:
@@ -459,7 +460,6 @@ def _bfs_batched(g, src, mask, histogram, progress):
 
 def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     """One search per source in blocks of ``block_rows`` rows, each block reduced then dropped."""
-    from . import dtypes
     from .cpu.reductions import CARRY_UNIT, reduce_rows
     from .cpu.searches import SearchGraph, search_rows
     from .cpu.threads import thread_count
@@ -468,7 +468,7 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     k, n = len(src), g.n
     sg = SearchGraph.from_csr(g.to_csr(), dt)
     integer = dt.kind in "iu"
-    unreachable = dtypes.unreachable_value(dt)
+    unreachable = exactness.unreachable_value(dt)
     count = np.zeros(k, dtype=np.int64)
     total = np.zeros(k, dtype=np.int64 if integer else np.float64)
     carry = np.zeros(k, dtype=np.int64) if integer else None

@@ -32,11 +32,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
 from apsp.cpu import blocked  # noqa: E402
+from apsp.engine import SolveOptions  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
 from apsp.paths import reconstruct_path  # noqa: E402
-from apsp.solvers import SolveOptions  # noqa: E402
 
 
 def log(*a):
@@ -76,7 +76,7 @@ def warm_up(dts, block):
 
 def as_float(dist):
     out = dist.astype(np.float64)
-    out[dist == dtypes.unreachable_value(dist.dtype)] = np.inf
+    out[dist == exactness.unreachable_value(dist.dtype)] = np.inf
     return out
 
 
@@ -113,11 +113,11 @@ def main(argv=None) -> int:
     log(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, numba threads "
         f"{__import__('numba').get_num_threads()}, load average {os.getloadavg()}, {time.strftime('%Y-%m-%d %H:%M')}")
     w, graph = make_graph(n, args.density, args.seed)
-    auto = graph.choose_dtype().name
+    auto = exactness.choose_dtype(graph.distance_bound, graph.has_negative_weights, graph.integral).name
     dts = [auto if dt == "auto" else dt for dt in args.dtypes.split(",")]
     labels = {dt: (f"{dt}*" if dt == auto and "auto" in args.dtypes.split(",") else dt) for dt in dts}
     dts = list(dict.fromkeys(dts))
-    log(f"# * = the dtype apsp.shortest_paths picks for this graph (bound (n-1)*max|w| = {graph.distance_bound():.0f})")
+    log(f"# * = the dtype apsp.shortest_paths picks for this graph (bound (n-1)*max|w| = {graph.distance_bound:.0f})")
     warm_up(dts, block)
 
     if args.sweep:

@@ -60,13 +60,13 @@ def local_random_graph(layout, coords, dtype, density=0.1, max_weight=100, seed=
     1..max_weight, both from a hash of (seed, i, j): any rank count sees the
     same graph.
     """
-    from apsp import dtypes
+    from apsp import exactness
 
     dt = np.dtype(dtype)
     rows = layout.global_indices(coords[0], 0)
     cols = layout.global_indices(coords[1], 1).astype(np.uint64)
     out = np.empty((len(rows), len(cols)), dtype=dt)
-    inf = dtypes.inf_value(dt)
+    inf = exactness.inf_value(dt)
     threshold = np.uint64(int(density * 2 ** 32))
     salt = np.uint64(seed) * np.uint64(0xD1B54A32D192ED03)
     n = np.uint64(layout.n)
@@ -94,7 +94,7 @@ def cmd_run(args) -> int:
     from mpi4py import MPI
 
     from apsp.distributed.api import _resolve_cuda_aware
-    from apsp import dtypes
+    from apsp import exactness
     from apsp.distributed.fw import DistributedFW, solve_layout
     from apsp.distributed.grid import ProcessGrid
     from apsp.distributed.layout import BlockCyclic
@@ -103,7 +103,7 @@ def cmd_run(args) -> int:
 
     comm = MPI.COMM_WORLD
     grid = ProcessGrid.create(comm)
-    from apsp.solvers import DEFAULT_BLOCK
+    from apsp.engine import DEFAULT_BLOCK
 
     block = args.block or DEFAULT_BLOCK[f"distributed-{args.backend}"]
     layout = BlockCyclic(args.n, block, grid.shape)
@@ -119,7 +119,7 @@ def cmd_run(args) -> int:
             if not engine.pads_tiles:
                 d = engine.from_host(host.copy())
             else:
-                d = engine.full(padded.local_shape(grid.coords), dtypes.inf_value(host.dtype))
+                d = engine.full(padded.local_shape(grid.coords), exactness.inf_value(host.dtype))
                 engine.copy(d[:rows, :cols], host)
         engine.sync()
         comm.Barrier()

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import apsp  # noqa: E402
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
 from apsp.graph import EdgeList, Graph  # noqa: E402
 
 
@@ -53,7 +53,7 @@ def same_distances(a: np.ndarray, b: np.ndarray, rows: int = 1024) -> bool:
     """Equal values and equal unreachable pairs, whatever the two dtypes (compared in row chunks)."""
     if a.shape != b.shape:
         return False
-    ua, ub = dtypes.unreachable_value(a.dtype), dtypes.unreachable_value(b.dtype)
+    ua, ub = exactness.unreachable_value(a.dtype), exactness.unreachable_value(b.dtype)
     for i in range(0, a.shape[0], rows):
         x, y = a[i:i + rows], b[i:i + rows]
         gone = x == ua
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
              else sparse_graph(args.graph, n, *args.weights, args.seed))
         n = g.n
         log(f"n={n}: {g.nnz} edges, weights {args.weights[0]}..{args.weights[1]}, worst-case bound "
-            f"{g.distance_bound():.0f}, built in {time.perf_counter() - t0:.1f} s")
+            f"{g.distance_bound:.0f}, built in {time.perf_counter() - t0:.1f} s")
         # warm: kernels compiled or loaded, the device started; these results are the checked ones
         _, auto = timed(g, args.method, args.backend, None)
         _, wide = timed(g, args.method, args.backend, "int32")

@@ -17,7 +17,7 @@ for dname, n in [("int32", 16384), ("int16", 16384), ("int32", 32768), ("int16",
     dt = np.dtype(dname)
     rng = np.random.default_rng(n)
     n_pad = gpu_padded(n, interpreted=False)
-    from apsp import dtypes; inf = int(dtypes.inf_value(dt))
+    from apsp import exactness; inf = int(exactness.inf_value(dt))
     host = np.full((n_pad, n_pad), inf, dt)
     w = rng.integers(0, 4, (n, n), dtype=dt)
     keep = rng.random((n, n), dtype=np.float32) < 0.5

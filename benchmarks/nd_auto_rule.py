@@ -25,10 +25,10 @@ import scipy.sparse as sp  # noqa: E402
 from nd_graphs import _symmetric, grid, knn  # noqa: E402
 
 import apsp  # noqa: E402
+from apsp.dissection import default_plan  # noqa: E402
 from apsp.plan import choose_method
 from apsp.costs import estimate  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
-from apsp.ndfw import default_plan  # noqa: E402
 
 
 def random_sparse(n, m, seed=0):

@@ -26,16 +26,16 @@ from scipy.sparse.csgraph import dijkstra  # noqa: E402
 from nd_graphs import grid, knn  # noqa: E402
 
 import apsp  # noqa: E402
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
+from apsp.dissection import plan  # noqa: E402
 from apsp.gpu import default_device  # noqa: E402
 from apsp.gpu import ndfw as gnd  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
-from apsp.ndfw import plan  # noqa: E402
 
 
 def _expected_rows(csr, sources, dt):
     ref = dijkstra(csr, directed=True, indices=sources)
-    out = np.full(ref.shape, dtypes.unreachable_value(dt), dtype=dt)
+    out = np.full(ref.shape, exactness.unreachable_value(dt), dtype=dt)
     fin = np.isfinite(ref)
     out[fin] = ref[fin].astype(dt)
     return out
@@ -70,14 +70,15 @@ def check_rows(nd, d, csr, dt, sources) -> int:
     pos = torch.from_numpy(nd.position).to(d.device)
     rows = d.index_select(0, pos[torch.from_numpy(sources).to(d.device)]).index_select(1, pos).cpu().numpy()
     rows = rows.copy()
-    dtypes.finalize_unreachable(rows, False)
+    exactness.finalize_unreachable(rows, False)
     return int((rows != _expected_rows(csr, sources, dt)).sum())
 
 
 def bench_graph(name, csr, args, device, summary):
     g = Graph.from_sparse(csr)
     n = g.n
-    dt = g.choose_dtype(None if args.dtype == "auto" else args.dtype)
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral,
+                                None if args.dtype == "auto" else args.dtype)
     rng = np.random.default_rng(7)
     sources = np.sort(rng.choice(n, size=min(args.check_rows, n), replace=False))
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nd_graphs  # noqa: E402
 
 import apsp  # noqa: E402
-from apsp import costs, dtypes  # noqa: E402
+from apsp import costs, exactness  # noqa: E402
 from apsp.graph import EdgeList, Graph  # noqa: E402
 
 
@@ -182,7 +182,7 @@ def label(method: str, backend: str, all_backends: bool) -> str:
 
 def same_distances(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal entry by entry, unreachable pairs alike, whatever the two dtypes (row chunks)."""
-    ua, ub = dtypes.unreachable_value(a.dtype), dtypes.unreachable_value(b.dtype)
+    ua, ub = exactness.unreachable_value(a.dtype), exactness.unreachable_value(b.dtype)
     step = max(1, (1 << 24) // max(a.shape[1], 1))
     for r in range(0, a.shape[0], step):
         x, y = a[r:r + step], b[r:r + step]
@@ -276,7 +276,7 @@ def table(rows):
 
 def proxy_rows(names):
     """The separator proxy against the ordering's counted updates (CPU and GPU plans)."""
-    from apsp.ndfw import default_plan
+    from apsp.dissection import default_plan
 
     print("| graph | n | m | s (middle BFS level) | component | counted cpu | proxy cpu | counted/proxy cpu |"
           " counted gpu | proxy gpu | proxy s | order s |")

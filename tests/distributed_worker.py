@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
-from apsp import dtypes  # noqa: E402
+from apsp import exactness  # noqa: E402
 from apsp.cpu.oracle import floyd_warshall_reference  # noqa: E402
 from apsp.errors import NegativeCycleError  # noqa: E402
 from apsp.graph import Graph  # noqa: E402
@@ -49,22 +49,23 @@ def draw_graph(rng, case) -> Graph:
 def expected_dtype(g: Graph, requested, block):
     """``(the dtype the dtype plan must end in, the one it solves in)``, judged from the exact
     answer (``(None, None)``: DtypeError)."""
-    plan = g.dtype_attempts(requested)
+    plan = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                    requested)
     if plan[0].cast_to is not None:  # solved in the worst case's dtype, then a checked cast
         wide = serial_solve(g, plan[0].dtype, block)
         if wide is None:  # a negative cycle, found before any cast
             return plan[0].cast_to, plan[0].dtype
-        reach = wide[wide != dtypes.unreachable_value(wide.dtype)].astype(np.int64)
-        fits = not reach.size or np.abs(reach).max() <= dtypes.reachable_limit(plan[0].cast_to,
+        reach = wide[wide != exactness.unreachable_value(wide.dtype)].astype(np.int64)
+        fits = not reach.size or np.abs(reach).max() <= exactness.reachable_limit(plan[0].cast_to,
                                                                                g.has_negative_weights)
         return (plan[0].cast_to, plan[0].dtype) if fits else (None, None)
     if not any(a.checked for a in plan):
         return plan[0].dtype, plan[0].dtype
     exact = serial_solve(g, np.int64, block)
-    finite = exact[exact != dtypes.unreachable_value(np.int64)]
+    finite = exact[exact != exactness.unreachable_value(np.int64)]
     largest = int(finite.max()) if finite.size else 0
     for attempt in plan:
-        if not attempt.checked or largest < dtypes.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
+        if not attempt.checked or largest < exactness.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
             return attempt.dtype, attempt.dtype
     return None, None
 
@@ -76,14 +77,14 @@ def serial_solve(g: Graph, dtype, block):
     fw_inplace(d, block=block, negative=g.has_negative_weights, progress=False)
     if (np.diagonal(d) < 0).any():
         return None
-    return dtypes.finalize_unreachable(d, g.has_negative_weights)
+    return exactness.finalize_unreachable(d, g.has_negative_weights)
 
 
 def oracle_solve(g: Graph, dtype):
     d = floyd_warshall_reference(g.fw_matrix(dtype))
     if (np.diagonal(d) < 0).any():
         return None
-    return dtypes.finalize_unreachable(d, g.has_negative_weights)
+    return exactness.finalize_unreachable(d, g.has_negative_weights)
 
 
 def serial_bytes(dist, output) -> bytes:
@@ -116,7 +117,7 @@ def run_case(comm, rng, case, failures):
     label = {k: v for k, v in case.items()}
     dt, solve_dt = expected_dtype(g, case.get("dtype"), case["block"])
     if dt is None:
-        if not isinstance(error, dtypes.DtypeError):
+        if not isinstance(error, exactness.DtypeError):
             failures.append({**label, "problem": f"expected DtypeError after the check, got {error!r}"})
         return
     want = serial_solve(g, solve_dt, case["block"])
@@ -136,7 +137,7 @@ def run_case(comm, rng, case, failures):
         failures.append({**label, "problem": f"raised {type(error).__name__}: {error}"})
         return
     if dt != solve_dt:
-        want = dtypes.cast_checked(want, dt, g.has_negative_weights)
+        want = exactness.cast_checked(want, dt, g.has_negative_weights)
     if output is None:
         got = result.distances
         if got.dtype != want.dtype or not np.array_equal(got, want):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from apsp import dtypes
+from apsp import exactness
 
 NONE = -9999
 
@@ -12,7 +12,7 @@ def as_float(d):
     """Distances as float64 with inf for no path (whatever apsp's dtype)."""
     out = d.astype(np.float64)
     if d.dtype.kind != "f":
-        out[d == dtypes.unreachable_value(d.dtype)] = np.inf
+        out[d == exactness.unreachable_value(d.dtype)] = np.inf
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apsp import dtypes, plan, solvers
+from apsp import engine, exactness, plan
 from apsp.bench import cli as bench_cli
 from apsp.bench import model
 from apsp.bench.results import SCHEMA, load
@@ -150,8 +150,8 @@ def _oracle_solver(wrong: bool = False, interrupt_at: int | None = None):
         d = floyd_warshall_reference(graph.fw_matrix(opts.dtype))
         if wrong and graph.n > 1:
             d[0, graph.n - 1] = max(d[0, graph.n - 1] - 1, 0)
-        dtypes.finalize_unreachable(d, False)
-        return solvers.SolveOutput(dist=d, block_size=opts.block_size or 32,
+        exactness.finalize_unreachable(d, False)
+        return engine.SolveOutput(dist=d, block_size=opts.block_size or 32,
                                    timings={"compute": time.perf_counter() - t0})
     return solve
 
@@ -163,7 +163,7 @@ def stand_in_fw(monkeypatch):
         module = types.ModuleType("apsp_bench_test_fw")
         module.solve = solve
         monkeypatch.setitem(sys.modules, "apsp_bench_test_fw", module)
-        monkeypatch.setitem(solvers.REGISTRY, ("fw", "cpu"), "apsp_bench_test_fw:solve")
+        monkeypatch.setitem(engine.REGISTRY, ("fw", "cpu"), "apsp_bench_test_fw:solve")
     return install
 
 
@@ -306,11 +306,11 @@ def test_reference_check_finds_a_single_wrong_entry():
     g = make_graph("weighted", 60, density=0.1, seed=np.random.SeedSequence().entropy % 2**32)
     ref = Reference(g)
     d = floyd_warshall_reference(g.fw_matrix(np.int32))
-    dtypes.finalize_unreachable(d, False)
-    assert ref.compare(float_rows(d, dtypes.unreachable_value(d.dtype))).match
-    i, j = np.argwhere(d != dtypes.unreachable_value(d.dtype))[-1]
+    exactness.finalize_unreachable(d, False)
+    assert ref.compare(float_rows(d, exactness.unreachable_value(d.dtype))).match
+    i, j = np.argwhere(d != exactness.unreachable_value(d.dtype))[-1]
     d[i, j] += 1
-    check = ref.compare(float_rows(d, dtypes.unreachable_value(d.dtype)))
+    check = ref.compare(float_rows(d, exactness.unreachable_value(d.dtype)))
     assert not check.match and check.mismatches == 1
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import shortest_path
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import DtypeError
 from apsp.generate import random_graph
@@ -28,7 +28,7 @@ def references(e: EdgeList):
     """(FW oracle on unit weights, scipy unweighted BFS), both float64 with inf."""
     g = apsp.as_graph(e)
     d = floyd_warshall_reference(g.fw_matrix(np.int32)).astype(np.float64)
-    d[d >= dtypes.inf_value(np.int32)] = np.inf
+    d[d >= exactness.inf_value(np.int32)] = np.inf
     a = sp.csr_matrix((np.ones(e.m), (e.src, e.dst)), shape=(e.n, e.n))
     return d, shortest_path(a, unweighted=True)
 
@@ -170,8 +170,8 @@ def _gpu_ready():
 
 def gpu_solve(e: EdgeList, **extra):
     _gpu_ready()
+    from apsp.engine import SolveOptions
     from apsp.gpu import bfs as gpu_bfs
-    from apsp.solvers import SolveOptions
 
     g = apsp.as_graph(e)
     parents = extra.pop("parents", True)

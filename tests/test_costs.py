@@ -17,12 +17,12 @@ def _random(n, m, seed=0, unit=False):
 @pytest.fixture
 def no_dissection(monkeypatch):
     """Building a dissection fails the test."""
-    import apsp.ndfw
+    import apsp.dissection
 
     def refuse(*args, **kwargs):
         raise AssertionError("a dissection was built")
 
-    monkeypatch.setattr(apsp.ndfw, "dissect", refuse)
+    monkeypatch.setattr(apsp.dissection, "dissect", refuse)
 
 
 def test_random_graph_is_priced_without_a_dissection(no_dissection):
@@ -46,7 +46,7 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
 def test_grid_is_dissected_and_counted():
     """Where nd-fw may win (a grid: separators about sqrt(n)) the ordering is built once, its
     counted work replaces the proxy, and the solver's default plan reuses it."""
-    from apsp.ndfw import default_plan
+    from apsp.dissection import default_plan
 
     g = _grid(50)
     s, c = costs.separator_proxy(g)

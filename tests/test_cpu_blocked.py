@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from randgraphs import random_edges
 
 import apsp
-from apsp import dtypes, fwsolve
+from apsp import engine, exactness
 from apsp.cpu import blocked
 from apsp.cpu.blocked import clamp_floor, close_block, fw_inplace, minplus_update
 from apsp.cpu.oracle import floyd_warshall_reference
+from apsp.engine import SolveOptions
 from apsp.errors import NegativeCycleError
 from apsp.graph import EdgeList, Graph
-from apsp.solvers import SolveOptions
 
 ALL_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 HYPO = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.usefixtures("blocked_kernels_at_every_n")
 
 def _oracle(graph: Graph, dt) -> np.ndarray:
     ref = floyd_warshall_reference(graph.fw_matrix(dt))
-    return dtypes.finalize_unreachable(ref, graph.has_negative_weights)
+    return exactness.finalize_unreachable(ref, graph.has_negative_weights)
 
 
 def _solve(graph: Graph, dt, block=None, **kw):
@@ -90,7 +90,7 @@ def test_float_weights_match_scipy(rng):
 def test_no_edges_and_disconnected(dt):
     empty = Graph.from_edges(EdgeList(5, [], [], np.zeros(0, dtype=np.int64)))
     d = _solve(empty, dt, 2).dist
-    unreachable = dtypes.unreachable_value(dt)
+    unreachable = exactness.unreachable_value(dt)
     assert (np.diagonal(d) == 0).all()
     assert (d[~np.eye(5, dtype=bool)] == unreachable).all()
     # two components {0,1,2} and {3,4}
@@ -111,7 +111,7 @@ def test_int16_near_the_bound_does_not_wrap(rng):
     dst += list(extra[:, 1])
     weight += list(rng.integers(100, w + 1, size=300))
     graph = Graph.from_edges(EdgeList(n, src, dst, weight))
-    assert graph.choose_dtype() == np.int16
+    assert exactness.choose_dtype(graph.distance_bound, graph.has_negative_weights, graph.integral) == np.int16
     d = _solve(graph, "int16", 7).dist
     np.testing.assert_array_equal(d, _oracle(graph, "int16"))
     reached = d[d != np.iinfo(np.int16).max]
@@ -119,7 +119,7 @@ def test_int16_near_the_bound_does_not_wrap(rng):
     # negative weights: bound (n-1)*max|w| <= INF//4 = 4095
     edges = random_edges(rng, 50, 0.3, lo=0, hi=41, negative=True)
     graph = Graph.from_edges(edges)
-    assert graph.distance_bound() <= 4095
+    assert graph.distance_bound <= 4095
     np.testing.assert_array_equal(_solve(graph, "int16", 8).dist, _oracle(graph, "int16"))
 
 
@@ -140,7 +140,7 @@ def test_negative_cycle_raises(rng, dt):
 
 
 def test_negative_cycles_clamp_instead_of_wrapping():
-    inf = int(dtypes.inf_value(np.int16))
+    inf = int(exactness.inf_value(np.int16))
     t = np.full((9, 9), -4000, dtype=np.int16)  # every cycle negative: values would run to -inf
     close_block(t, negative=True)
     assert (t == -inf).all()
@@ -160,7 +160,7 @@ def test_negative_cycles_clamp_instead_of_wrapping():
 
 def _minplus_numpy(c, a, b, dt):
     """The obvious formula, in float64 with inf for the sentinel."""
-    inf = dtypes.inf_value(dt)
+    inf = exactness.inf_value(dt)
 
     def wide(x):
         y = x.astype(np.float64)
@@ -171,14 +171,14 @@ def _minplus_numpy(c, a, b, dt):
 
 
 def _narrow(x, dt):
-    out = np.full(x.shape, dtypes.inf_value(dt), dtype=dt)
+    out = np.full(x.shape, exactness.inf_value(dt), dtype=dt)
     out[np.isfinite(x)] = x[np.isfinite(x)]
     return out
 
 
 def _random_tile(rng, shape, dt, lo=-5, hi=60, p_inf=0.3):
     t = rng.integers(lo, hi, size=shape).astype(dt)
-    t[rng.random(shape) < p_inf] = dtypes.inf_value(dt)
+    t[rng.random(shape) < p_inf] = exactness.inf_value(dt)
     return t
 
 
@@ -193,8 +193,8 @@ def test_minplus_update_equals_numpy(dt, r, k, s, negative, seed):
     expected = _narrow(_minplus_numpy(c, a, b, dt), dt)
     got = minplus_update(c.copy(), a, b, negative=negative)
     if negative and dt.kind == "i":  # entries reached only through INF stay above INF//2: unreachable
-        got = dtypes.finalize_unreachable(got, True)
-        expected = dtypes.finalize_unreachable(expected, True)
+        got = exactness.finalize_unreachable(got, True)
+        expected = exactness.finalize_unreachable(expected, True)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -298,7 +298,7 @@ def test_ctrl_c_stops_between_rounds(monkeypatch, rng):
             if len(rounds) == 2:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(fwsolve, "progress_bar", lambda *a, **k: InterruptingBar())
+    monkeypatch.setattr(engine, "progress_bar", lambda *a, **k: InterruptingBar())
     with pytest.raises(KeyboardInterrupt):
         fw_inplace(d, 8, progress=True)
     assert len(rounds) == 2  # stopped after the second of five rounds

@@ -16,27 +16,28 @@ from randgraphs import random_graph
 from randgraphs import sentinel_path as boundary_graph
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import DtypeError
 from apsp.graph import EdgeList, Graph
 
-INF16 = int(dtypes.inf_value(np.int16))
-INF32 = int(dtypes.inf_value(np.int32))
+INF16 = int(exactness.inf_value(np.int16))
+INF32 = int(exactness.inf_value(np.int32))
 needs_triton = pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")
 
 
 def exact(g: Graph) -> np.ndarray:
     """Distances as float64 (inf: no path), from the oracle on an int64 start matrix."""
-    return as_float(dtypes.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(np.int64)), False))
+    return as_float(exactness.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(np.int64)), False))
 
 
 def expected_dtype(g: Graph, want: np.ndarray, requested=None):
     """The dtype the plan must end in, judged from the exact answer (None: DtypeError)."""
     finite = want[np.isfinite(want)]
     largest = finite.max() if finite.size else 0
-    for attempt in g.dtype_attempts(requested):
-        if not attempt.checked or largest < dtypes.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
+    for attempt in exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                            requested):
+        if not attempt.checked or largest < exactness.cutoff_band(attempt.dtype, g.max_abs_weight)[0]:
             return attempt.dtype
     return None
 
@@ -50,28 +51,28 @@ def assert_exact(r, g, want, requested=None):
 
 # ----------------------------------------------------------------------------- the plan
 def test_plan_narrow_checked_then_the_worst_case_dtype():
-    plan = dtypes.dtype_attempts(3.3e6, False, True, 100)  # n = 32768, weights 1..100
+    plan = exactness.dtype_attempts(3.3e6, False, True, 100)  # n = 32768, weights 1..100
     assert [(a.dtype.name, a.checked) for a in plan] == [("int16", True), ("int32", False)]
-    plan = dtypes.dtype_attempts(2e9, False, True, 10 ** 7)  # weights too big for int16
+    plan = exactness.dtype_attempts(2e9, False, True, 10 ** 7)  # weights too big for int16
     assert [(a.dtype.name, a.checked) for a in plan] == [("int32", True), ("int64", False)]
-    assert [a.dtype.name for a in dtypes.dtype_attempts(1000, False, True, 10)] == ["int16"]
-    assert not dtypes.dtype_attempts(1000, False, True, 10)[0].checked
+    assert [a.dtype.name for a in exactness.dtype_attempts(1000, False, True, 10)] == ["int16"]
+    assert not exactness.dtype_attempts(1000, False, True, 10)[0].checked
     # negative weights and fractional weights keep the worst-case rule
-    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(3.3e6, True, True, 100)] == [("int32", False)]
-    assert [a.dtype.name for a in dtypes.dtype_attempts(3.3e6, False, False, 100)] == ["float64"]
+    assert [(a.dtype.name, a.checked) for a in exactness.dtype_attempts(3.3e6, True, True, 100)] == [("int32", False)]
+    assert [a.dtype.name for a in exactness.dtype_attempts(3.3e6, False, False, 100)] == ["float64"]
     # past int64's worst case: int64, checked, is the last word
-    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(2.0 ** 70, False, True, 2.0 ** 40)] \
+    assert [(a.dtype.name, a.checked) for a in exactness.dtype_attempts(2.0 ** 70, False, True, 2.0 ** 40)] \
         == [("int64", True)]
 
 
 def test_plan_for_a_requested_dtype():
-    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(3.3e6, False, True, 100, "int16")] \
+    assert [(a.dtype.name, a.checked) for a in exactness.dtype_attempts(3.3e6, False, True, 100, "int16")] \
         == [("int16", True)]
-    assert [(a.dtype.name, a.checked) for a in dtypes.dtype_attempts(100, False, True, 10, "int16")] \
+    assert [(a.dtype.name, a.checked) for a in exactness.dtype_attempts(100, False, True, 10, "int16")] \
         == [("int16", False)]
     def plan(*args, **kw):
         return [(a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
-                for a in dtypes.dtype_attempts(*args, **kw)]
+                for a in exactness.dtype_attempts(*args, **kw)]
 
     # negative weights, a weight the sentinel cannot exceed, or kernels that do not saturate: the
     # result cannot be checked, so the worst case's dtype is solved in and cast after a check
@@ -81,25 +82,25 @@ def test_plan_for_a_requested_dtype():
     assert plan(3.3e6, False, True, 100, "int32", saturating=False) == [("int32", False, None)]
     assert plan(3.3e6, False, True, 100, saturating=False) == [("int32", False, None)]
     with pytest.raises(DtypeError, match="int64 limit"):  # not even int64 holds the worst case
-        dtypes.dtype_attempts(2.0 ** 70, True, True, 2.0 ** 40, "int64")
+        exactness.dtype_attempts(2.0 ** 70, True, True, 2.0 ** 40, "int64")
     with pytest.raises(DtypeError, match="fractional"):
-        dtypes.dtype_attempts(10, False, False, 1.5, "int32")
-    assert dtypes.dtype_attempts(3.3e6, False, True, 100, "float32")[0].dtype == np.float32
+        exactness.dtype_attempts(10, False, False, 1.5, "int32")
+    assert exactness.dtype_attempts(3.3e6, False, True, 100, "float32")[0].dtype == np.float32
 
 
 def test_cutoff_check_reads_chunks_and_torch_tensors():
     d = np.zeros((7, 5), dtype=np.int16)
-    lo, hi = dtypes.cutoff_band(np.int16, 10)
+    lo, hi = exactness.cutoff_band(np.int16, 10)
     assert (lo, hi) == (INF16 - 10, INF16)
-    assert not dtypes.cutoff_suspected(d, (lo, hi), chunk=3)
+    assert not exactness.cutoff_suspected(d, (lo, hi), chunk=3)
     for value, hit in ((lo - 1, False), (lo, True), (hi - 1, True), (hi, False), (32767, False)):
         d[6, 4] = value
-        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=3) == hit, value
-        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=5) == hit, value  # threads over row chunks
-        assert dtypes.cutoff_suspected(d, (lo, hi), chunk=1 << 20) == hit, value  # one chunk
+        assert exactness.cutoff_suspected(d, (lo, hi), chunk=3) == hit, value
+        assert exactness.cutoff_suspected(d, (lo, hi), chunk=5) == hit, value  # threads over row chunks
+        assert exactness.cutoff_suspected(d, (lo, hi), chunk=1 << 20) == hit, value  # one chunk
     torch = pytest.importorskip("torch")
     d[6, 4] = lo
-    assert dtypes.cutoff_suspected(torch.from_numpy(d), (lo, hi), chunk=3)
+    assert exactness.cutoff_suspected(torch.from_numpy(d), (lo, hi), chunk=3)
 
 
 # ----------------------------------------------------------------------------- the kernels saturate
@@ -140,15 +141,45 @@ def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs)
 @pytest.mark.parametrize("method", ["fw", "nd-fw"])
 def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
     """The GPU solvers answer the cut-off check themselves (before the copy), the same answer."""
-    from apsp.solvers import SolveOptions, get_solver
+    from apsp.engine import SolveOptions, get_solver
 
     skip_unless_usable({"backend": "gpu", "method": method})
     for total in (INF16 // 2, INF16 - 1, INF16 + 1):
         g = boundary_graph(rng, total, 40)
-        band = dtypes.cutoff_band(np.int16, g.max_abs_weight)
+        band = exactness.cutoff_band(np.int16, g.max_abs_weight)
         out = get_solver(method, "gpu")(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
                                                         cutoff_band=band, leaf_size=8))
-        assert out.info["cutoff_suspected"] == dtypes.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
+        assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
+
+
+
+def test_cpu_fw_checks_for_cutoff_as_it_marks_unreachable(rng):
+    """The CPU engine answers the cut-off check in its finalize pass, the host check's answer."""
+    from apsp.cpu import blocked
+    from apsp.engine import SolveOptions
+
+    for total in (INF16 // 2, INF16 - 1, INF16 + 1):
+        g = boundary_graph(rng, total, 40)
+        band = exactness.cutoff_band(np.int16, g.max_abs_weight)
+        out = blocked.solve(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
+                                            cutoff_band=band))
+        assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
+
+
+def test_finalize_checked_marks_and_checks_every_chunk():
+    """Four row chunks or more go over threads: a value in the band in the last row is found, and
+    every sentinel in every chunk is marked."""
+    inf = int(exactness.inf_value(np.int16))
+    d = np.full((1024, 1024), 7, dtype=np.int16)
+    d[::97, ::89] = inf
+    band = exactness.cutoff_band(np.int16, 100)
+    for value, suspect in ((band[0] - 1, False), (band[0], True), (band[1] - 1, True)):
+        m = d.copy()
+        m[-1, -1] = value
+        assert exactness.finalize_checked(m, False, band) is suspect
+        assert (m[::97, ::89] == exactness.unreachable_value(np.int16)).all() and (m == 7).sum() == (d == 7).sum() - 1
+    m = d.copy()
+    assert exactness.finalize_checked(m, False) is None and np.array_equal(m, exactness.finalize_unreachable(d, False))
 
 
 # ----------------------------------------------------------------------------- exact at the edges
@@ -218,9 +249,9 @@ def check_hops(hops, want, g, first: bool):
 def test_a_requested_dtype_is_refused_after_the_check_only_when_the_data_need_it(rng, requested, engine):
     kwargs = {"method": "fw", **BACKENDS[engine]}
     skip_unless_usable(kwargs)
-    inf = int(dtypes.inf_value(requested))
+    inf = int(exactness.inf_value(requested))
     fits = boundary_graph(rng, inf // 2, 40, isolated=60)  # worst case above the limit, real distances below
-    assert not dtypes.dtype_fits(requested, fits.distance_bound(), False)
+    assert not exactness.dtype_fits(requested, fits.distance_bound, False)
     r = apsp.shortest_paths(fits, dtype=requested, **kwargs)
     assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "verified"
     np.testing.assert_array_equal(as_float(r.distances), exact(fits))
@@ -242,7 +273,7 @@ def test_negative_weights_keep_the_worst_case_rule(rng):
     g = random_graph(rng, 60, 0.2, lo=0, hi=400, negative=True)
     r = apsp.shortest_paths(g, method="fw", backend="cpu")
     assert r.info["dtype_check"] == "bound" and not r.info["dtype_retry"]
-    assert dtypes.dtype_fits(r.distances.dtype, g.distance_bound(), True)
+    assert exactness.dtype_fits(r.distances.dtype, g.distance_bound, True)
     np.testing.assert_array_equal(as_float(r.distances), as_float(apsp.shortest_paths(
         g, method="reference", dtype="int64").distances))
 
@@ -288,13 +319,14 @@ def test_resume_starts_at_the_checkpoint_dtype(rng, tmp_path):
 def test_a_requested_dtype_narrower_than_the_worst_case_is_a_checked_cast(rng, method, requested):
     """Solvers that compute in their output dtype solve in the worst case's dtype; the result is
     cast to the requested one when every distance fits it (up to its limit INF - 1), else refused."""
-    inf = int(dtypes.inf_value(requested))
+    inf = int(exactness.inf_value(requested))
     for total in (inf // 2, inf - 1):
         g = boundary_graph(rng, total, 30, isolated=40)
-        assert not dtypes.dtype_fits(requested, g.distance_bound(), False)
+        assert not exactness.dtype_fits(requested, g.distance_bound, False)
         r = apsp.shortest_paths(g, method=method, backend="cpu", dtype=requested)
         assert r.distances.dtype == np.dtype(requested) and r.info["dtype_check"] == "cast"
-        assert r.info["dtype_tried"] == [g.choose_dtype().name] and "check" in r.timings
+        widest = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
+        assert r.info["dtype_tried"] == [widest.name] and "check" in r.timings
         assert "then cast" in r.info["why"]
         np.testing.assert_array_equal(as_float(r.distances), exact(g))
     with pytest.raises(DtypeError, match=f"{requested} cannot hold every distance of this graph: one is {inf}"):
@@ -308,7 +340,7 @@ def test_a_requested_dtype_no_check_can_verify_is_a_checked_cast(rng, engine):
     kwargs = {"method": "johnson", "backend": "cpu"} if engine == "johnson" else {"method": "fw", **BACKENDS[engine]}
     skip_unless_usable(kwargs)
     g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
-    assert not dtypes.dtype_fits(np.int16, g.distance_bound(), True)  # refused up front before
+    assert not exactness.dtype_fits(np.int16, g.distance_bound, True)  # refused up front before
     r = apsp.shortest_paths(g, dtype="int16", **kwargs)
     assert r.distances.dtype == np.int16 and r.info["dtype_check"] == "cast"
     np.testing.assert_array_equal(as_float(r.distances), exact(g))
@@ -338,7 +370,7 @@ def test_a_requested_float_dtype_holds_integer_distances_up_to_its_mantissa(rng,
     limit = 2 ** 24
     for total in (limit // 2, limit):
         g = boundary_graph(rng, total, 30, isolated=40)
-        assert not dtypes.dtype_fits(np.float32, g.distance_bound(), False)
+        assert not exactness.dtype_fits(np.float32, g.distance_bound, False)
         r = apsp.shortest_paths(g, method=method, backend="cpu", dtype="float32")
         assert r.distances.dtype == np.float32 and r.info["dtype_check"] == "cast"
         np.testing.assert_array_equal(r.distances, exact(g))
@@ -350,14 +382,14 @@ def test_checked_cast_reads_row_chunks(rng):
     g = random_graph(rng, 50, 0.2, lo=0, hi=300, negative=True)
     r = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int16")
     wide = apsp.shortest_paths(g, method="johnson", backend="cpu", dtype="int64").distances
-    np.testing.assert_array_equal(dtypes.cast_checked(wide, np.int16, True, chunk=7), r.distances)
-    limit = int(dtypes.reachable_limit(np.int16, True))
+    np.testing.assert_array_equal(exactness.cast_checked(wide, np.int16, True, chunk=7), r.distances)
+    limit = int(exactness.reachable_limit(np.int16, True))
     for bad in (limit + 1, -limit - 1):
         wide[3, 4] = bad
         with pytest.raises(DtypeError, match=f"one is {bad}, beyond the int16 limit {limit}"):
-            dtypes.cast_checked(wide, np.int16, True, chunk=7)
+            exactness.cast_checked(wide, np.int16, True, chunk=7)
     wide[3, 4] = limit
-    assert dtypes.cast_checked(wide, np.int16, True, chunk=7)[3, 4] == limit
+    assert exactness.cast_checked(wide, np.int16, True, chunk=7)[3, 4] == limit
 
 
 def test_an_interrupted_narrow_solve_resumes_then_widens(rng, tmp_path):
@@ -394,7 +426,7 @@ def test_a_narrow_dtype_a_search_rules_out_is_not_tried(rng):
     w = rng.integers(1, 1001, size=len(u))
     g = Graph.from_edges(EdgeList(side * side, np.concatenate([u, v]), np.concatenate([v, u]),
                                   np.concatenate([w, w])))
-    assert g.longest_distance_found() >= dtypes.cutoff_band(np.int16, g.max_abs_weight)[0]
+    assert g.longest_distance_found() >= exactness.cutoff_band(np.int16, g.max_abs_weight)[0]
     r = apsp.shortest_paths(g, method="nd-fw", backend="cpu")
     assert r.info["dtype_tried"] == ["int32"] and not r.info["dtype_retry"]
     assert "retry" not in r.timings and "int16" in r.info["dtype_skipped"][0]
@@ -412,10 +444,10 @@ def test_the_cutoff_band_is_exact_for_int64_weights_near_the_limit():
     w = 1537228672809129301
     g = Graph.from_edges(EdgeList(4, [0, 1, 2], [1, 2, 3], np.array([w, w, w], dtype=np.int64)))
     assert g.max_abs_weight == w and type(g.max_abs_weight) is int
-    assert g.distance_bound() == 3 * w == dtypes.inf_value(np.int64)
-    lo, hi = dtypes.cutoff_band(np.int64, g.max_abs_weight)
+    assert g.distance_bound == 3 * w == exactness.inf_value(np.int64)
+    lo, hi = exactness.cutoff_band(np.int64, g.max_abs_weight)
     assert lo == 2 * w and hi == 3 * w  # 2w, the distance 0 -> 2, lies in the band: cut-off suspected
-    assert not dtypes.dtype_fits(np.int64, g.distance_bound(), False)
+    assert not exactness.dtype_fits(np.int64, g.distance_bound, False)
     pytest.importorskip("mpi4py")
     from apsp.distributed.inputs import load_on_root
 

@@ -21,7 +21,7 @@ from randgraphs import random_graph
 from randgraphs import sentinel_path
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.graph import Graph
 
@@ -205,8 +205,8 @@ def test_every_launched_kernel_compiles_offline(probe, dtype):
 
 
 def test_the_torch_free_path_is_taken_only_where_it_can_serve(monkeypatch):
+    from apsp.engine import SolveOptions
     from apsp.plan import gpu_runtime as default_runtime
-    from apsp.solvers import SolveOptions
 
     monkeypatch.delenv("APSP_GPU_RUNTIME", raising=False)
     plain = SolveOptions(dtype=np.dtype(np.int32))
@@ -225,8 +225,8 @@ def test_the_engine_and_the_plan_import_no_torch():
 
 
 def test_the_solver_takes_the_runtime_the_options_name():
+    from apsp.engine import SolveOptions
     from apsp.gpu import fw
-    from apsp.solvers import SolveOptions
 
     g = random_graph(np.random.default_rng(1), 5, 0.5)
     with pytest.raises(ValueError, match="unknown GPU runtime"):
@@ -257,7 +257,7 @@ def test_driver_engine_equals_the_torch_engine_and_the_oracle(rng, monkeypatch, 
     assert r.info["gpu_runtime"].startswith("cuda driver")
     t = _solve(g, "torch", monkeypatch, dtype=dtype)
     assert "gpu_runtime" not in t.info
-    want = dtypes.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(dtype)), g.has_negative_weights)
+    want = exactness.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(dtype)), g.has_negative_weights)
     if dtype.startswith("float"):
         # floats: within rounding of the largest distance (the engines may round in another order)
         rtol = 1e-5 if dtype == "float32" else 1e-12
@@ -279,8 +279,8 @@ def test_driver_engine_large_result_through_the_staging_buffers(rng, monkeypatch
 
 
 @needs_cuda
-@pytest.mark.parametrize("total", [int(dtypes.inf_value(np.int16)) - 1, int(dtypes.inf_value(np.int16)),
-                                   int(dtypes.inf_value(np.int16)) + 1])
+@pytest.mark.parametrize("total", [int(exactness.inf_value(np.int16)) - 1, int(exactness.inf_value(np.int16)),
+                                   int(exactness.inf_value(np.int16)) + 1])
 def test_driver_engine_cutoff_check_and_retry(rng, monkeypatch, total):
     from apsp import plan
 
@@ -291,7 +291,7 @@ def test_driver_engine_cutoff_check_and_retry(rng, monkeypatch, total):
     want = apsp.shortest_paths(g, method="dijkstra", backend="cpu", dtype="int64").distances
 
     def unreachable_as_minus_one(d):  # each dtype marks unreachable pairs with its own largest value
-        return np.where(d == dtypes.unreachable_value(d.dtype), -1, d.astype(np.int64))
+        return np.where(d == exactness.unreachable_value(d.dtype), -1, d.astype(np.int64))
 
     np.testing.assert_array_equal(unreachable_as_minus_one(r.distances), unreachable_as_minus_one(want))
     assert r.info["dtype_tried"][0] == "int16"

@@ -12,7 +12,7 @@ from conftest import HAS_CUDA, HAS_TRITON
 from randgraphs import random_graph
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_TRITON, reason="torch/triton not installed")]
@@ -37,7 +37,7 @@ def start_matrix(g, dtype, device):
 
 def expected(g, dtype):
     d = floyd_warshall_reference(g.fw_matrix(dtype))
-    return dtypes.finalize_unreachable(d, g.has_negative_weights)
+    return exactness.finalize_unreachable(d, g.has_negative_weights)
 
 
 def assert_same(got, want, dtype):
@@ -209,7 +209,7 @@ def test_gpu_solve_equals_oracle(rng, n, block, dtype):
 def test_gpu_negative_edges(rng, dtype):
     n = int(rng.integers(10, 40))
     g = random_graph(rng, n, 0.3, lo=0, hi=6, negative=True, floats=dtype == "float64")
-    if dtype == "int16" and not dtypes.dtype_fits(np.int16, g.distance_bound(), True):
+    if dtype == "int16" and not exactness.dtype_fits(np.int16, g.distance_bound, True):
         pytest.skip("bound too large for int16 with negative weights")
     r = apsp.shortest_paths(g, method="fw", backend="gpu", dtype=dtype, block_size=int(rng.integers(1, 20)))
     assert_same(r.distances, expected(g, dtype), dtype)

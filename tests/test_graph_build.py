@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apsp import dtypes
+from apsp import exactness
 from apsp.graph import EdgeList, Graph
 
 
@@ -42,7 +42,7 @@ def check_csr(g, n, src, dst, weight, dtype):
 
 
 def reference_fw(n, src, dst, weight, dtype):
-    d = np.full((n, n), dtypes.inf_value(np.dtype(dtype)), dtype=dtype)
+    d = np.full((n, n), exactness.inf_value(np.dtype(dtype)), dtype=dtype)
     for (i, j), w in reference(n, src, dst, weight).items():
         d[i, j] = w
     for i in range(n):
@@ -192,3 +192,15 @@ def test_duplicate_sparse_entries_are_parallel_edges_the_lightest_wins():
             assert apsp.shortest_paths(m, method=method).distances.tolist() == [[0, 3], [2, 0]], (m.format, method)
     # with directed=False the reverse edge joins the comparison
     assert apsp.shortest_paths(csr, directed=False).distances.tolist() == [[0, 2], [2, 0]]
+
+
+def test_weight_facts_are_read_when_the_graph_is_built():
+    """A graph knows its weight facts from the start: a NaN weight is refused when it is built,
+    and the facts of a dense and a sparse graph of the same edges agree."""
+    with pytest.raises(ValueError, match="NaN"):
+        Graph.from_sparse(sp.csr_matrix(np.array([[0.0, np.nan], [1.0, 0.0]])))
+    dense = np.array([[0, -3, 0], [2, 0, 5], [0, 0, 0]])
+    for g in (Graph.from_dense(dense), Graph.from_sparse(sp.csr_matrix(dense))):
+        facts = (g.nnz, g.max_abs_weight, g.has_negative_weights, g.integral, g.unit_weights, g.distance_bound)
+        assert facts == (3, 5, True, True, False, 10)
+        assert isinstance(g.max_abs_weight, int) and isinstance(g.distance_bound, int)

@@ -131,9 +131,10 @@ _RSS_PROBE = """
 import os, resource, sys
 import numpy as np
 import apsp
+from apsp import exactness
+from apsp.engine import SolveOptions
 from apsp.graph import EdgeList, Graph
 from apsp.plan import plan_memory
-from apsp.solvers import SolveOptions
 
 n, method, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 rng = np.random.default_rng(0)
@@ -141,7 +142,7 @@ e = EdgeList(n, rng.integers(0, n, 2 * n), rng.integers(0, n, 2 * n), rng.intege
 g = Graph.from_edges(e)
 small = EdgeList(40, e.src[:60] % 40, e.dst[:60] % 40, e.weight[:60])
 apsp.shortest_paths(small, method=method, backend="cpu", return_successors=paths)  # compile first
-dt = g.choose_dtype()
+dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
 plan = plan_memory(g, method, "cpu", SolveOptions(dtype=dt, successors=paths))
 page = os.sysconf("SC_PAGE_SIZE")
 before = int(open("/proc/self/statm").read().split()[1]) * page

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apsp import dtypes
+from apsp import exactness
 from apsp.cli import main
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.graph import Graph
@@ -108,18 +108,18 @@ def test_other_output_formats(tmp_path, out_name):
     rc = main(["solve", str(inp), "-o", str(tmp_path / out_name), "--method", "reference", "-q"])
     assert rc == 0
     g = Graph.from_edges(read_graph(inp))
-    dt = g.choose_dtype()
-    want = dtypes.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(dt)), False)
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
+    want = exactness.finalize_unreachable(floyd_warshall_reference(g.fw_matrix(dt)), False)
     p = tmp_path / out_name
     if out_name.endswith(".npy"):
         got = np.load(p)
     elif out_name.endswith(".mtx"):
-        got = np.full((5, 5), dtypes.unreachable_value(dt), dtype=dt)
+        got = np.full((5, 5), exactness.unreachable_value(dt), dtype=dt)
         coo = scipy.io.mmread(p).tocoo()
         got[coo.row, coo.col] = coo.data
     else:
         text = gzip.decompress(p.read_bytes()).decode()
-        rows = [[dtypes.unreachable_value(dt) if t == "INF" else int(t) for t in ln.split()]
+        rows = [[exactness.unreachable_value(dt) if t == "INF" else int(t) for t in ln.split()]
                 for ln in text.splitlines()]
         got = np.array(rows, dtype=dt)
     assert np.array_equal(got, want)

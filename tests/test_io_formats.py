@@ -74,7 +74,7 @@ def test_homework_round_trip_through_dispatcher(tmp_path, edges):
        st.booleans(), st.data())
 @HYPO
 def test_distances_npy_and_mtx_round_trip(tmp_path, n, dtype, gz, data):
-    from apsp import dtypes
+    from apsp import exactness
 
     dt = np.dtype(dtype)
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
@@ -82,7 +82,7 @@ def test_distances_npy_and_mtx_round_trip(tmp_path, n, dtype, gz, data):
         d = (rng.standard_normal((n, n)) * 100).astype(dt)
     else:
         d = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, (n, n), dtype=dt, endpoint=True)
-    d[rng.random((n, n)) < 0.3] = dtypes.unreachable_value(dt)
+    d[rng.random((n, n)) < 0.3] = exactness.unreachable_value(dt)
     p = tmp_path / ("d.npy.gz" if gz else "d.npy")
     write_distances(p, d)
     loaded = np.load(gzip.open(p) if gz else p)
@@ -90,8 +90,8 @@ def test_distances_npy_and_mtx_round_trip(tmp_path, n, dtype, gz, data):
     q = tmp_path / "d.mtx"
     write_distances(q, d)
     m = scipy.io.mmread(q)
-    reach = d != dtypes.unreachable_value(dt)
-    got = np.full((n, n), dtypes.unreachable_value(dt), dtype=dt)
+    reach = d != exactness.unreachable_value(dt)
+    got = np.full((n, n), exactness.unreachable_value(dt), dtype=dt)
     if n:
         coo = sp.coo_matrix(m)
         got[coo.row, coo.col] = coo.data.astype(dt)

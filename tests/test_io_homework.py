@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import GraphFormatError
 from apsp.graph import EdgeList, Graph
@@ -25,14 +25,14 @@ HYPO = settings(max_examples=40, deadline=None,
 
 def _solve(edges: EdgeList) -> np.ndarray:
     g = Graph.from_edges(edges)
-    dt = g.choose_dtype()
+    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
     d = floyd_warshall_reference(g.fw_matrix(dt))
-    return dtypes.finalize_unreachable(d, g.has_negative_weights)
+    return exactness.finalize_unreachable(d, g.has_negative_weights)
 
 
 def _expected_text(d: np.ndarray) -> bytes:
     """An independent (slow, obvious) formatter to check the fast one against."""
-    unreachable = dtypes.unreachable_value(d.dtype)
+    unreachable = exactness.unreachable_value(d.dtype)
     lines = []
     for row in d.tolist():
         lines.append(" ".join("INF" if v == unreachable else str(v) for v in row))
@@ -75,7 +75,7 @@ def test_every_dtype_prints_the_same(tmp_path, dtype):
     d = np.array([[0, 55, 121, 60], [-1, 0, 66, 5], [-1, 1, 0, 6], [-1, -1, -1, 0]])
     dt = np.dtype(dtype)
     typed = d.astype(dt)
-    typed[d == -1] = dtypes.unreachable_value(dt)
+    typed[d == -1] = exactness.unreachable_value(dt)
     write_distances(tmp_path / "o.txt", typed)
     assert (tmp_path / "o.txt").read_bytes() == FIGURE6
 

@@ -14,7 +14,7 @@ from randgraphs import random_edges
 import apsp.io._codec as common
 import apsp.io.homework as homework
 import apsp.io.npy as npy_module
-from apsp import dtypes, shortest_paths
+from apsp import exactness, shortest_paths
 from apsp.cli import main
 from apsp.io import write_distances, write_graph
 from apsp.io.homework import format_rows
@@ -22,7 +22,7 @@ from apsp.io.homework import format_rows
 
 def _distances(rng, n=23, dtype=np.int32):
     d = rng.integers(0, 1000, size=(n, n)).astype(dtype)
-    d[rng.random((n, n)) < 0.2] = dtypes.unreachable_value(dtype)
+    d[rng.random((n, n)) < 0.2] = exactness.unreachable_value(dtype)
     return d
 
 
@@ -60,7 +60,7 @@ def test_rows_writes_a_block_of_rows(tmp_path, rng, suffix):
         assert "% rows 6..12 of the 23 x 23 matrix" in text
         m = scipy.io.mmread(io.StringIO(text)).toarray()
         part = d[5:12]
-        reach = part != dtypes.unreachable_value(d.dtype)
+        reach = part != exactness.unreachable_value(d.dtype)
         assert m.shape == (7, 23) and np.array_equal(m[reach], part[reach])
     for bad in ((0, 24), (5, 5), (-1, 3)):
         with pytest.raises(ValueError, match="rows="):

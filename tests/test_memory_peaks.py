@@ -25,9 +25,9 @@ _PROBE = r"""
 import json, sys
 import numpy as np
 import apsp
+from apsp.engine import SolveOptions
 from apsp.graph import EdgeList, Graph
 from apsp.plan import plan_memory
-from apsp.solvers import SolveOptions
 
 
 def status(key):
@@ -59,7 +59,7 @@ apsp.shortest_paths(small, backend="cpu", **warm)
 small.longest_distance_found()  # the searches before a narrow attempt: their code loaded, not data
 g.nnz, g.has_negative_weights, g.max_abs_weight, g.unit_weights
 if options.get("method") == "nd-fw":
-    from apsp.ndfw import default_plan
+    from apsp.dissection import default_plan
     default_plan(g, "cpu")  # the ordering, cached on the graph, as the automatic choice leaves it
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # VmHWM := VmRSS
@@ -109,9 +109,9 @@ def test_measured_peak_matches_the_plan(kind, options):
                                      dict(method="dijkstra", sources=[0, 1, 2]), dict(method="bfs", unweighted=True)],
                          ids=["fw", "dijkstra", "dijkstra-rows", "bfs"])
 def test_a_budget_below_the_plan_is_refused(options):
+    from apsp.engine import SolveOptions
     from apsp.graph import Graph
     from apsp.plan import plan_memory
-    from apsp.solvers import SolveOptions
 
     n = 700
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""Nested-dissection Floyd-Warshall (apsp.dissection, apsp.ndfw, CPU and GPU engines) against the oracle."""
+"""Nested-dissection Floyd-Warshall (apsp.dissection, apsp.dissection, CPU and GPU engines) against the oracle."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,12 +13,12 @@ from pathcheck import as_float, check_predecessors, check_successors
 from randgraphs import random_edges
 
 import apsp
-from apsp import costs, dtypes
+from apsp import costs, exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.dissection import dissect
+from apsp.engine import SolveOptions
 from apsp.errors import NegativeCycleError
 from apsp.graph import EdgeList, Graph
-from apsp.solvers import SolveOptions
 
 
 def _grid(side, rng, lo=1, hi=20):
@@ -57,7 +57,7 @@ def _graphs(rng):
 
 def _oracle(graph, dt):
     ref = floyd_warshall_reference(graph.fw_matrix(dt))
-    return dtypes.finalize_unreachable(ref, graph.has_negative_weights)
+    return exactness.finalize_unreachable(ref, graph.has_negative_weights)
 
 
 def _node_of(nd):
@@ -154,7 +154,7 @@ def test_cpu_paths(rng):
     for name, g in _graphs(rng).items():
         out = _solve_cpu(g, "int32", successors=True, predecessors=True)
         dist = as_float(out.dist)
-        weight = np.where(g.fw_matrix(np.float64) >= dtypes.inf_value(np.float64), np.inf,
+        weight = np.where(g.fw_matrix(np.float64) >= exactness.inf_value(np.float64), np.inf,
                           g.fw_matrix(np.float64))
         np.fill_diagonal(weight, np.inf)
         check_successors(out.successors, dist, weight)
@@ -222,7 +222,7 @@ def test_gpu_several_levels_int16_float_and_paths(rng, batch):
     assert out.info["tree_nodes"] >= 7
     assert out.info["gathered_nodes" if batch == "never" else "batched_nodes"] >= 2
     np.testing.assert_array_equal(out.dist, _oracle(g, "int16"))
-    weight = np.where(g.fw_matrix(np.float64) >= dtypes.inf_value(np.float64), np.inf, g.fw_matrix(np.float64))
+    weight = np.where(g.fw_matrix(np.float64) >= exactness.inf_value(np.float64), np.inf, g.fw_matrix(np.float64))
     np.fill_diagonal(weight, np.inf)
     check_successors(out.successors, as_float(out.dist), weight)
     out = _solve_gpu(g, "float32", leaf=4, batch=batch)
@@ -256,7 +256,7 @@ def test_gpu_unpermuted_copy_in_bands(rng, dt):
         position = rng.permutation(size)[:n]
         layout = rng.integers(0, 1000, (size, size)).astype(dt)
         limit = None if dt == "float32" else 900
-        unreachable = None if limit is None else int(dtypes.unreachable_value(dt))
+        unreachable = None if limit is None else int(exactness.unreachable_value(dt))
         row_bytes = n * layout.itemsize
         out = unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit, unreachable,
                                  band_bytes=5 * row_bytes + 1)
@@ -282,7 +282,7 @@ def test_unpermute_inplace_round_trip(rng, n):
 
 def test_auto_picks_nd_fw_by_estimated_work(rng, monkeypatch):
     from apsp import plan
-    from apsp.ndfw import default_plan
+    from apsp.dissection import default_plan
 
     monkeypatch.setattr(costs, "rates_for", lambda name=None: costs.SHIPPED["cpu"])  # the 2-core machine's rates
     g = _grid(64, rng)  # n = 4096: small separators (at n = 1600 dense FW's 4e9 updates are as quick)

@@ -4,8 +4,8 @@ import pytest
 
 import apsp
 from apsp import plan
+from apsp.engine import SolveOptions
 from apsp.graph import EdgeList, Graph
-from apsp.solvers import SolveOptions
 
 
 def test_unknown_keyword_names_the_nearest_valid_one():

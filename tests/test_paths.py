@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from randgraphs import random_edges
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu import blocked, reference
 from apsp.cpu.pathkernels import check, repair
+from apsp.engine import SolveOptions
 from apsp.graph import EdgeList, Graph
 from apsp.paths import NO_VERTEX, NoPathError, PathError, reconstruct_path
-from apsp.solvers import SolveOptions
 
 HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SOLVERS = {"blocked": blocked.solve, "reference": reference.solve}
@@ -35,7 +35,7 @@ def assert_valid_paths(edges: EdgeList, dist, succ, pred):
     """Every reachable pair: both matrices give a path of existing edges summing to the distance."""
     weight = _weights(edges)
     n = dist.shape[0]
-    unreachable = dtypes.unreachable_value(dist.dtype)
+    unreachable = exactness.unreachable_value(dist.dtype)
     for i in range(n):
         assert succ[i, i] == NO_VERTEX and pred[i, i] == NO_VERTEX
         for j in range(n):
@@ -149,7 +149,7 @@ def test_check_and_repair_fix_a_loop_and_keep_good_pointers():
     edges = EdgeList(4, [0, 1, 1, 3], [1, 0, 2, 0], [0, 0, 5, 1])
     graph = Graph.from_edges(edges)
     dist = reference.solve(graph, SolveOptions(dtype=np.dtype(np.int64))).dist
-    reach = dist != dtypes.unreachable_value(dist.dtype)
+    reach = dist != exactness.unreachable_value(dist.dtype)
     succ = np.full((4, 4), NO_VERTEX, dtype=np.int32)
     succ[0, 2], succ[1, 2], succ[3, 2] = 1, 0, 0  # 0 -> 1 -> 0 loops
     succ[0, 1], succ[1, 0], succ[3, 0], succ[3, 1] = 1, 0, 0, 0
@@ -187,7 +187,7 @@ def test_positive_weights_never_loop_so_the_check_is_skipped(n, density, hi, see
     block = int(np.random.default_rng(seed).integers(1, n + 1))
     out = _solve("blocked", graph, "int32", block)
     assert out.info["paths_checked"] is False
-    reach = out.dist != dtypes.unreachable_value(out.dist.dtype)
+    reach = out.dist != exactness.unreachable_value(out.dist.dtype)
     assert not check(out.successors, reach, False).any()
     assert not check(out.predecessors, reach, True).any()
     assert_valid_paths(edges, out.dist, out.successors, out.predecessors)

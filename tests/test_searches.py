@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.cpu.searches import SearchGraph, potentials, search_rows
 from apsp.errors import NegativeCycleError
@@ -27,14 +27,14 @@ def oracle(e: EdgeList):
     """Exact distances as float64 with inf (int64 oracle arithmetic, weights here stay small)."""
     g = apsp.as_graph(e)
     d = floyd_warshall_reference(g.fw_matrix(np.int64)).astype(np.float64)
-    d[d >= float(dtypes.inf_value(np.int64)) // 2] = np.inf
+    d[d >= float(exactness.inf_value(np.int64)) // 2] = np.inf
     return d
 
 
 def as_float(d):
     out = d.astype(np.float64)
     if d.dtype.kind != "f":
-        out[d == dtypes.unreachable_value(d.dtype)] = np.inf
+        out[d == exactness.unreachable_value(d.dtype)] = np.inf
     return out
 
 
@@ -196,7 +196,7 @@ def test_bucket_queue_gives_up_to_the_heap(rng):
                                                   (bucket_count(g), np.int32), (m + 1, np.int32),
                                                   (m + 1, np.int32))]
     assert bucket_row(g.indptr, g.indices, g.weights, 0, -1, *scratch[:3], False, False,
-                      dtypes.unreachable_value(np.int64), *scratch[3:], 4 * (n + m)) == -1
+                      exactness.unreachable_value(np.int64), *scratch[3:], 4 * (n + m)) == -1
     large = EdgeList(n, chain.src, chain.dst, chain.weight + MAX_BUCKETS)
     assert bucket_count(SearchGraph.from_csr(apsp.as_graph(large).to_csr(), np.int64)) == 0
     for e in (chain, large, random_edges(rng, 40, 0.1, lo=0, hi=60_000)):

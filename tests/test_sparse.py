@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import apsp
-from apsp import dtypes
+from apsp import exactness
 from apsp.cpu.oracle import floyd_warshall_reference
 from apsp.errors import NegativeCycleError
 from apsp.generate import random_graph
@@ -18,7 +18,7 @@ from pathcheck import as_float, check_predecessors, check_successors, dense_weig
 def oracle(e: EdgeList, dtype):
     g = apsp.as_graph(e)
     d = floyd_warshall_reference(g.fw_matrix(dtype))
-    return dtypes.finalize_unreachable(d, g.has_negative_weights)
+    return exactness.finalize_unreachable(d, g.has_negative_weights)
 
 
 def check(e: EdgeList, method: str):
@@ -78,7 +78,7 @@ def test_unreachable_and_dtypes():
         r = apsp.shortest_paths(e, method="dijkstra", dtype=name)
         assert r.distances.dtype == np.dtype(name)
         assert r.distances[0, 2] == 7
-        assert r.distances[2, 0] == dtypes.unreachable_value(np.dtype(name))
+        assert r.distances[2, 0] == exactness.unreachable_value(np.dtype(name))
         assert not r.reachable[3, 0]
 
 

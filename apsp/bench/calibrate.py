@@ -71,7 +71,7 @@ def _nd_fit(points, rate_cap: float) -> tuple[float, float]:
 def _nd_points(backend: str, sides, speed: dict, overhead, repeat: int, log) -> list[tuple[float, float, float]]:
     """nd-fw on grids of these sides, its ordering built first: ``(updates in int32 equivalents,
     rounds, seconds less the call's ``overhead(graph, itemsize)``)`` each."""
-    from ..ndfw import default_plan
+    from ..dissection import default_plan
 
     points = []
     for side in sides:

@@ -82,9 +82,9 @@ class Contestant:
             if importlib.util.find_spec(module) is None:
                 return f"{module} is not installed"
             return None
+        from ..engine import get_solver
         from ..errors import BackendUnavailableError
         from ..plan import gpu_available
-        from ..solvers import get_solver
 
         if self.on_gpu:
             ok, why = gpu_available(explicit=interpreter_ok)

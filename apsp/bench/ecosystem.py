@@ -43,14 +43,14 @@ def _use_scipy_dijkstra_as_solver():
     import apsp.api
     from scipy.sparse.csgraph import shortest_path
 
-    from apsp import dtypes
-    from apsp.solvers import SolveOutput
+    from apsp import exactness
+    from apsp.engine import SolveOutput
 
     def solve(graph, opts):
         d, p = shortest_path(graph.to_csr(), method="D", return_predecessors=True)
         dtype = opts.dtype if opts.dtype is not None else np.dtype(np.int32)  # BFS leaves it to the solver
         dist = d.astype(dtype) if dtype.kind == "f" else np.where(
-            np.isfinite(d), d, dtypes.unreachable_value(dtype)).astype(dtype)
+            np.isfinite(d), d, exactness.unreachable_value(dtype)).astype(dtype)
         return SolveOutput(dist=dist, predecessors=p if opts.predecessors else None)
 
     apsp.api.get_solver = lambda method, backend: solve

@@ -13,7 +13,7 @@ most O(n/64 * levels * m) word operations, plus one write per pair.
 
 Distances come in the smallest unsigned type that holds the graph's diameter
 (``uint8`` up to 254 hops, then ``uint16``, then ``int32``); unreachable pairs
-hold the dtype's maximum (`apsp.dtypes.unreachable_value`). The diameter is
+hold the dtype's maximum (`apsp.exactness.unreachable_value`). The diameter is
 unknown before the search, so batches start in ``uint8`` and only a batch
 whose search outgrows the type is run again after the matrix is widened.
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import dtypes
+from .. import exactness
+from ..engine import SolveOptions, SolveOutput
 from ..errors import DtypeError
-from ..solvers import SolveOptions, SolveOutput
 from .threads import run_split
 
 #: sources per batch (bits in a word)
@@ -257,13 +257,13 @@ def recast(dist: np.ndarray, dtype) -> np.ndarray:
     The caller makes sure every finite distance fits ``dtype``.
     """
     wide = dist.astype(dtype)
-    wide[dist == dtypes.unreachable_value(dist.dtype)] = dtypes.unreachable_value(dtype)
+    wide[dist == exactness.unreachable_value(dist.dtype)] = exactness.unreachable_value(dtype)
     return wide
 
 
 def max_level(dtype) -> int:
     """The longest hop distance ``dtype`` stores (its maximum means unreachable)."""
-    return int(dtypes.unreachable_value(dtype)) - 1
+    return int(exactness.unreachable_value(dtype)) - 1
 
 
 def finish_dtype(dist: np.ndarray, requested) -> np.ndarray:
@@ -271,7 +271,7 @@ def finish_dtype(dist: np.ndarray, requested) -> np.ndarray:
     if requested is None or np.dtype(requested) == dist.dtype:
         return dist
     out = dist.astype(requested)
-    out[dist == dtypes.unreachable_value(dist.dtype)] = np.inf
+    out[dist == exactness.unreachable_value(dist.dtype)] = np.inf
     return out
 
 

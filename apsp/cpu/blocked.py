@@ -17,7 +17,7 @@ store to ``c`` carries four updates. Sums are cast back to the matrix dtype
 so int16/int32/float32 run at full SIMD width (16/8/8 lanes with AVX2).
 No fastmath: ``inf`` must stay ``inf``.
 
-Kernels never overflow (see `apsp.dtypes`): with ``negative=True`` every value
+Kernels never overflow (see `apsp.exactness`): with ``negative=True`` every value
 they write is clamped at ``floor`` (``-INF`` for integers, ``-max/4`` for
 floats), so a sum of two entries always fits, and a negative cycle shows as a
 negative diagonal entry. Paths come afterwards from the distances
@@ -31,14 +31,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from .. import dtypes
-from ..fwsolve import Finalized, drive, run
-from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
-from ..solvers import SolveOptions, SolveOutput
+from .. import exactness
+from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
+from ..engine import Finalized, SolveOptions, SolveOutput, drive, run
 from ._kernels import _relax1, _relax4
 from .threads import run_split, wait_all
 
-#: default tile edge (measured: `apsp.solvers.DEFAULT_BLOCK`)
+#: default tile edge (measured: `apsp.engine.DEFAULT_BLOCK`)
 DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
 #: phase-2 piece width, in bytes of a row (so in entries: ``PANEL_BYTES // itemsize``)
 PANEL_BYTES = 2048
@@ -58,7 +57,7 @@ def clamp_floor(dtype):
     dt = np.dtype(dtype)
     if dt.kind == "f":
         return dt.type(-np.finfo(dt).max / 4)
-    return dt.type(-dtypes.inf_value(dt))
+    return dt.type(-exactness.inf_value(dt))
 
 
 # ---------------------------------------------------------------------------
@@ -268,12 +267,12 @@ def _round(d, k0, k1, floor, inf):
 def _kernel_args(dtype, negative):
     """``(floor, inf)`` as the kernels take them: ``floor`` None when weights are non-negative."""
     dt = np.dtype(dtype)
-    return (clamp_floor(dt) if negative else None), dtypes.inf_value(dt)
+    return (clamp_floor(dt) if negative else None), exactness.inf_value(dt)
 
 
 def _check_dtype(*arrays):
     dt = arrays[0].dtype
-    dtypes.as_dtype(dt)
+    exactness.as_dtype(dt)
     for arr in arrays[1:]:
         if arr.dtype != dt:
             raise TypeError(f"all tiles must share one dtype, got {dt} and {arr.dtype}")
@@ -396,7 +395,7 @@ def fw_inplace(d: np.ndarray, block: int = DEFAULT_BLOCK, negative: bool = False
 
 
 class CPUEngine:
-    """The CPU engine of the FW skeleton (`apsp.fwsolve`): numpy arrays, the Numba kernels above.
+    """The CPU engine of the FW skeleton (`apsp.engine`): numpy arrays, the Numba kernels above.
 
     Tile kernels (``empty``, ``copy``, ``close_block``, ``minplus``, ``sync``) for the
     out-of-core stream and the distributed driver; the in-core fast path
@@ -413,10 +412,13 @@ class CPUEngine:
     #: ragged tiles cost the Numba kernels nothing
     pads_tiles = False
 
-    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False):
+    def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False,
+                 cutoff_band: tuple[int, int] | None = None):
         self.dtype = np.dtype(dtype)
-        dtypes.as_dtype(self.dtype)
+        exactness.as_dtype(self.dtype)
         self.negative = bool(negative)
+        #: `SolveOptions.cutoff_band`: `finalize` checks the result in the pass that marks it
+        self.cutoff_band = cutoff_band
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = whole_when_small
         self.threads = max(1, threads or available_cores())
@@ -516,7 +518,8 @@ class CPUEngine:
         return np.flatnonzero(np.diagonal(self.d) < 0)
 
     def finalize(self) -> Finalized:
-        return Finalized(dtypes.finalize_unreachable(self.d, self.negative))
+        suspect = exactness.finalize_checked(self.d, self.negative, self.cutoff_band)
+        return Finalized(self.d, cutoff_suspected=suspect)
 
 
 def available_cores() -> int:
@@ -533,7 +536,7 @@ def available_cores() -> int:
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
     """Blocked Floyd-Warshall solver, registered as ``("fw", "cpu")``: the skeleton
-    (`apsp.fwsolve`) over `CPUEngine`.
+    (`apsp.engine`) over `CPUEngine`.
 
     ``opts.block_size`` defaults to `DEFAULT_BLOCK`. With ``opts.successors``
     or ``opts.predecessors``, `apsp.cpu.paths.pointers_from_distances` recovers
@@ -543,18 +546,19 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     --------
     >>> import numpy as np
     >>> from apsp.graph import Graph
-    >>> from apsp.solvers import SolveOptions
+    >>> from apsp.engine import SolveOptions
     >>> g = Graph.from_dense(np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]]))
     >>> out = solve(g, SolveOptions(dtype=np.dtype(np.int32), successors=True, progress=False))
     >>> out.dist.tolist(), out.successors[0].tolist()
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1])
     """
-    dt = dtypes.as_dtype(opts.dtype)
+    dt = exactness.as_dtype(opts.dtype)
     want_paths = bool(opts.successors or opts.predecessors)
     if opts.checkpoint and want_paths:
         raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                          "(or use the GPU backend, which recovers paths after the distances)")
-    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint)
+    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint,
+                       cutoff_band=opts.cutoff_band)
     out = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK)
     if want_paths:
         from .paths import recover_pointers

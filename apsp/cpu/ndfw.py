@@ -1,6 +1,6 @@
 """Nested-dissection Floyd-Warshall on the CPU: the round engine in Numba and the solver.
 
-Each round of the schedule (`apsp.ndfw`) is one parallel Numba call on the
+Each round of the schedule (`apsp.dissection`) is one parallel Numba call on the
 layout matrix: close the pivot tile (`apsp.cpu.blocked`'s phase 1), update the
 pivot row and column panels over the round's ranges (phase 2, the column panel
 transposed into a buffer so its rows are long), then the min-plus products of
@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .. import dtypes
-from ..fwsolve import Finalized
-from ..ndfw import DEFAULTS, ScheduleEngine, layout_edges, solve_with
-from ..solvers import SolveOptions, SolveOutput
+from .. import exactness
+from ..dissection import DEFAULTS, ScheduleEngine, layout_edges, solve_with
+from ..engine import Finalized, SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close, _kernel_args, _panel_piece, _relax
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
@@ -80,7 +79,7 @@ class Engine(ScheduleEngine):
         size = self.nd.size
         self.d = np.empty((size, size), dtype=self.dtype)
         rows, cols, w = layout_edges(graph, self.nd)
-        _start_matrix(self.d, rows, cols, w.astype(self.dtype), dtypes.inf_value(self.dtype))
+        _start_matrix(self.d, rows, cols, w.astype(self.dtype), exactness.inf_value(self.dtype))
 
     def pivots(self, a, b, ranges):
         for k0 in range(a, b, self.tile):
@@ -104,9 +103,9 @@ class Engine(ScheduleEngine):
         """The distances in vertex order (in place), unreachable pairs marked."""
         if self.dtype.kind == "f":
             return Finalized(unpermute_inplace(self.d, self.nd.position))
-        inf = dtypes.inf_value(self.dtype)
+        inf = exactness.inf_value(self.dtype)
         return Finalized(unpermute_inplace(self.d, self.nd.position, limit=inf // 2 if self.negative else inf - 1,
-                                           unreachable=dtypes.unreachable_value(self.dtype)))
+                                           unreachable=exactness.unreachable_value(self.dtype)))
 
 
 @njit(cache=True, parallel=True)
@@ -188,7 +187,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), progress=False)).dist.tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
-    dt = dtypes.as_dtype(opts.dtype)
+    dt = exactness.as_dtype(opts.dtype)
     negative = graph.has_negative_weights
     result = solve_with(graph, opts, "cpu", lambda nd, tile: Engine(nd, dt, tile, negative))[0]
     if opts.successors or opts.predecessors:

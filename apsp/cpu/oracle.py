@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import exactness
 
 
 #: "no path" while the oracle works in int64: the sum of two never wraps
@@ -22,7 +22,7 @@ def widened(d: np.ndarray) -> np.ndarray:
     if d.dtype.kind == "f":
         return d.astype(np.float64)
     work = d.astype(np.int64)
-    work[d >= dtypes.inf_value(d.dtype)] = WORK_INF
+    work[d >= exactness.inf_value(d.dtype)] = WORK_INF
     return work
 
 
@@ -40,7 +40,7 @@ def narrowed(work: np.ndarray, dtype) -> np.ndarray:
     dt = np.dtype(dtype)
     if dt.kind == "f":
         return work.astype(dt)
-    out = np.full(work.shape, dtypes.inf_value(dt), dtype=dt)
+    out = np.full(work.shape, exactness.inf_value(dt), dtype=dt)
     finite = work < WORK_INF
     out[finite] = work[finite].astype(dt)
     return out

@@ -56,9 +56,9 @@ def successors_checked(succ: np.ndarray, dist: np.ndarray, graph):
     only along a zero-weight cycle. Returns ``(succ, repaired)`` like
     `pointers_from_distances`.
     """
-    from .. import dtypes
+    from .. import exactness
 
-    reachable = dist != dtypes.unreachable_value(dist.dtype)
+    reachable = dist != exactness.unreachable_value(dist.dtype)
     return succ, _checked(succ, reachable, dist, False, graph.to_csr)
 
 
@@ -139,11 +139,11 @@ def recover_pointers(out, graph, dtype, opts) -> None:
     in the FW kernels instead cost about 8x)."""
     import time
 
-    from .. import dtypes
+    from .. import exactness
 
     t0 = time.perf_counter()
     dist = out.dist
-    reachable = dist != dtypes.unreachable_value(dtype)
+    reachable = dist != exactness.unreachable_value(dtype)
     check = loops_possible(graph, dtype)
     out.info["paths_checked"] = check
     if opts.successors:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import exactness
+from ..engine import SolveOptions, SolveOutput
 from ..paths import NO_VERTEX
-from ..solvers import SolveOptions, SolveOutput
 from .oracle import WORK_INF, floyd_warshall_reference, narrowed, relax_through, widened
 
 
@@ -67,6 +67,6 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     else:
         d = floyd_warshall_reference(start)
     _raise_if_negative_cycle(np.diagonal(d))
-    dtypes.finalize_unreachable(d, graph.has_negative_weights)
+    exactness.finalize_unreachable(d, graph.has_negative_weights)
     return SolveOutput(dist=d, successors=succ if opts.successors else None,
                        predecessors=pred if opts.predecessors else None)

@@ -16,7 +16,7 @@
 Distances are computed and stored in the dtype reported (int16, int32, int64,
 float32, float64), never through float64, so integer results are exact
 however large. The caller picks a dtype that holds every distance (see
-`apsp.dtypes`); then a tentative distance ``d(u) + w`` cannot overflow:
+`apsp.exactness`); then a tentative distance ``d(u) + w`` cannot overflow:
 settled distances are at most the bound and the sum is taken in 64 bits.
 
 `search_rows` runs one search per source, the sources spread over threads
@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .. import dtypes
-from ..solvers import SolveOptions, SolveOutput
+from .. import exactness
+from ..engine import SolveOptions, SolveOutput
 from .threads import run_split, thread_count
 
 if TYPE_CHECKING:
@@ -600,7 +600,7 @@ def potentials(g: SearchGraph) -> np.ndarray:
     h = np.empty(g.n, dtype=wide)
     pred = np.empty(g.n, dtype=np.int64)
     cycle = spfa(g.indptr, g.indices, g.weights.astype(wide), -1, np.ones(g.n, dtype=np.bool_), h,
-                 pred, dtypes.unreachable_value(wide))
+                 pred, exactness.unreachable_value(wide))
     if cycle.shape[0]:
         raise negative_cycle_error(cycle)
     return h.astype(g.dtype)
@@ -637,7 +637,7 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
 
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     k, n = sources.shape[0], g.n
-    unreachable = dtypes.unreachable_value(g.dtype)
+    unreachable = exactness.unreachable_value(g.dtype)
     h = np.zeros(1, dtype=g.dtype)
     shift = False
     if kind == "johnson":
@@ -710,7 +710,7 @@ def solve_bfs_rows(graph, opts: SolveOptions) -> SolveOutput:
         return run_searches(graph, opts, "bfs")
     wide = next(np.dtype(t) for t in AUTO_DTYPES if max_level(t) >= graph.n - 1)
     out = run_searches(graph, replace(opts, dtype=wide), "bfs")
-    reached = out.dist != dtypes.unreachable_value(wide)
+    reached = out.dist != exactness.unreachable_value(wide)
     if reached.any() and int(out.dist[reached].max()) > max_level(asked):
         refuse_dtype(asked)
     out.dist = recast(out.dist, asked)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 from mpi4py import MPI
 
-from .. import dtypes
+from .. import exactness
 from ..api import narrow_first
 from ..errors import DtypeError, NegativeCycleError
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
@@ -107,10 +107,10 @@ def _choose_backend(comm, backend: str) -> str:
 
 
 def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
-    """This rank's finalized tiles in the requested narrower ``dtype`` (`apsp.dtypes.cast_checked`);
+    """This rank's finalized tiles in the requested narrower ``dtype`` (`apsp.exactness.cast_checked`);
     a distance that does not fit on any rank raises the same `DtypeError` on every rank."""
     try:
-        narrow, problem = dtypes.cast_checked(host, dtype, negative), None
+        narrow, problem = exactness.cast_checked(host, dtype, negative), None
     except DtypeError as exc:
         narrow, problem = None, str(exc)
     problems = [p for p in comm.allgather(problem) if p]
@@ -251,7 +251,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
                 engine.check_memory(needed)
                 host = np.empty(shape, dtype=problem.dtype)
-                d = host if chosen == "cpu" else engine.full(padded_shape, dtypes.inf_value(problem.dtype))
+                d = host if chosen == "cpu" else engine.full(padded_shape, exactness.inf_value(problem.dtype))
                 solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
                                        poll_pieces=poll_pieces, lookahead=lookahead)
             d_real = d[: shape[0], : shape[1]]  # see solve_layout
@@ -280,12 +280,12 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
         def suspected(run, attempt) -> bool:
             # a checked dtype's result is kept only if no distance came within max|w| of its
-            # limit on any rank (apsp.dtypes); otherwise every rank solves again one dtype wider
+            # limit on any rank (apsp.exactness); otherwise every rank solves again one dtype wider
             with timer("check", sync=True):
-                band = dtypes.cutoff_band(problem.dtype, problem.max_abs_weight)
-                return comm.allreduce(bool(dtypes.cutoff_suspected(run.d_real, band)), op=MPI.LOR)
+                band = exactness.cutoff_band(problem.dtype, problem.max_abs_weight)
+                return comm.allreduce(bool(exactness.cutoff_suspected(run.d_real, band)), op=MPI.LOR)
 
-        attempts = [dtypes.Attempt(np.dtype(name), checked, cast) for name, checked, cast in problem.attempts]
+        attempts = [exactness.Attempt(np.dtype(name), checked, cast) for name, checked, cast in problem.attempts]
         try:
             run, attempt, tried = narrow_first(attempts, solve_in, suspected, problem.max_abs_weight,
                                                requested=dtype is not None)
@@ -307,7 +307,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 with timer("copy", sync=True):
                     engine.copy(host, d_real)
             del d, d_real
-            dtypes.finalize_unreachable(host, problem.negative)
+            exactness.finalize_unreachable(host, problem.negative)
         if cast_to is not None:
             with timer("check"):
                 host = cast_agreed(comm, host, cast_to, problem.negative)

@@ -11,7 +11,7 @@ import sys
 
 from mpi4py import MPI
 
-from .. import dtypes
+from .. import exactness
 from ..cli_messages import cli_message, solve_summary
 from ..errors import APSPError
 from .api import solve
@@ -54,8 +54,8 @@ def _report(args, run) -> None:
                                       "dtype_check": info["dtype_check"], "rank_timings_s": rank_timings})
         print(json.dumps(summary), flush=True)
     if args.verbose and not args.json:
-        reason = dtypes.explain_check(info["dtype_tried"], info["dtype_check"],
-                                      dtypes.distance_bound(run.n, info["max_abs_weight"]))
+        reason = exactness.explain_check(info["dtype_tried"], info["dtype_check"],
+                                         exactness.distance_bound(run.n, info["max_abs_weight"]))
         print(f"apsp: n={run.n} method=fw backend={run.backend} dtype={run.dtype.name} ({reason}) "
               f"block={run.block_size} ranks={info['ranks']} grid={info['grid'][0]}x{info['grid'][1]} "
               f"cuda_aware={info['cuda_aware']}", file=sys.stderr)

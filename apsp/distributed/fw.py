@@ -49,7 +49,7 @@ class DistributedFW:
     grid : ProcessGrid
     layout : BlockCyclic
     engine : CPUTiles or GPUTiles (`apsp.distributed.local`): the tile kernels, which know the
-        dtype and whether weights may be negative (kernels clamp; see `apsp.dtypes`)
+        dtype and whether weights may be negative (kernels clamp; see `apsp.exactness`)
     d : local matrix (engine array), C-contiguous, ``layout.local_shape(grid.coords)``
     timer : StageTimer
     poll_pieces : int

@@ -18,7 +18,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from .. import dtypes
+from .. import exactness
 from .layout import BlockCyclic
 
 
@@ -35,7 +35,7 @@ class Problem:
     transport: str
     source: str | None = None
     nnz: int = 0
-    #: the dtype plan (`apsp.dtypes.dtype_attempts`): ``(dtype name, checked, cast_to name or None)``,
+    #: the dtype plan (`apsp.exactness.dtype_attempts`): ``(dtype name, checked, cast_to name or None)``,
     #: narrowest first; ``dtype`` is the one being solved in
     attempts: tuple = ()
     #: largest |weight| (exact: an int for integer weights): a checked dtype's cut-off band is
@@ -48,13 +48,14 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     """Rank 0: read and validate the graph; return (Graph, Problem). Raises on any input error."""
     from ..api import as_graph
 
-    from ..solvers import DEFAULT_BLOCK, check_block
+    from ..engine import DEFAULT_BLOCK, check_block
 
     block_size = check_block(block_size)
     if graph is None:
         raise ValueError("rank 0 got no graph: pass the graph (or its file path) on rank 0")
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
-    attempts = g.dtype_attempts(dtype)
+    attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+                                        dtype)
     dt = attempts[0].dtype
     negative = g.has_negative_weights
     block = block_size or DEFAULT_BLOCK[f"distributed-{backend}"]
@@ -84,7 +85,7 @@ def local_start_matrix(layout: BlockCyclic, coords, dtype, li=None, lj=None, w=N
     on the diagonal entries it holds (into ``out`` when given)."""
     dt = np.dtype(dtype)
     local = np.empty(layout.local_shape(coords), dtype=dt) if out is None else out
-    local.fill(dtypes.inf_value(dt))
+    local.fill(exactness.inf_value(dt))
     if li is not None and len(li):
         local[li, lj] = w
     return _fix_diagonal(local, layout, coords)
@@ -102,7 +103,7 @@ def dense_block(g, layout: BlockCyclic, coords, dtype) -> np.ndarray:
     dt = np.dtype(dtype)
     rows = layout.global_indices(coords[0], 0)
     cols = layout.global_indices(coords[1], 1)
-    local = np.full((len(rows), len(cols)), dtypes.inf_value(dt), dtype=dt)
+    local = np.full((len(rows), len(cols)), exactness.inf_value(dt), dtype=dt)
     sel = np.ix_(rows, cols)
     np.copyto(local, g.dense[sel], where=g.edge_mask[sel], casting="unsafe")
     return _fix_diagonal(local, layout, coords)

@@ -1,7 +1,7 @@
 """Local tile work of one rank: the CPU or GPU engine of the FW skeleton, plus what MPI needs.
 
 The distributed driver (`apsp.distributed.fw`) talks to the same tile-engine
-protocol as the single-process solvers (`apsp.fwsolve.TileEngine`: allocate,
+protocol as the single-process solvers (`apsp.engine.TileEngine`: allocate,
 copy, close a pivot tile, ``c = min(c, a (x) b)``, synchronise), so a
 distributed solve equals the single-process one bit for bit. The classes here
 add what MPI needs: host staging buffers and the buffers MPI reads.

@@ -132,7 +132,7 @@ def _piece_offsets(grid, layout, lengths):
 def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) -> None:
     """Collective: write the homework text of the distributed matrix into one file at ``path``.
 
-    ``local`` holds final distances (unreachable as ``dtypes.unreachable_value``);
+    ``local`` holds final distances (unreachable as ``exactness.unreachable_value``);
     ``format_rows(rows_2d) -> bytes`` formats each row as one line."""
     comm = grid.cart
     texts, lengths = _format_segments(layout, grid.coords, local, format_rows)

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 #: stages in report order; "comm" includes waiting for slower ranks; "setup" is the grid,
 #: backend choice and kernel loading (JIT) before any data moves; "check" verifies a narrow dtype's
-#: result (`apsp.dtypes`; a solve again in a wider dtype adds to the same stages)
+#: result (`apsp.exactness`; a solve again in a wider dtype adds to the same stages)
 STAGES = ("setup", "read", "scatter", "compute", "comm", "copy", "check", "write", "gather")
 
 

@@ -31,10 +31,10 @@ import torch
 import triton
 import triton.language as tl
 
-from .. import dtypes
+from .. import exactness
 from ..cpu.bfs import NO_VERTEX, csr_arrays, finish_dtype, max_level, recast, refuse_dtype
+from ..engine import SolveOptions, SolveOutput
 from ..errors import BackendUnavailableError
-from ..solvers import SolveOptions, SolveOutput
 from .transfer import to_host
 
 #: default tile: vertices per program, 32-bit words (x32 sources) per program, warps
@@ -158,7 +158,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     dt = np.dtype(np.uint8) if may_widen else requested
     if dt == np.uint16:  # computed as int32, narrowed on the host
         dt = np.dtype(np.int32)
-    dist = torch.full((n, n), int(dtypes.unreachable_value(dt)), dtype=_TORCH_DTYPES[dt], device=device)
+    dist = torch.full((n, n), int(exactness.unreachable_value(dt)), dtype=_TORCH_DTYPES[dt], device=device)
     dist.diagonal().fill_(0)
     want_pred, want_succ = bool(opts.predecessors), bool(opts.successors)
     pred = torch.full((n, n) if want_pred else (1,), NO_VERTEX, dtype=torch.int32, device=device)
@@ -188,7 +188,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
             if not may_widen:
                 refuse_dtype(requested)
             wide = dist.to(torch.int32)
-            wide[dist == int(dtypes.unreachable_value(dt))] = int(dtypes.unreachable_value(np.int32))
+            wide[dist == int(exactness.unreachable_value(dt))] = int(exactness.unreachable_value(np.int32))
             dist, dt = wide, np.dtype(np.int32)
         _bfs_level_kernel[grid](
             in_ptr, in_idx, frontier, nxt, visited, flags, dist, pred, succ,

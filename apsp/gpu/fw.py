@@ -22,10 +22,9 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from .. import dtypes
+from .. import exactness
+from ..engine import Finalized, SolveOptions, SolveOutput, run
 from ..errors import MemoryPlanError
-from ..fwsolve import Finalized, run
-from ..solvers import SolveOptions, SolveOutput
 from .devarray import DeviceArray
 from .footprint import fw_needs, gpu_padded
 from .minplus import inf_for, minplus_update, run_kernel
@@ -61,7 +60,7 @@ def _scatter_edges_kernel(d_ptr, indptr_ptr, indices_ptr, weights_ptr, stride, B
 @triton.jit
 def _finalize_kernel(d_ptr, n, stride, limit, unreachable, lo, hi, flag_ptr,
                      CHECK: tl.constexpr, MARK: tl.constexpr, BLOCK: tl.constexpr):
-    # the cut-off check (any value in [lo, hi): apsp.dtypes.cutoff_suspected) and the
+    # the cut-off check (any value in [lo, hi): apsp.exactness.cutoff_suspected) and the
     # unreachable mark (values above limit), in one read of the matrix
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -97,8 +96,8 @@ def check_fits(n_pad: int, dtype: np.dtype, free: int, total: int) -> None:
 
 
 def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool | None:
-    """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.dtypes.cutoff_suspected`)
-    and, on integer dtypes with ``mark``, the unreachable mark (`apsp.dtypes.finalize_unreachable`),
+    """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.exactness.cutoff_suspected`)
+    and, on integer dtypes with ``mark``, the unreachable mark (`apsp.exactness.finalize_unreachable`),
     in one read of ``d`` on the device of the runtime ``rt``; the check's verdict (None without ``band``)."""
     n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
     check, mark = band is not None, mark and dt.kind != "f"
@@ -107,7 +106,7 @@ def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool 
     flag = rt.upload(np.zeros(1, np.int32))
     lo, hi = band if check else (0, 0)
     run_kernel(_finalize_kernel, (triton.cdiv(n, TILE), triton.cdiv(n, TILE)), d, n, d.stride(0),
-               int(dtypes.reachable_limit(dt, negative)), int(dtypes.unreachable_value(dt)) if mark else 0,
+               int(exactness.reachable_limit(dt, negative)), int(exactness.unreachable_value(dt)) if mark else 0,
                int(lo), int(hi), flag, CHECK=check, MARK=mark, BLOCK=TILE, num_warps=4)
     return bool(to_host(flag).flat[0]) if check else None
 
@@ -127,7 +126,7 @@ class _Timer:
 
 
 class GPUEngine:
-    """The GPU engine of the FW skeleton (`apsp.fwsolve`) on ``runtime`` (default: torch on ``device``),
+    """The GPU engine of the FW skeleton (`apsp.engine`) on ``runtime`` (default: torch on ``device``),
     and the torch tile engine of the out-of-core stream and the distributed driver.
 
     The in-core matrix is padded to whole kernel tiles (`apsp.gpu.footprint.gpu_padded`; padding
@@ -246,7 +245,7 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
             from .paths import successors_and_predecessors
 
             graph, opts = paths_for
-            limit = dtypes.reachable_limit(np.dtype(opts.dtype), negative)
+            limit = exactness.reachable_limit(np.dtype(opts.dtype), negative)
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
         check_and_mark(rt, work, negative)
     mark("paths")
@@ -257,7 +256,7 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
 
 
 def solve(graph, opts: SolveOptions) -> SolveOutput:
-    """GPU Floyd-Warshall in core, registered as ``("fw", "gpu")``: the skeleton (`apsp.fwsolve`) over
+    """GPU Floyd-Warshall in core, registered as ``("fw", "gpu")``: the skeleton (`apsp.engine`) over
     `GPUEngine` on the runtime the plan chose (``opts.runtime``; None: torch)."""
     variant, paths = opts.variant, bool(opts.successors or opts.predecessors)
     if opts.checkpoint and variant != "blocked":

@@ -30,7 +30,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from .. import dtypes
+from .. import exactness
 from . import cuda
 from .devarray import DeviceArray, launch
 
@@ -62,7 +62,7 @@ class ByDtype(dict):
 def inf_for(t):
     """The INF sentinel for a tensor's dtype (python scalar)."""
     np_dtype = np.dtype(dtype_name(t.dtype))
-    value = dtypes.inf_value(np_dtype)
+    value = exactness.inf_value(np_dtype)
     return float(value) if np_dtype.kind == "f" else int(value)
 
 

@@ -2,7 +2,7 @@
 
 The layout matrix lives on the device, its size rounded up to `ALIGN` with
 isolated vertices that belong to no tree node. A tree node's rounds
-(`apsp.ndfw`) run one of three ways:
+(`apsp.dissection`) run one of three ways:
 
 * the root (its ranges are the whole layout): in place on the whole matrix,
   each round one pivot closure, two panel products and one phase-3 product,
@@ -38,10 +38,9 @@ import torch
 import triton
 import triton.language as tl
 
-from .. import dtypes
-from ..fwsolve import Finalized
-from ..ndfw import DEFAULTS, ScheduleEngine, solve_with
-from ..solvers import SolveOptions, SolveOutput
+from .. import exactness
+from ..dissection import DEFAULTS, ScheduleEngine, solve_with
+from ..engine import Finalized, SolveOptions, SolveOutput
 from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
 from .fw import check_and_mark, finished
 from .minplus import inf_for, minplus_update
@@ -240,19 +239,19 @@ class Engine(ScheduleEngine):
         a retry will redo it)."""
         d, dt = self.d, self.dtype
         suspect = None
-        # the public layer's cut-off check (apsp.dtypes), on the device: the layout is a permutation
+        # the public layer's cut-off check (apsp.exactness), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
         if self.cutoff_band is not None and d.device.type == self.device.type:  # one kernel pass
             suspect = check_and_mark(self.rt, d, self.negative, self.cutoff_band, mark=False)
         elif self.cutoff_band is not None:  # a host matrix (`HostEngine`)
-            suspect = dtypes.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
+            suspect = exactness.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
         if self.paths_for is not None and not suspect:
             pos = torch.from_numpy(self.nd.position).to(self.device)
             work = d.index_select(0, pos).index_select(1, pos)  # vertex order (paths need it whole)
             self.d = d = None
             return finished(self.rt, work, self.negative, self.paths_for, suspect)
-        limit = None if dt.kind == "f" else dtypes.reachable_limit(dt, self.negative)
-        unreachable = int(dtypes.unreachable_value(dt)) if limit is not None else None
+        limit = None if dt.kind == "f" else exactness.reachable_limit(dt, self.negative)
+        unreachable = int(exactness.unreachable_value(dt)) if limit is not None else None
         return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device),
                          cutoff_suspected=suspect)
 
@@ -409,7 +408,7 @@ def _scatter_min_kernel(d_ptr, buf_ptr, index_ptr, batches, width, stride_d, str
 
 def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.Tensor:
     """The start matrix in layout order on the device, rounded up to ``align`` (padding isolated)."""
-    from ..ndfw import layout_edges
+    from ..dissection import layout_edges
 
     size = -(-max(nd.size, 1) // align) * align
     d = torch.empty((size, size), dtype=getattr(torch, np.dtype(dtype).name), device=device)

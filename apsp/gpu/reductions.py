@@ -71,9 +71,9 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
               words=None, progress=None):
     """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
     ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources."""
+    from ..engine import SolveOptions
     from ..progress import progress_bar
     from ..sizes import parse_size
-    from ..solvers import SolveOptions
     from . import device_memory
 
     dev = _device(SolveOptions(dtype=None, device=device))
@@ -162,9 +162,8 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
     whose finished layout matrix is reduced there, a band of sources at a time, instead of being
     copied to the host: the n x n distances never leave the card. ``dtype``: an integer dtype of
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
-    from .. import dtypes
-    from ..fwsolve import Finalized
-    from ..solvers import SolveOptions
+    from .. import exactness
+    from ..engine import Finalized, SolveOptions
     from . import default_device
     from .ndfw import Engine, solve_with
 
@@ -175,7 +174,7 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
     class ReducingEngine(Engine):
         def finalize(self):
             d = self.d
-            limit = dtypes.reachable_limit(dt, self.negative)
+            limit = exactness.reachable_limit(dt, self.negative)
             pos = torch.from_numpy(self.nd.position).to(dev)
             cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(dev)]
             rows_at = pos[torch.from_numpy(src).to(dev)]

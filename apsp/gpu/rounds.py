@@ -20,7 +20,7 @@ import time
 import numpy as np
 import triton
 
-from ..solvers import DEFAULT_BLOCK as SOLVER_BLOCKS
+from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
 from .devarray import DeviceArray
 from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
                       minplus_update_batched, run_kernel)

@@ -274,7 +274,7 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
                     first_row: int | None = None, progress: bool | None = None) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
-    Unreachable pairs hold `apsp.dtypes.unreachable_value` (``inf``, or the
+    Unreachable pairs hold `apsp.exactness.unreachable_value` (``inf``, or the
     integer dtype's maximum) and print as ``INF`` in text. The file is replaced
     whole or not at all; a ``.gz`` suffix compresses it. Writers go a block of
     rows at a time, so ``dist`` may be a memory map bigger than RAM.

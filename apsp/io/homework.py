@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
@@ -153,7 +153,7 @@ def format_rows(rows) -> bytes:
         raise ValueError(f"distances must be {_DTYPES}, got dtype {r.dtype}")
     out = np.empty(r.shape[0] * (r.shape[1] * (_CHARS[r.dtype] + 1) + 1) + 1, dtype=np.uint8)
     strs, lens = T.float_strings(r) if r.dtype.kind == "f" else (None, None)
-    unreachable = np.int64(0 if strs is not None else dtypes.unreachable_value(r.dtype))
+    unreachable = np.int64(0 if strs is not None else exactness.unreachable_value(r.dtype))
     return out[:T.format_rows(r, unreachable, strs, lens, out)].tobytes()
 
 
@@ -180,7 +180,7 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     if d.dtype not in _CHARS:
         raise ValueError(f"distances must be {_DTYPES}, got dtype {d.dtype}")
     floats = d.dtype.kind == "f"
-    unreachable = np.int64(0 if floats else dtypes.unreachable_value(d.dtype))
+    unreachable = np.int64(0 if floats else exactness.unreachable_value(d.dtype))
     width = d.shape[1] * (_CHARS[d.dtype] + 1) + 1
     step = max(1, CHUNK_BYTES // width)
     starts = range(0, d.shape[0], step)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
@@ -176,7 +176,7 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     if d.dtype.kind not in "iuf":
         raise ValueError(f"distances must be numeric, got dtype {d.dtype}")
     n, ncols = d.shape
-    unreachable = dtypes.unreachable_value(d.dtype)
+    unreachable = exactness.unreachable_value(d.dtype)
     step = max(1, CHUNK_BYTES // max(1, ncols * max(d.itemsize, 1)))
     nnz = sum(int(np.count_nonzero(d[s:s + step] != unreachable)) for s in range(0, n, step))
     field = "real" if d.dtype.kind == "f" else "integer"

@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 SUPPORTED = (np.int16, np.int32, np.int64, np.float32, np.float64)
 #: extra dtypes for hop counts (BFS): no negative values, so unsigned types are safe
 HOP_ONLY = (np.uint8, np.uint16)
+#: the integer distance dtypes a dtype plan chooses from, narrowest first
+INTEGERS = tuple(map(np.dtype, (np.int16, np.int32, np.int64)))
 
 #: entries of a row chunk of the passes over a whole result (cut-off check, finalize, casts): their
 #: masks, a few bytes an entry on each core, stay a few MB beside the n x n matrix
@@ -73,14 +75,14 @@ ROW_CHUNK = 1 << 18
 
 def as_dtype(dtype, allowed=SUPPORTED) -> np.dtype:
     """Normalise a user dtype (str, numpy type) and refuse those not in ``allowed``."""
-    names = ", ".join(np.dtype(t).name for t in allowed)
     try:
         dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise DtypeError(f"unknown dtype {dtype!r}; choose one of {names}") from exc
-    if dt not in [np.dtype(t) for t in allowed]:
-        raise DtypeError(f"dtype {dt.name} is not supported here; choose one of {names}")
-    return dt
+        if dt.type in allowed:
+            return dt
+        problem = f"dtype {dt.name} is not supported here"
+    except TypeError:
+        problem = f"unknown dtype {dtype!r}"
+    raise DtypeError(f"{problem}; choose one of {', '.join(np.dtype(t).name for t in allowed)}") from None
 
 
 def inf_value(dtype):
@@ -149,11 +151,10 @@ def dtype_fits(dtype, bound: int | float, negative: bool, integral: bool = True)
     return bound <= inf // 4 if negative else bound < inf
 
 
-def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=None,
-                 candidates=(np.int16, np.int32, np.int64)) -> np.dtype:
+def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=None) -> np.dtype:
     """Pick the distance dtype, or check the user's.
 
-    Integer weights get the smallest integer dtype of ``candidates`` that holds
+    Integer weights get the smallest integer dtype of `INTEGERS` that holds
     ``bound``; float weights get float64 (or float32 if requested).
     """
     if requested is not None:
@@ -171,14 +172,7 @@ def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=N
                 f"{' for graphs with negative weights' if negative and dt.kind != 'f' else ''}; "
                 f"choose a wider dtype or leave dtype unset")
         return dt
-    if not integral:
-        return np.dtype(np.float64)
-    for cand in candidates:
-        if dtype_fits(cand, bound, negative):
-            return np.dtype(cand)
-    if dtype_fits(np.float64, bound, negative):
-        return np.dtype(np.float64)
-    raise DtypeError(f"distances up to {shown(bound)} fit no supported dtype exactly")
+    return dtype_attempts(bound, negative, integral, 0, saturating=False)[0].dtype
 
 
 def reachable_limit(dtype, negative: bool):
@@ -204,26 +198,20 @@ class Attempt:
     cast_to: np.dtype | None = None
 
 
-def checkable(dtype, negative: bool, integral: bool, max_abs_weight) -> bool:
-    """Whether a result in ``dtype`` can be verified after the solve (module docstring): integer
-    dtype, non-negative integer weights, every weight below the sentinel."""
-    dt = np.dtype(dtype)
-    return (dt.kind == "i" and not negative and integral and whole(max_abs_weight)
-            and int(max_abs_weight) < int(inf_value(dt)))
-
-
 def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_weight, requested=None,
-                   candidates=(np.int16, np.int32, np.int64), saturating: bool = True) -> list[Attempt]:
+                   saturating: bool = True) -> list[Attempt]:
     """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.
 
     A dtype whose worst-case ``bound`` fits ends the plan unchecked; a narrower one is tried,
-    and checked, when `checkable` and the solver's kernels are ``saturating`` (they keep every
-    entry at most INF, as Floyd-Warshall's do; a search computing in its output dtype does
-    not). A requested dtype is the whole plan. With integer weights, one that the bound does
-    not fit is checked after the solve when it can be (an integer dtype); else the solve runs
-    in the integer dtype the bound fits and its exact result is cast (``cast_to``,
-    `cast_checked`; a float dtype too, exact up to ``2**(mantissa+1)``). Only a requested dtype that
-    not even that can give is refused now (`DtypeError`, as `choose_dtype`).
+    and checked, when its result can be verified after the solve (module docstring: an integer
+    dtype, non-negative integer weights, every weight below the sentinel) and the solver's
+    kernels are ``saturating`` (they keep every entry at most INF, as Floyd-Warshall's do; a
+    search computing in its output dtype does not). A requested dtype is the whole plan. With
+    integer weights, one that the bound does not fit is checked after the solve when it can be
+    (an integer dtype); else the solve runs in the integer dtype the bound fits and its exact
+    result is cast (``cast_to``, `cast_checked`; a float dtype too, exact up to
+    ``2**(mantissa+1)``). Only a requested dtype that not even that can give is refused now
+    (`DtypeError`, as `choose_dtype`).
 
     Examples
     --------
@@ -235,24 +223,28 @@ def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_w
     >>> a.dtype.name, a.checked, a.cast_to.name
     ('int32', False, 'int16')
     """
+    # a result can be verified (module docstring) with non-negative whole weights, each below the sentinel
+    verifiable = saturating and not negative and integral and whole(max_abs_weight)
     if requested is not None:
         dt = as_dtype(requested)
         if integral and not dtype_fits(dt, bound, negative):
-            if saturating and checkable(dt, negative, integral, max_abs_weight):
+            if verifiable and dt.kind == "i" and int(max_abs_weight) < int(inf_value(dt)):
                 return [Attempt(dt, checked=True)]
-            wide = next((np.dtype(c) for c in candidates if dtype_fits(c, bound, negative)), None)
+            wide = next((c for c in INTEGERS if dtype_fits(c, bound, negative)), None)
             if wide is not None:
                 return [Attempt(wide, cast_to=dt)]
         return [Attempt(choose_dtype(bound, negative, integral, dt))]
-    if not integral or not saturating:
-        return [Attempt(choose_dtype(bound, negative, integral, candidates=candidates))]
     plan = []
-    for cand in candidates:
+    for cand in INTEGERS if integral else ():
         if dtype_fits(cand, bound, negative):
-            return plan + [Attempt(np.dtype(cand))]
-        if checkable(cand, negative, integral, max_abs_weight):
-            plan.append(Attempt(np.dtype(cand), checked=True))
-    return plan or [Attempt(choose_dtype(bound, negative, integral, candidates=candidates))]
+            return plan + [Attempt(cand)]
+        if verifiable and cand.kind == "i" and int(max_abs_weight) < int(inf_value(cand)):
+            plan.append(Attempt(cand, checked=True))
+    if plan:
+        return plan
+    if not integral or dtype_fits(np.float64, bound, negative):
+        return [Attempt(np.dtype(np.float64))]
+    raise DtypeError(f"distances up to {shown(bound)} fit no supported dtype exactly")
 
 
 def skip_bound_to_fail(attempts: list[Attempt], longest_found: float, max_abs_weight) -> tuple[list, list]:
@@ -317,12 +309,13 @@ def over_row_chunks(fn, shape: tuple, chunk: int = ROW_CHUNK, threads: bool = Tr
     n_rows = shape[0]
     step = max(1, chunk // max(1, shape[1] if len(shape) > 1 else 1))
     starts = range(0, n_rows, step)
+    stops = [*starts[1:], n_rows]  # a chunk ends where the next one starts
     if not threads or len(starts) < 4:
-        return [fn(i, min(i + step, n_rows)) for i in starts]
+        return list(map(fn, starts, stops))
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(min(len(starts), row_chunk_threads())) as pool:
-        return list(pool.map(lambda i: fn(i, min(i + step, n_rows)), starts))
+        return list(pool.map(fn, starts, stops))
 
 
 def cutoff_error(dtype, max_abs_weight, requested: bool = True) -> DtypeError:
@@ -387,30 +380,45 @@ def cast_checked(dist: np.ndarray, dtype, negative: bool, chunk: int = ROW_CHUNK
 
 
 def finalize_unreachable(dist: np.ndarray, negative: bool) -> np.ndarray:
-    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and return ``dist``;
-    in row chunks, so the only temporaries are a chunk's masks (`ROW_CHUNK`), never an n x n one."""
-    if dist.dtype.kind == "f":
-        return dist
-    limit, unreachable = reachable_limit(dist.dtype, negative), unreachable_value(dist.dtype)
-
-    def rows(i0: int, i1: int) -> None:
-        part = dist[i0:i1]
-        np.copyto(part, unreachable, where=part > limit)
-
-    over_row_chunks(rows, dist.shape)
+    """Turn kernel sentinels into ``unreachable_value`` in place and return ``dist`` (`finalize_checked`)."""
+    finalize_checked(dist, negative)
     return dist
 
 
-def check_float_range(dtype, largest_sum: float) -> None:
-    """Refuse a float ``dtype`` in which a solver's sums could overflow to ``inf``.
+def finalize_checked(dist: np.ndarray, negative: bool, band: tuple[int, int] | None = None) -> bool | None:
+    """Turn kernel sentinels into ``unreachable_value`` in place (`reachable_limit`) and, given the
+    ``band`` (`cutoff_band`), answer `cutoff_suspected` from the same pass over ``dist`` (None
+    without one); in row chunks, so the only temporaries are a chunk's masks (`ROW_CHUNK`)."""
+    if dist.dtype.kind == "f":  # no sentinel to mark; and no checked attempt is a float one
+        return None if band is None else cutoff_suspected(dist, band)
+    limit, unreachable = reachable_limit(dist.dtype, negative), unreachable_value(dist.dtype)
 
-    ``inf`` means "no path", so an overflowing sum would report a reachable pair
-    as unreachable. ``largest_sum`` bounds every sum a solver keeps (see
-    `largest_float_sum`).
+    def rows(i0: int, i1: int) -> bool:
+        part = dist[i0:i1]
+        # checked before the mark, which moves nothing in the band (it lies below the sentinel)
+        suspect = band is not None and bool(((part >= band[0]) & (part < band[1])).any())
+        np.copyto(part, unreachable, where=part > limit)
+        return suspect
+
+    suspects = over_row_chunks(rows, dist.shape)
+    return None if band is None else any(suspects)
+
+
+def check_float_range(dtype, n: int, max_abs_weight, method: str, negative: bool) -> None:
+    """Refuse a float ``dtype`` in which a ``method``'s sums could overflow to ``inf``.
+
+    ``inf`` means "no path", so an overflowing sum would report a reachable pair as
+    unreachable. Every sum a solver keeps is bounded: Floyd-Warshall keeps only shortest
+    restricted paths, simple ones, so ``(n-1)*max|w|`` (a candidate above that loses to a
+    finite value and may be ``inf`` harmlessly); a search's tentative lengths add one edge more;
+    Johnson's reweighted lengths (negative weights) add two potentials, each within ``(n-1)*max|w|``.
     """
     dt = np.dtype(dtype)
     if dt.kind != "f":
         return
+    # in floats: the question is a float dtype's range, and a huge whole bound must not overflow
+    bound = float(max(n - 1, 0)) * float(max_abs_weight) + float(max_abs_weight)
+    largest_sum = 3 * bound if method == "johnson" and negative else bound
     largest = float(np.finfo(dt).max)
     if not largest_sum < largest:
         wider = (" (float64 holds them)" if dt != np.float64 and largest_sum < float(np.finfo(np.float64).max)
@@ -418,16 +426,3 @@ def check_float_range(dtype, largest_sum: float) -> None:
         raise DtypeError(f"path lengths may reach {largest_sum:.3g}, beyond the largest {dt.name} "
                          f"({largest:.3g}): a reachable pair could overflow to inf and read as 'no path'; "
                          f"choose a wider dtype{wider} or scale the weights down")
-
-
-def largest_float_sum(n: int, max_abs_weight, method: str, negative: bool) -> float:
-    """A bound on the magnitude of every sum a solver keeps.
-
-    Floyd-Warshall keeps only shortest restricted paths, simple ones, so
-    ``(n-1)*max|w|``; a candidate above that loses to a finite value and may be
-    ``inf`` harmlessly. A search's tentative lengths add one edge more; Johnson's
-    reweighted lengths add two potentials, each within ``(n-1)*max|w|``.
-    """
-    # in floats: the question is a float dtype's range, and a huge whole bound must not overflow
-    bound = float(max(n - 1, 0)) * float(max_abs_weight) + float(max_abs_weight)
-    return 3 * bound if method == "johnson" and negative else bound

@@ -463,14 +463,16 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
 
 
 def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str]]:
-    """The ``(method, backend)`` pairs that can solve ``g`` exactly: backend "auto" means the CPU,
-    and the GPU too where ``gpu`` (the plan's verdict, `apsp.plan.gpu_available`)."""
+    """The ``(method, backend)`` pairs that can solve ``g`` exactly and may be the fastest: backend
+    "auto" means the CPU, and the GPU too where ``gpu`` (the plan's verdict,
+    `apsp.plan.gpu_available`). nd-fw only on graphs `sparse_enough` for it: on denser ones its
+    separators are too wide, and it is dense FW with an ordering's and its rounds' overheads."""
     backends = [backend] if backend != "auto" else ["cpu"] + (["gpu"] if gpu else [])
     pairs = []
     for b in backends:
         if g.unit_weights:
             pairs.append(("bfs", b))
-        pairs += [("fw", b), ("nd-fw", b)]
+        pairs += [("fw", b), ("nd-fw", b)] if sparse_enough(g) else [("fw", b)]
         if b == "cpu":
             pairs.append(("johnson" if g.has_negative_weights else "dijkstra", b))
     return pairs
@@ -496,19 +498,22 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
     "auto"). nd-fw's ordering is built (`apsp.dissection.default_plan`, cached on the graph for the
     solver) only when `order` and `nd_plausible` against the other candidates; else its proxy
     price stands. ``rates`` None: `this_machine`."""
-    pairs = list(candidates) if candidates is not None else applicable(g, "auto")
     rates = rates or this_machine()
-    out = {(mth, b): estimate(g, mth, b, dtype, rates) for mth, b in pairs}  # nd-fw: cached ordering or proxy
-    best = min((s for (mth, _), s in out.items() if mth != "nd-fw"), default=float("inf"))
-    nd_pairs = sorted((out[p], p) for p in pairs if p[0] == "nd-fw")
-    if order and nd_pairs:
-        # one ordering at most, for the backend whose nd-fw looks best: it is what would run
-        _, (mth, b) = nd_pairs[0]
-        if cached_ordering(g, b) is None and nd_plausible(g, b, best, rates):
-            from .dissection import default_plan
+    out: dict[tuple[str, str], float] = {}
+    best, nd_best = float("inf"), None  # the best other candidate, nd-fw's best backend
+    for pair in (candidates if candidates is not None else applicable(g, "auto")):
+        out[pair] = seconds = estimate(g, *pair, dtype, rates)  # nd-fw: cached ordering or proxy
+        if pair[0] != "nd-fw":
+            best = min(best, seconds)
+        elif nd_best is None or seconds < out[nd_best]:
+            nd_best = pair
+    # one ordering at most, for the backend whose nd-fw looks best: it is what would run
+    if order and nd_best is not None and cached_ordering(g, nd_best[1]) is None and nd_plausible(
+            g, nd_best[1], best, rates):
+        from .dissection import default_plan
 
-            out[(mth, b)] = estimate(g, mth, b, dtype, rates, ordering=default_plan(g, b))
-    return {pair: out[pair] for pair in pairs}
+        out[nd_best] = estimate(g, *nd_best, dtype, rates, ordering=default_plan(g, nd_best[1]))
+    return out
 
 
 def fastest(g: Graph, backend: str = "auto", candidates: Iterable[tuple[str, str]] | None = None,

@@ -330,7 +330,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if checkpoint and chosen != "fw":
         raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     steps, fallback, runtime = [], None, None
-    host_limit = _host_limit(options.get("host_memory"))  # one reading of the RAM for every attempt
+    budget = options.get("host_memory")  # one reading of the RAM for every attempt
+    host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
     for attempt in attempts:
         band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
         opts = SolveOptions(dtype=attempt.dtype, block_size=block_size, predecessors=predecessors,
@@ -524,10 +525,6 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def _host_limit(budget) -> int:
-    return parse_size(budget) if budget is not None else memory_allowed()[0]
-
-
 def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
@@ -568,7 +565,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
     interpreted = backend == "gpu" and _interpreted()
-    host_limit = _host_limit(opts.host_memory) if host_limit is None else host_limit
+    if host_limit is None:
+        host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
     if backend == "gpu":
         if opts.gpu_memory is not None:

@@ -282,10 +282,10 @@ def test_driver_engine_large_result_through_the_staging_buffers(rng, monkeypatch
 @pytest.mark.parametrize("total", [int(exactness.inf_value(np.int16)) - 1, int(exactness.inf_value(np.int16)),
                                    int(exactness.inf_value(np.int16)) + 1])
 def test_driver_engine_cutoff_check_and_retry(rng, monkeypatch, total):
-    from apsp import plan
+    from apsp import costs
 
     # the engine's own check and the retry: no searches before the solve rule int16 out
-    monkeypatch.setattr(plan, "worth_searching", lambda *args, **kw: False)
+    monkeypatch.setattr(costs, "worth_searching", lambda *args, **kw: False)
     g = sentinel_path(rng, total, 300)
     r = _solve(g, "driver", monkeypatch)
     want = apsp.shortest_paths(g, method="dijkstra", backend="cpu", dtype="int64").distances

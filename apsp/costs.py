@@ -59,8 +59,9 @@ class Rates:
     ndfw_gpu: float = 1.0e13
     #: nd-fw on the GPU reaches half its rate at this n: a small graph's levels are narrow products
     ndfw_gpu_half_n: float = 30000.0
-    #: building nd-fw's ordering (METIS bisections, separators), seconds per edge; host work
-    order_seconds_per_edge: float = 3e-6
+    #: building nd-fw's ordering (METIS bisections, separators): seconds per edge and level of
+    #: bisection (`ordering_seconds`); host work. 190-440 ns on the 2-core machine (2026-11-26)
+    order_seconds_per_edge: float = 4e-7
     #: one batched round of a dissection level on the GPU (its launches)
     nd_round_gpu_seconds: float = 1e-4
     #: the host's time to launch one dense FW round on the GPU (its phases' kernels, the look-ahead):
@@ -110,10 +111,11 @@ class Rates:
 #: The GPU's nd-fw and FW rounds were then fitted to whole calls on the real-graph suite (n = 77-10,000,
 #: every method timed with torch loaded, BENCHMARKS.md section 18) and to the 250 and 350 square grids'
 #: compute (section 17): nd-fw 8.6-8.9e12 updates/s at n = 62,500-122,500 and 0.7-1.5e12 at
-#: n = 3,000-10,000 (`ndfw_gpu_half_n`), 0.1-0.3 ms per batched round, an ordering 0.15-0.8 us an edge
-#: below 100,000 edges; a dense FW round 0.5-1.7 ms (1.2 ms at n = 4,096-10,000).
+#: n = 3,000-10,000 (`ndfw_gpu_half_n`), 0.1-0.3 ms per batched round, an ordering 0.3 us per edge
+#: and level of bisection (0.8 s for the 350 x 350 grid); a dense FW round 0.5-1.7 ms (1.2 ms at
+#: n = 4,096-10,000).
 _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.25e9,
-              bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=1.1e13, order_seconds_per_edge=6e-7,
+              bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=1.1e13, order_seconds_per_edge=3e-7,
               nd_round_gpu_seconds=3e-4, fw_round_gpu_seconds=1.2e-3, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3,
               gpu_fw_call_seconds=3.3e-3,
               fw_dtype_speedup=((1, 1.14), (2, 1.14), (4, 1.0), (8, 0.45)),
@@ -431,10 +433,8 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             if nd is not None:
                 work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
             else:
-                from .dissection import DEFAULTS
-
                 work, rounds = nd_proxy_work(g, backend)
-                order = m * rates.order_seconds_per_edge if g.n > DEFAULTS[backend][1] else 0.0  # one leaf
+                order = ordering_seconds(g, backend, rates)
             rate = rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu
             rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
@@ -478,18 +478,29 @@ def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str
     return pairs
 
 
+def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
+    """Building nd-fw's ordering for ``backend``'s leaves: each level of bisection reads every edge
+    (log2(n / leaf) levels; a graph of one leaf is not bisected). The 350 x 350 grid's took 0.8 s
+    of the default call's setup on the H100 host (5.4 levels of 488,600 edges)."""
+    from .dissection import DEFAULTS
+
+    leaf = DEFAULTS[backend][1]
+    return g.nnz * rates.order_seconds_per_edge * max(1.0, np.log2(g.n / leaf)) if g.n > leaf else 0.0
+
+
 def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
     """Whether nd-fw on ``backend`` may beat ``others`` seconds (the best other candidate): the
-    graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate divided by
-    `ND_PROXY_SPREAD` (the proxy's error) is below ``others``. Only then is the ordering worth
-    building to count its work."""
+    graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate, the work
+    divided by `ND_PROXY_SPREAD` (the proxy's error) and the ordering's own cost as it is, is below
+    ``others``. Only then is the ordering worth building to count its work."""
     if not sparse_enough(g):
         return False
     s, c = separator_proxy(g)
     if s > ND_PLANAR_SEPARATOR * np.sqrt(c):
         return False
+    order = ordering_seconds(g, backend, rates)
     proxy = estimate(g, "nd-fw", backend, rates=rates, ordering=None)
-    return proxy / ND_PROXY_SPREAD < others
+    return order + (proxy - order) / ND_PROXY_SPREAD < others
 
 
 def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dtype=None,

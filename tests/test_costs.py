@@ -208,3 +208,20 @@ def test_one_plan_asks_for_the_gpu_and_the_ram_once(monkeypatch):
     g = _random(300, 3000)  # weights 1..100 on 300 vertices: int16 first, int32 after it
     p = plan.make_plan(g)
     assert len(p.steps) == 2 and calls == {"gpu": 1, "ram": 1}
+
+
+def test_an_ordering_is_built_to_price_nd_fw_only_when_its_own_cost_leaves_room():
+    import dataclasses
+
+    g = _grid(60)  # planar: nd-fw plausible on its work alone
+    rates = costs.SHIPPED["cpu"]
+    others = costs.estimate(g, "nd-fw", "cpu", rates=rates)  # a rival as fast as nd-fw's proxy
+    assert costs.nd_plausible(g, "cpu", others, rates)
+    # the same graph where building the ordering alone would take longer than the rival
+    slow = dataclasses.replace(rates, order_seconds_per_edge=others / g.nnz)
+    assert costs.ordering_seconds(g, "cpu", slow) >= others
+    assert not costs.nd_plausible(g, "cpu", others, slow)
+    # each level of bisection reads the edges again; a graph of one leaf is not bisected
+    big = _grid(80)
+    assert costs.ordering_seconds(big, "cpu", rates) / big.nnz > costs.ordering_seconds(g, "cpu", rates) / g.nnz
+    assert costs.ordering_seconds(_grid(10), "cpu", rates) == 0.0

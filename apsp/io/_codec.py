@@ -36,11 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
-from ..cpu.threads import thread_count
 from ..errors import GraphFormatError
 from ..sizes import check_memory
+
+
+def thread_count() -> int:
+    """Threads a parallel scan or write uses: Numba's setting, as the solvers' (`apsp.cpu.threads`,
+    not imported: the readers stand below the solvers)."""
+    return max(1, get_num_threads())
 
 # -- status codes shared by the scanners --------------------------------------
 OK = 0

@@ -1,11 +1,13 @@
-"""The result's copy to the host against the threads that drain the staging buffers.
+"""The result's copy to the host against the threads that drain the staging buffers, and against
+a destination whose pages were faulted in beforehand.
 
     python benchmarks/d2h_threads.py --threads 8 16 --gib 16
 
 Each thread count runs in a fresh process (the drain pool is made once a process): an int32 matrix
 of ``--gib`` GiB on the GPU, `apsp.gpu.transfer.to_host` into a fresh array (first-touch page
-faults included, as a solve sees them), ``--repeats`` times; every copy compared with the device
-tensor on a sample of rows. Needs CUDA.
+faults included, as a solve sees them), ``--repeats`` times; then as often into the array of a
+`apsp.gpu.transfer.HostResult` whose touchers finished (their time reported apart); every copy
+compared with the device tensor on a sample of rows. Needs CUDA.
 """
 from __future__ import annotations
 
@@ -28,15 +30,24 @@ def one(threads: int, gib: float, repeats: int) -> dict:
     transfer.COPY_THREADS = threads
     n = int((gib * (1 << 30) / 4) ** 0.5)
     t = torch.randint(0, 1 << 30, (n, n), dtype=torch.int32, device="cuda")
-    rates = []
-    for _ in range(repeats):
+    rates, touched, touch_s = [], [], []
+    for prefault in [False] * repeats + [True] * repeats:
+        out = None
+        if prefault:
+            t0 = time.perf_counter()
+            result = transfer.HostResult((n, n), np.int32)
+            while not all(job.done() for job in result._jobs):
+                time.sleep(0.001)
+            touch_s.append(round(time.perf_counter() - t0, 3))
+            out = result.rows(0, n)
         t0 = time.perf_counter()
-        out = transfer.to_host(t)
-        rates.append(out.nbytes / (time.perf_counter() - t0) / 1e9)
+        out = transfer.to_host(t, out=out)
+        (touched if prefault else rates).append(round(out.nbytes / (time.perf_counter() - t0) / 1e9, 2))
         rows = torch.randint(0, n, (64,), device="cuda")
         assert np.array_equal(out[rows.cpu().numpy()], t[rows].cpu().numpy())
         del out
-    return {"threads": threads, "n": n, "gb_per_s": rates}
+    return {"threads": threads, "n": n, "gb_per_s": rates, "prefaulted_gb_per_s": touched,
+            "prefault_s": touch_s}
 
 
 def main(argv=None) -> int:

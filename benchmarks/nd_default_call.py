@@ -69,7 +69,7 @@ def main() -> None:
                        timings={k: round(v, 3) for k, v in r.timings.items()},
                        dtype_tried=r.info.get("dtype_tried"), dtype_skipped=r.info.get("dtype_skipped"),
                        gathered=r.info.get("gathered_nodes"), batched=r.info.get("batched_nodes"),
-                       streamed=r.info.get("streamed_nodes"),
+                       streamed=r.info.get("streamed_nodes"), prefaulted=r.info.get("result_prefaulted"),
                        layout=r.info.get("layout"), gpu_free_before=free0)
             del r, got
             row["gpu_free_after"] = gpu_free()

@@ -243,6 +243,35 @@ def test_gpu_negative_cycle_raises(rng, batch):
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("dt", ["int16", "int32"])
+def test_gpu_result_into_the_array_faulted_in_during_the_rounds(rng, monkeypatch, dt):
+    """The in-core engine copies its result into the `HostResult` made before the ordering (on a
+    GPU only for large results: forced here at any size), and gives its touchers back."""
+    from apsp.gpu import ndfw, transfer
+
+    made, arrays = [], []
+
+    def prefaulted(n, dtype, device):
+        made.append(transfer.HostResult((n, n), dtype))
+        arrays.append(made[-1].array)
+        return made[-1]
+
+    monkeypatch.setattr(transfer, "TOUCH_BYTES", transfer.PAGE_BYTES)
+    monkeypatch.setattr(ndfw, "prefaulted_result", prefaulted)
+    g = _grid(7, rng)
+    out = _solve_gpu(g, dt, leaf=5)
+    assert len(made) == 1 and out.dist is arrays[0] and made[0]._jobs == []
+    assert 0 <= out.info["result_prefaulted"] <= 1
+    np.testing.assert_array_equal(out.dist, _oracle(g, dt))
+    with pytest.raises(NegativeCycleError):  # a failed solve stops the touchers too
+        g = _grid(5, rng).to_csr().tolil()
+        g[7, 8], g[8, 7] = -50, 1
+        _solve_gpu(Graph.from_sparse(g.tocsr()), dt)
+    assert len(made) == 2 and made[1]._jobs == [] and made[1].array is None
+
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("dt", ["int16", "int32", "float32"])
 def test_gpu_unpermuted_copy_in_bands(rng, dt):
     """The device result (layout order, padded) comes back in vertex order, sentinels marked,

@@ -96,3 +96,49 @@ def test_to_host_direct_path_any_strides_and_out(dt):
     np.testing.assert_array_equal(out, view.numpy())
     with pytest.raises(ValueError, match="C-contiguous"):
         transfer.to_host(view, out=np.empty((13, 11), dtype=got.dtype))
+
+
+def test_host_result_hands_out_rows_no_toucher_writes_any_more(monkeypatch):
+    """A band under way finishes before `rows` returns, the bands not started are left alone, the
+    touchers go on past the rows asked for; what the copy writes stays."""
+    monkeypatch.setattr(transfer, "TOUCH_BYTES", transfer.PAGE_BYTES)
+    fast_touch = transfer._touch
+
+    def touch(band):
+        time.sleep(0.002)
+        fast_touch(band)
+
+    monkeypatch.setattr(transfer, "_touch", touch)
+    result = transfer.HostResult((300, 1000), np.int32)  # 293 bands of one page
+    time.sleep(0.01)
+    first = result.rows(0, 100)
+    assert 0 < result.prefaulted < 1
+    first[...] = 7
+    deadline = time.monotonic() + 10
+    while not result._jobs[-1].done() and time.monotonic() < deadline:
+        time.sleep(0.005)  # a toucher still running in the first rows would write 0 into a page now
+    assert (first == 7).all()
+    assert result._jobs[-1].done() and not result._jobs[-1].cancelled()  # the rest went on
+    rest = result.rows(100, 300)
+    rest[...] = 8
+    out = result.array
+    assert out.shape == (300, 1000) and out.dtype == np.int32 and out.flags.c_contiguous
+    time.sleep(0.02)
+    assert (out[:100] == 7).all() and (out[100:] == 8).all()
+
+
+def test_host_result_faults_in_every_page_given_time_and_close_stops_it(monkeypatch):
+    monkeypatch.setattr(transfer, "TOUCH_BYTES", 3 * transfer.PAGE_BYTES)
+    result = transfer.HostResult((77, 1001), np.int16)
+    deadline = time.monotonic() + 10
+    while not all(job.done() for job in result._jobs) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    out = result.rows(0, 77)
+    assert result.prefaulted == 1.0
+    flat = out.reshape(-1).view(np.uint8)
+    assert (flat[::transfer.PAGE_BYTES] == 0).all() and flat[-1] == 0  # each page written once
+    result.close()
+    assert result._jobs == [] and result.array is None
+    stopped = transfer.HostResult((300, 1000), np.int32)
+    stopped.close()  # at once: the bands not started are cancelled
+    assert stopped.array is None

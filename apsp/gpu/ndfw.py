@@ -45,6 +45,7 @@ from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_A
 from .fw import check_and_mark, finished
 from .minplus import inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
+from .transfer import PARALLEL_BYTES, HostResult, to_host
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -70,7 +71,8 @@ class Engine(ScheduleEngine):
     kind = "gpu"
     sync_for_progress = True
 
-    def __init__(self, nd, dtype, tile: int, negative: bool, device, cutoff_band=None, paths_for=None):
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, cutoff_band=None, paths_for=None,
+                 result: HostResult | None = None):
         super().__init__(nd, negative)
         self.dtype = np.dtype(dtype)
         self.tile = tile
@@ -82,6 +84,7 @@ class Engine(ScheduleEngine):
         self.gathered = 0  #: nodes run on gathered buffers (reported)
         self.batched = 0  #: nodes run in batches (reported)
         self.cutoff_band, self.paths_for = cutoff_band, paths_for
+        self.result = result  #: the result's host array, its pages faulted in while the rounds run
 
     def load(self, graph) -> None:
         self.sync()
@@ -252,8 +255,8 @@ class Engine(ScheduleEngine):
             return finished(self.rt, work, self.negative, self.paths_for, suspect)
         limit = None if dt.kind == "f" else exactness.reachable_limit(dt, self.negative)
         unreachable = int(exactness.unreachable_value(dt)) if limit is not None else None
-        return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device),
-                         cutoff_suspected=suspect)
+        return Finalized(unpermuted_to_host(d, self.nd.position, limit, unreachable, device=self.device,
+                                            result=self.result), cutoff_suspected=suspect)
 
 
 class HostEngine(Engine):
@@ -425,16 +428,16 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
 
 
 def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = GPU_BAND_BYTES, device=None) -> np.ndarray:
+                       band_bytes: int = GPU_BAND_BYTES, device=None,
+                       result: HostResult | None = None) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
     ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
     gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
     buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for).
-    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first."""
-    from .transfer import to_host
-
+    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. Into
+    ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
-    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", "")))
+    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", ""))) if result is None else result.array
     if n == 0:
         return out
     device = d.device if device is None else device
@@ -446,7 +449,7 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
         rows = d.index_select(0, rows_at[i0:i1]).to(device).index_select(1, pos)
         if limit is not None:
             rows.masked_fill_(rows > limit, unreachable)
-        to_host(rows, out=out[i0:i1])
+        to_host(rows, out=out[i0:i1] if result is None else result.rows(i0, i1))
         del rows
     return out
 
@@ -468,15 +471,34 @@ def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:
     return _solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
 
 
+def prefaulted_result(n: int, dtype: np.dtype, device) -> HostResult | None:
+    """The in-core engine's ``n x n`` result on the host, made before the rounds, so that its pages
+    fault in on other threads while they run (the copy into a fresh 60 GB array waits on its page
+    faults about as long as on the transfer); None for a result the copy's threads fault in quickly,
+    or a device that is not a GPU."""
+    if n * n * dtype.itemsize >= PARALLEL_BYTES and TorchRuntime(device).cuda:
+        return HostResult((n, n), dtype)
+    return None
+
+
 def _solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
+    paths = opts.successors or opts.predecessors
+    result = None if budget is not None or paths else prefaulted_result(graph.n, np.dtype(opts.dtype), opts.device)
+
     def make_engine(nd, tile):
         args = (nd, opts.dtype, tile, graph.has_negative_weights, opts.device)
         if budget is None:
-            return Engine(*args, opts.cutoff_band, (graph, opts) if opts.successors or opts.predecessors else None)
+            return Engine(*args, opts.cutoff_band, (graph, opts) if paths else None, result)
         return HostEngine(*args, budget, opts.cutoff_band)
 
-    out, engine = solve_with(graph, opts, "gpu", make_engine, ("h2d", "compute", "d2h"))
+    try:
+        out, engine = solve_with(graph, opts, "gpu", make_engine, ("h2d", "compute", "d2h"))
+    finally:
+        if result is not None:
+            result.close()
     out.info.update(engine.rt.info(), gathered_nodes=engine.gathered, batched_nodes=engine.batched)
+    if result is not None and result.prefaulted is not None:
+        out.info["result_prefaulted"] = round(result.prefaulted, 3)
     if budget is not None:
         out.info.update(streamed_nodes=engine.streamed, out_of_core=True)
     return out

@@ -10,6 +10,12 @@ on a side stream while threads copy band ``i`` out of its staging buffer into
 the numpy result (numpy releases the GIL for the copy, so the threads touch the
 destination's pages in parallel). The same pipeline serves torch tensors and the driver's
 `apsp.gpu.devarray.DeviceArray` (its staging buffers from `apsp.gpu.cuda`).
+
+Even so, a fresh destination's first-touch page faults are a large part of
+a big copy's time. A solve that knows its result's shape before its rounds
+run makes it a `HostResult`: the result array, its pages faulted in on other
+threads while the device computes, so the copy at the end writes into memory
+already mapped.
 """
 from __future__ import annotations
 
@@ -27,6 +33,11 @@ STAGES = 8
 STAGE_BYTES = 32 << 20
 #: threads draining the staging buffers into the result
 COPY_THREADS = 8
+#: threads faulting a `HostResult`'s pages in, and the rows each task touches (bytes)
+TOUCH_THREADS = 8
+TOUCH_BYTES = 16 << 20
+#: one write per page faults the page in (huge pages: one write faults the whole huge page)
+PAGE_BYTES = 4096
 
 _pinned: dict = {}
 _pinned_lock = threading.Lock()
@@ -59,7 +70,7 @@ def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
     buffers, arrays, lock = _staging("driver" if driver else t.device)
     with lock:  # one pipeline at a time per device: the staging buffers are shared
         stager = _DriverStager() if driver else _CudaStager(t.device, buffers)
-        staged_copy(t, out, stager, arrays, _threads())
+        staged_copy(t, out, stager, arrays, _named_pool("d2h", COPY_THREADS))
     return out
 
 
@@ -166,6 +177,51 @@ def _staging(device):
         return _pinned[key]
 
 
+class HostResult:
+    """A result's host array ``array`` (C order), its pages faulted in by background threads, in
+    order, from the moment it is made, while the device computes.
+
+    The copy asks for its rows with `rows` as it reaches them: their bands no thread has started
+    are left to the copy (which faults them in itself, as it would have), those under way finish
+    first, so no page is written by a toucher and the copy at once; the touchers go on ahead of the
+    copy. ``prefaulted``: the share of the array faulted in when the copy began. `close` (also on an
+    error) stops the touchers and drops the array.
+    """
+
+    def __init__(self, shape: tuple[int, ...], dtype):
+        self.array = np.empty(shape, dtype=dtype)
+        flat = self.array.reshape(-1).view(np.uint8)
+        self._step = max(PAGE_BYTES, TOUCH_BYTES // PAGE_BYTES * PAGE_BYTES)
+        pool = _named_pool("touch", TOUCH_THREADS)
+        self._jobs = [pool.submit(_touch, flat[a:a + self._step]) for a in range(0, flat.size, self._step)]
+        self.prefaulted = None
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """``array[r0:r1]``, once no toucher writes into it any more."""
+        if self.prefaulted is None:
+            self.prefaulted = sum(job.done() for job in self._jobs) / max(len(self._jobs), 1)
+        row_bytes = self.array.nbytes // max(self.array.shape[0], 1)
+        _stop(self._jobs[r0 * row_bytes // self._step:-(-r1 * row_bytes // self._step)])
+        return self.array[r0:r1]
+
+    def close(self) -> None:
+        _stop(self._jobs)
+        self._jobs, self.array = [], None
+
+
+def _stop(jobs) -> None:
+    for job in jobs:
+        job.cancel()
+    for job in jobs:
+        if not job.cancelled():
+            job.exception()  # wait for a band under way
+
+
+def _touch(band: np.ndarray) -> None:
+    band[::PAGE_BYTES] = 0  # numpy releases the GIL here: the touchers run beside the solve's thread
+    band[-1:] = 0
+
+
 def stage_ahead() -> None:
     """Pin the driver's staging buffers on a thread now (about 0.15 s for 256 MB, during which
     the driver makes other CUDA calls of the process wait)."""
@@ -173,8 +229,9 @@ def stage_ahead() -> None:
         threading.Thread(target=_staging, args=("driver",), name="apsp-pin", daemon=True).start()
 
 
-def _threads() -> ThreadPoolExecutor:
+def _named_pool(name: str, threads: int) -> ThreadPoolExecutor:
+    """The process's pool ``name`` (made on first use)."""
     with _pinned_lock:
-        if "pool" not in _pool:
-            _pool["pool"] = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="apsp-d2h")
-        return _pool["pool"]
+        if name not in _pool:
+            _pool[name] = ThreadPoolExecutor(threads, thread_name_prefix=f"apsp-{name}")
+        return _pool[name]

@@ -271,7 +271,7 @@ def run_plan(g, plan, timings: dict) -> Result:
     t_checked = marks.get("checked", marks["solved"])
     if step.cast_to is not None:
         target = None
-        memory = step.memory
+        memory = step.opts.memory
         if memory is not None and memory.out_of_core and memory.matrix_on_disk and out.dist.shape == (g.n, g.n):
             from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
 

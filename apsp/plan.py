@@ -197,7 +197,7 @@ def few_sources_for_bfs(g: Graph, k: int) -> bool:
     return 16 * k <= g.n
 
 
-def _method_reason(chosen: str, where: str, method: str, src, estimates: dict) -> str:
+def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str:
     if method != "auto":
         return "asked for"
     mine = estimates.get(f"{chosen}/{where}")
@@ -361,7 +361,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                  refusal if memory is None else memory.summary())
     first = steps[0].method
     reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
-               first == "fw" else _method_reason(first, where, method, sources, estimates),
+               first == "fw" else _method_reason(first, where, method, estimates),
                "backend": "asked for" if backend != "auto" else (
                    "the searches run on the CPU" if rows_by_search else
                    "with the method" if picked is not None else f"the usable one for {first}")}

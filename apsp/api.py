@@ -271,7 +271,7 @@ def run_plan(g, plan, timings: dict) -> Result:
     t_checked = marks.get("checked", marks["solved"])
     if step.cast_to is not None:
         target = None
-        memory = step.memory
+        memory = step.opts.memory
         if memory is not None and memory.out_of_core and memory.matrix_on_disk and out.dist.shape == (g.n, g.n):
             from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
 
@@ -286,8 +286,7 @@ def run_plan(g, plan, timings: dict) -> Result:
     if step.dtype is not None:
         info.update(dtype_tried=tried, dtype_retry=len(tried) > 1,
                     dtype_check="cast" if step.cast_to is not None else "verified" if step.checked else "bound")
-    info.setdefault("why", plan.why(info))
-    info.setdefault("plan", plan.summary())
+    info["why"], info["plan"] = plan.why(info), plan.summary()
     t_end = time.perf_counter()
     # stages add up to the whole call: "retry" the narrower solves that were cut off, whole;
     # "check" verifying the result; "other" what the solver's own stages miss

@@ -470,10 +470,10 @@ def _check_result_fits(args, n: int, rows: int) -> None:
     (the narrowest dtype) need that much RAM or, streamed out of core, scratch disk."""
     import tempfile
 
-    from .sizes import disk_available, format_size, host_available, parse_size
+    from .sizes import disk_available, format_size, memory_allowed
 
     need = rows * n
-    ram = parse_size(args.host_memory) if args.host_memory else host_available()
+    ram = memory_allowed()[0]  # --host-memory, which `_guarded` set, else the RAM available
     disk = disk_available(args.scratch_dir or tempfile.gettempdir())
     if need > max(ram, disk):
         raise MemoryPlanError(

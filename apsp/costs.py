@@ -80,10 +80,6 @@ class Rates:
     #: where the rates came from ("shipped" or a calibration's date and machine)
     source: str = "shipped"
 
-    def fw_rate(self, backend: str, itemsize: int) -> float:
-        table = dict(self.fw_gpu_dtype_speedup if backend == "gpu" else self.fw_dtype_speedup)
-        return (self.fw_gpu if backend == "gpu" else self.fw_cpu) * table.get(int(itemsize), 1.0)
-
     def to_json(self) -> dict:
         return asdict(self)
 
@@ -427,7 +423,8 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
     on_gpu = backend == "gpu"
     if on_gpu and method in ("dijkstra", "johnson"):
         raise ValueError(f"{method} runs on the CPU only")
-    if method in ("fw", "reference") or method == "nd-fw":
+    if method in ("fw", "nd-fw", "reference"):
+        speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
         if method == "nd-fw":
             nd = ordering if ordering is not None else cached_ordering(g, backend)
             if nd is not None:
@@ -435,11 +432,10 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
             else:
                 work, rounds = nd_proxy_work(g, backend)
                 order = ordering_seconds(g, backend, rates)
-            rate = rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu
-            rate *= dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
+            rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
         else:
-            work, rate, fixed = n ** 3, rates.fw_rate(backend, itemsize), 0.0
+            work, rate, fixed = n ** 3, (rates.fw_gpu if on_gpu else rates.fw_cpu) * speedup, 0.0
             if on_gpu:
                 # a round's launches take the host about fw_round_gpu_seconds: below a few thousand
                 # vertices the GPU waits for them (the rounds' work overlaps them above)

@@ -143,7 +143,7 @@ class SolveOptions:
     variant: str = "blocked"
     #: torch device of the GPU backend (default: the current CUDA device)
     device: str | None = None
-    #: CPU threads of the out-of-core CPU engine (default: every core)
+    #: CPU threads of the out-of-core CPU engine (default: Numba's, `apsp.jit.thread_count`: every core)
     threads: int | None = None
     #: page-lock an out-of-core host matrix in RAM (False: copies go through bounce buffers)
     pin_host: bool = True
@@ -336,10 +336,9 @@ def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=Non
     checkpoints (``session``), ``on_round(vertices_done)``, Ctrl-C."""
     n = engine.n
     rounds_total = -(-n // block) if n else 0
-    done_before = -(-start_vertex // block)
     label = getattr(engine, "label", "fw")
-    with progress_bar(rounds_total, progress, desc=f"apsp {label} {engine.kind} n={n}", unit="round") as bar:
-        bar.set_to(done_before)
+    with progress_bar(rounds_total, progress, desc=f"apsp {label} {engine.kind} n={n}", unit="round",
+                      initial=-(-start_vertex // block)) as bar:
         sync_every = max(1, rounds_total // 100)
         rounds = engine.rounds(block, start_vertex)
         try:

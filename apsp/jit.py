@@ -5,6 +5,9 @@ the machine code in its on-disk cache; later runs load it in milliseconds. Compi
 seconds, so the CLI says so on stderr while it happens (`notify_compiles`), and profiles book
 the seconds apart from the stage they fell in (`compile_seconds`, `compiling`).
 
+Numba's thread setting is read here too (`thread_count`): the solvers and the readers split
+their work by it.
+
 Only real compiles count: Numba fires its ``numba:compile`` event after a cache miss, never
 for a cache hit. Nested compiles (a kernel compiling the kernels it calls) count once.
 """
@@ -131,6 +134,14 @@ def compiling(label: str):
         yield
     finally:
         _notice["label"] = before
+
+
+def thread_count() -> int:
+    """Threads a split of CPU work uses, the solvers' (`apsp.cpu.threads`) and the readers' and
+    writers' (`apsp.io`) alike: Numba's setting (``NUMBA_NUM_THREADS``, `numba.set_num_threads`)."""
+    import numba
+
+    return max(1, numba.get_num_threads())
 
 
 def book_compile(timings: dict, seconds: float, stages) -> dict:

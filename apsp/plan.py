@@ -46,7 +46,7 @@ GPU_MIN_VERTICES = 256
 class Step:
     """One dtype attempt: the registered solver to run and the options it runs with.
 
-    ``memory`` is the attempt's memory plan (`MemoryPlan`), or ``refusal`` the
+    ``opts.memory`` is the attempt's memory plan (`MemoryPlan`), or ``refusal`` the
     `MemoryPlanError` raised when the attempt is reached (a narrower attempt may still fit).
     """
 
@@ -60,10 +60,6 @@ class Step:
     @property
     def dtype(self) -> np.dtype | None:
         return self.opts.dtype
-
-    @property
-    def memory(self):
-        return self.opts.memory
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ class Plan:
         parts.append(self._why_dtype(info))
         parts += [f"not tried: {why}" for why in self.skipped]
         if self.estimates:
-            parts.append("estimates " + ", ".join(f"{k} {v:.3g} s" for k, v in self.estimates.items()))
+            parts.append("estimates " + ", ".join([f"{k} {v:.3g} s" for k, v in self.estimates.items()]))
         return "; ".join(parts)
 
     def _why_dtype(self, info: dict) -> str:
@@ -128,7 +124,7 @@ class Plan:
         return {"method": self.method, "backend": self.backend, "runtime": self.runtime,
                 "block": self.block, "dtypes": [None if s.dtype is None else s.dtype.name for s in self.steps],
                 "checked": [s.checked for s in self.steps],
-                "memory": [None if s.memory is None else s.memory.summary() for s in self.steps],
+                "memory": [None if s.opts.memory is None else s.opts.memory.summary() for s in self.steps],
                 "reasons": dict(self.reasons), "estimates": dict(self.estimates),
                 "skipped": list(self.skipped), "fallback": self.fallback}
 
@@ -201,7 +197,7 @@ def few_sources_for_bfs(g: Graph, k: int) -> bool:
     return 16 * k <= g.n
 
 
-def _method_reason(chosen: str, where: str, method: str, src, estimates: dict) -> str:
+def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str:
     if method != "auto":
         return "asked for"
     mine = estimates.get(f"{chosen}/{where}")
@@ -249,8 +245,8 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
                                             g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
-        if any(a.checked for a in attempts[:-1]) and costs.worth_searching(g, chosen, where, attempts[0].dtype,
-                                                                           rates):
+        if attempts[0].checked and len(attempts) > 1 and costs.worth_searching(g, chosen, where,
+                                                                               attempts[0].dtype, rates):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = exactness.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)
@@ -365,12 +361,12 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                  refusal if memory is None else memory.summary())
     first = steps[0].method
     reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
-               first == "fw" else _method_reason(first, where, method, sources, estimates),
+               first == "fw" else _method_reason(first, where, method, estimates),
                "backend": "asked for" if backend != "auto" else (
                    "the searches run on the CPU" if rows_by_search else
                    "with the method" if picked is not None else f"the usable one for {first}")}
-    block = block_size if block_size is not None else (
-        DEFAULT_BLOCK[where] if first == "fw" and not (steps[0].memory and steps[0].memory.out_of_core) else None)
+    streamed = steps[0].opts.memory is not None and steps[0].opts.memory.out_of_core
+    block = block_size if block_size is not None else (DEFAULT_BLOCK[where] if first == "fw" and not streamed else None)
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,

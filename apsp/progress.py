@@ -23,11 +23,11 @@ class _Silent:
 class _Bar(_Silent):
     shown = True
 
-    def __init__(self, total: int, desc: str, unit: str):
+    def __init__(self, total: int, desc: str, unit: str, initial: int):
         from tqdm.auto import tqdm
 
         self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                         dynamic_ncols=True)
+                         dynamic_ncols=True, initial=initial)
 
     def update(self, n: int = 1) -> None:
         self._bar.update(n)
@@ -39,9 +39,10 @@ class _Bar(_Silent):
         self._bar.close()
 
 
-def progress_bar(total: int, enabled: bool | None, desc: str = "", unit: str = "round"):
-    """A bar over ``total`` steps, in a ``with`` block: ``enabled`` True/False, or None = on a
-    terminal or in a Jupyter kernel (where tqdm.auto draws a notebook widget)."""
+def progress_bar(total: int, enabled: bool | None, desc: str = "", unit: str = "round", initial: int = 0):
+    """A bar over ``total`` steps, ``initial`` of them done before (a resumed solve), in a ``with``
+    block: ``enabled`` True/False, or None = on a terminal or in a Jupyter kernel (where tqdm.auto
+    draws a notebook widget)."""
     if enabled is None:
         ipython = sys.modules.get("IPython")  # never imported here: a notebook has loaded it already
         try:
@@ -49,4 +50,4 @@ def progress_bar(total: int, enabled: bool | None, desc: str = "", unit: str = "
         except Exception:  # noqa: BLE001 - an odd IPython is no notebook
             shell = None
         enabled = sys.stderr.isatty() or type(shell).__name__ == "ZMQInteractiveShell"
-    return _Bar(total, desc, unit) if enabled and total > 1 else _Silent()
+    return _Bar(total, desc, unit, initial) if enabled and total > 1 else _Silent()

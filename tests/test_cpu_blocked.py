@@ -305,6 +305,39 @@ def test_ctrl_c_stops_between_rounds(monkeypatch, rng):
     assert not np.array_equal(d, start)
 
 
+def test_resumed_rounds_start_the_bar_at_the_rounds_done(monkeypatch, rng):
+    d = Graph.from_edges(random_edges(rng, 40, 0.2, lo=1, hi=9)).fw_matrix(np.int32)
+    bars = []
+
+    class RecordingBar:
+        shown = True
+
+        def __init__(self, total, enabled, desc="", unit="round", initial=0):
+            self.done = [initial]
+            bars.append((total, self.done))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def set_to(self, done):
+            self.done.append(done)
+
+    monkeypatch.setattr(engine, "progress_bar", RecordingBar)
+    cpu = blocked.CPUEngine(np.int32, False)
+    cpu.use(d)
+    engine.drive(cpu, 8, start_vertex=16, progress=True)
+    assert bars == [(5, [2, 3, 4, 5])]  # 2 of 5 rounds done before; the bar moves on from there
+
+
+def test_tile_products_split_over_the_rounds_threads(monkeypatch):
+    # the engine's row split of big products and its rounds' split (`run_split`) follow one setting
+    monkeypatch.setattr(blocked, "thread_count", lambda: 3)
+    assert blocked.CPUEngine(np.int32, False).threads == 3
+
+
 def test_registered_as_fw_cpu(rng):
     graph = Graph.from_edges(random_edges(rng, 20, 0.3, lo=0, hi=9))
     r = apsp.shortest_paths(graph, method="fw", backend="cpu", block_size=6)

@@ -35,7 +35,7 @@ from .. import exactness
 from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..engine import Finalized, SolveOptions, SolveOutput, drive, run
 from ._kernels import _relax1, _relax4
-from .threads import run_split, wait_all
+from .threads import run_split, thread_count, wait_all
 
 #: default tile edge (measured: `apsp.engine.DEFAULT_BLOCK`)
 DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
@@ -414,14 +414,13 @@ class CPUEngine:
 
     def __init__(self, dtype, negative: bool, threads: int | None = None, n: int = 0, whole_when_small: bool = False,
                  cutoff_band: tuple[int, int] | None = None):
-        self.dtype = np.dtype(dtype)
-        exactness.as_dtype(self.dtype)
+        self.dtype = exactness.as_dtype(dtype)
         self.negative = bool(negative)
         #: `SolveOptions.cutoff_band`: `finalize` checks the result in the pass that marks it
         self.cutoff_band = cutoff_band
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = whole_when_small
-        self.threads = max(1, threads or available_cores())
+        self.threads = max(1, threads or thread_count())  # as the rounds split (`run_split`)
         self._pool = None
         self.d = None
         self.n = n

@@ -7,35 +7,26 @@ took longer than the kernels themselves (seconds of a first run).
 """
 from __future__ import annotations
 
+from ..jit import thread_count
+
+#: the workers beside the calling thread, grown to the largest split asked for
 _POOL = {"pool": None, "workers": 0}
 
 
-def thread_count() -> int:
-    """Threads a split uses: Numba's setting (``NUMBA_NUM_THREADS``, `numba.set_num_threads`)."""
-    import numba
-
-    return max(1, numba.get_num_threads())
-
-
-def _pool(workers: int):
-    from concurrent.futures import ThreadPoolExecutor
-
-    if _POOL["pool"] is None or _POOL["workers"] < workers:
-        _POOL["pool"] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="apsp-cpu")
-        _POOL["workers"] = workers
-    return _POOL["pool"]
-
-
 def run_split(kernel, ntasks: int, *args) -> None:
-    """``kernel(*args, lo, hi)`` over tasks ``0..ntasks-1``, one contiguous range per thread;
-    this thread runs the first range. Returns when every range is done (`wait_all`)."""
+    """``kernel(*args, lo, hi)`` over tasks ``0..ntasks-1``, one contiguous range per thread
+    (`thread_count`); this thread runs the first range. Returns when every range is done (`wait_all`)."""
     threads = min(thread_count(), ntasks)
     if threads <= 1:
         kernel(*args, 0, ntasks)
         return
+    if _POOL["workers"] < threads - 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL["pool"] = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="apsp-cpu")
+        _POOL["workers"] = threads - 1
     bounds = [ntasks * q // threads for q in range(threads + 1)]
-    pool = _pool(threads - 1)
-    jobs = [pool.submit(kernel, *args, bounds[q], bounds[q + 1]) for q in range(1, threads)]
+    jobs = [_POOL["pool"].submit(kernel, *args, bounds[q], bounds[q + 1]) for q in range(1, threads)]
     try:
         kernel(*args, bounds[0], bounds[1])
     finally:

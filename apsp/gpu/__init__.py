@@ -21,7 +21,7 @@ GPU_DEVICE_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg", "/dev/k
 def no_gpu_driver() -> bool:
     """True when this Linux machine has no GPU driver at all: then the answer needs no torch,
     whose import costs seconds (on other systems torch is asked)."""
-    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in GPU_DEVICE_NODES)
+    return sys.platform.startswith("linux") and not any(map(os.path.exists, GPU_DEVICE_NODES))
 
 
 def torch_free() -> bool:

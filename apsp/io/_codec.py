@@ -36,16 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import get_num_threads, njit
+from numba import njit
 
 from ..errors import GraphFormatError
+from ..jit import thread_count
 from ..sizes import check_memory
 
-
-def thread_count() -> int:
-    """Threads a parallel scan or write uses: Numba's setting, as the solvers' (`apsp.cpu.threads`,
-    not imported: the readers stand below the solvers)."""
-    return max(1, get_num_threads())
 
 # -- status codes shared by the scanners --------------------------------------
 OK = 0

@@ -2,8 +2,9 @@
 
 For each graph of the suite (bundled real graphs, road-like and mesh graphs, grids, k-NN, random,
 R-MAT, social): every applicable method on the backend asked (fw, nd-fw, dijkstra or johnson on the
-CPU, bfs for unit weights), median of ``--repeat`` whole `apsp.shortest_paths` calls, then
-``method="auto"``; every result checked equal to the first method's entry by entry. The table gives
+CPU, bfs for unit weights) and ``method="auto"``, ``--repeat`` rounds of whole
+`apsp.shortest_paths` calls, each round calling every one once (medians); every result checked
+equal to the first one entry by entry. The table gives
 auto's pick and time, the fastest method and its time, the regret (auto / best), what
 `apsp.costs.fastest` would pick and its regret, and the estimates beside the measured times.
 
@@ -192,20 +193,17 @@ def same_distances(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
-def timed(g, method, backend, repeat):
-    times, res = [], None
-    for _ in range(repeat):
-        for key in ("_dissections",):  # the ordering counts in each nd-fw call, as a user's first call pays it
-            g.__dict__.pop(key, None)
-        t0 = time.perf_counter()
-        res = apsp.shortest_paths(g, method=method, backend=backend, progress=False)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), res
+def timed_once(g, method, backend):
+    g.__dict__.pop("_dissections", None)  # the ordering counts in each nd-fw call, as a user's first call pays it
+    t0 = time.perf_counter()
+    res = apsp.shortest_paths(g, method=method, backend=backend, progress=False)
+    return time.perf_counter() - t0, res
 
 
 def run_graph(name, g, backend, repeat, time_limit):
-    """Every applicable (method, backend) on ``backend`` ("auto": both, where a GPU is here), then
-    ``method="auto"``; one row of the table."""
+    """Every applicable (method, backend) on ``backend`` ("auto": both, where a GPU is here) and
+    ``method="auto"``, timed in ``repeat`` interleaved rounds (each round calls every one once, so a
+    drift of the process's or the machine's state reaches all alike), medians; one row of the table."""
     from apsp.plan import gpu_available
 
     cands = costs.applicable(g, backend, gpu=gpu_available()[0])
@@ -217,24 +215,30 @@ def run_graph(name, g, backend, repeat, time_limit):
            "estimates": {label(*c, both): est[c] for c in cands}, "estimate_seconds": est_seconds,
            "estimate_dissected": bool(g.__dict__.get("_dissections")), "fastest_pick": label(*pick, both),
            "times": {}, "match": True}
-    ref = None
     apsp.shortest_paths(g, method=pick[0], backend=pick[1], progress=False)  # compile / warm once
-    for c in cands:
-        if est[c] > time_limit:
-            row["times"][label(*c, both)] = None
-            continue
-        t, res = timed(g, *c, repeat)
-        row["times"][label(*c, both)] = t
-        if ref is None:
-            ref = res.distances
-        elif not same_distances(ref, res.distances):
-            row["match"] = False
-            print(f"  MISMATCH {name}: {label(*c, both)} differs", file=sys.stderr)
-        del res
-    t, res = timed(g, "auto", backend, repeat)
-    row["auto_pick"], row["auto_time"] = label(res.method, res.backend, both), t
-    if ref is not None and not same_distances(ref, res.distances):
-        row["match"] = False
+    run = [c for c in cands if est[c] <= time_limit]
+    row["times"].update({label(*c, both): None for c in cands if c not in run})
+    calls = run + [("auto", backend)]
+    for c in calls:  # a first call of each (compiles), untimed
+        timed_once(g, *c)
+    samples: dict = {c: [] for c in calls}
+    ref, picked = None, None
+    for _ in range(repeat):
+        for c in calls:
+            t, res = timed_once(g, *c)
+            samples[c].append(t)
+            if c[0] == "auto":
+                picked = label(res.method, res.backend, both)
+            if ref is None:
+                ref = res.distances
+            elif not same_distances(ref, res.distances):
+                row["match"] = False
+                print(f"  MISMATCH {name}: {label(*c, both) if c[0] != 'auto' else 'auto'} differs", file=sys.stderr)
+            del res
+    for c in run:
+        row["times"][label(*c, both)] = float(np.median(samples[c]))
+    t = float(np.median(samples[("auto", backend)]))
+    row["auto_pick"], row["auto_time"] = picked, t
     done = {k: v for k, v in row["times"].items() if v is not None}
     best = min(done, key=done.__getitem__)
     row["best"], row["best_time"] = best, done[best]
@@ -304,7 +308,7 @@ def main(argv=None):
     p.add_argument("--json", type=Path, help="write the rows here")
     p.add_argument("--only", nargs="+", choices=sorted(SUITE), help="these graphs only")
     p.add_argument("--max-n", type=int, default=None, help="skip graphs with more vertices")
-    p.add_argument("--repeat", type=int, default=3, help="timed calls per method (median; default 3)")
+    p.add_argument("--repeat", type=int, default=3, help="rounds of timed calls, one per method a round (median; default 3)")
     p.add_argument("--time-limit", type=float, default=30.0,
                    help="do not run a method estimated slower than this many seconds (default 30)")
     p.add_argument("--proxy", action="store_true", help="print nd-fw's proxy against counted work and stop")

@@ -28,15 +28,6 @@ from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_til
 DEFAULT_BLOCK = SOLVER_BLOCKS["gpu"]
 
 
-def empty_like(d, shape):
-    """An uninitialised array of ``shape`` with ``d``'s dtype, where ``d`` lives."""
-    if isinstance(d, DeviceArray):
-        return DeviceArray.empty(shape, d.dtype)
-    import torch
-
-    return torch.empty(shape, dtype=d.dtype, device=d.device)
-
-
 class TorchRuntime:
     """torch tensors on ``device`` (default: `apsp.gpu.default_device`; CPU tensors under the Triton
     interpreter, without streams): allocation, copies in, the diagonal, timing events, two streams."""
@@ -231,7 +222,7 @@ def fw_rounds(d, block: int, negative: bool = False, config=None,
     block = min(block, n_real) if n_real else block
     rounds = triton.cdiv(n_real, block)
     if col_buffer is None or col_buffer.shape[0] < block or col_buffer.shape[1] < n:
-        col_buffer = empty_like(d, (block, n))
+        col_buffer = d.new_empty((block, n))
     if not lookahead or rounds - start_round < 2:
         for r in range(start_round, rounds):
             k0 = r * block
@@ -254,9 +245,9 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
     rt = runtime_of(d)
     cuda, (main, side) = rt.cuda, rt.streams()
     # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
-    rows = [empty_like(d, (block, n)) for _ in range(2)]
-    cols_t = [col_buffer[:block, :n], empty_like(d, (block, n))]
-    col_scratch = empty_like(d, (n, block))
+    rows = [d.new_empty((block, n)) for _ in range(2)]
+    cols_t = [col_buffer[:block, :n], d.new_empty((block, n))]
+    col_scratch = d.new_empty((n, block))
 
     def bounds(r):
         k0 = r * block
@@ -312,7 +303,7 @@ def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = Non
     if batch == 0 or n_real == 0:
         return
     block = min(block, n_real)
-    col_buffer = empty_like(d, (batch, block, n))
+    col_buffer = d.new_empty((batch, block, n))
     for k0 in range(0, n_real, block):
         kb = min(block, n_real - k0)
         pivot = d[:, k0:k0 + kb, k0:k0 + kb]

@@ -21,6 +21,7 @@ import numpy as np
 import triton
 
 from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
+from . import cuda as driver
 from .devarray import DeviceArray
 from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
                       minplus_update_batched, run_kernel)
@@ -104,16 +105,13 @@ class DriverRuntime:
 
     cuda = True
     device = None
+    empty = staticmethod(DeviceArray.empty)
+    sync = staticmethod(driver.synchronize)
+    memory = staticmethod(driver.memory_info)
+    on = staticmethod(driver.on_stream)
 
     def __init__(self):
-        from . import cuda
-
-        self.driver = cuda
-        cuda.start()
-
-    @staticmethod
-    def empty(shape, dtype) -> DeviceArray:
-        return DeviceArray.empty(shape, dtype)
+        driver.start()
 
     @staticmethod
     def upload(array: np.ndarray) -> DeviceArray:
@@ -130,24 +128,18 @@ class DriverRuntime:
         # the diagonal as n rows of one element, a row pitch apart
         return DeviceArray(d.alloc, d.offset, (n, 1), (d.stride(0) + 1, 1), d.dtype).to_numpy()[:, 0]
 
-    def sync(self) -> None:
-        self.driver.synchronize()
-
-    def memory(self) -> tuple[int, int]:
-        return self.driver.memory_info()
-
     def event(self):
-        return self.driver.current().record(timing=True)
+        return driver.current().record(timing=True)
 
     @staticmethod
     def seconds(start, end) -> float:
         return end.seconds_since(start)
 
     def info(self) -> dict:
-        return {"device": self.driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
+        return {"device": driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
 
     def streams(self):
-        return self.driver.current(), self.driver.Stream(priority=-1)
+        return driver.current(), driver.Stream(priority=-1)
 
     @staticmethod
     def record(stream):
@@ -156,9 +148,6 @@ class DriverRuntime:
     @staticmethod
     def wait(stream, event) -> None:
         stream.wait(event)
-
-    def on(self, stream):
-        return self.driver.on_stream(stream)
 
     @staticmethod
     def release(tensors, streams) -> None:

@@ -263,13 +263,17 @@ class Stream:
             _lib.cuStreamDestroy_v2(self.handle)  # returns at once; queued work still completes
             self.handle = None
 
-    def wait(self, event: "Event") -> None:
+    def wait_event(self, event: "Event") -> None:
         call("cuStreamWaitEvent", self.handle, event.handle, 0)
 
-    def record(self, timing: bool = False) -> "Event":
+    def record_event(self, timing: bool = False) -> "Event":
         event = Event(timing)
         call("cuEventRecord", event.handle, self.handle)
         return event
+
+    #: torch's names above, so that the look-ahead rounds order either runtime's streams alike;
+    #: these the copies of `apsp.gpu.transfer` call
+    record, wait = record_event, wait_event
 
 
 class Event:

@@ -155,16 +155,14 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
     from .. import exactness
     from ..engine import Finalized, SolveOptions
-    from . import default_device
     from .ndfw import Engine, solve_with
 
     dt = np.dtype(dtype)
-    dev = torch.device(device or default_device())
     wide = torch.float64 if dt.kind == "f" else torch.int64
 
     class ReducingEngine(Engine):
         def finalize(self):
-            d = self.d
+            d, dev = self.d, self.device
             limit = exactness.reachable_limit(dt, self.negative)
             pos = torch.from_numpy(self.nd.position).to(dev)
             cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(dev)]
@@ -185,8 +183,8 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
             return Finalized([a.cpu().numpy() for a in out])  # the reductions stand in for the distances
 
     opts = SolveOptions(dtype=dt, progress=progress)
-    out, _ = solve_with(
-        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, dev),
+    out, engine = solve_with(
+        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, device),
         ("h2d", "compute", "reduce"))
-    out.info.update(timings=out.timings, device=str(dev))
+    out.info.update(timings=out.timings, device=str(engine.device))
     return tuple(out.dist), out.info

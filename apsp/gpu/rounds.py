@@ -10,7 +10,8 @@
 
 The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
 differs between the two (allocating, copies in, timing events, ordering two streams) is their
-runtime, `TorchRuntime` or `DriverRuntime`, which the in-core engine (`apsp.gpu.fw`) runs on too.
+runtime, `TorchRuntime` or `DriverRuntime`, which the in-core engine (`apsp.gpu.fw`) runs on too; their
+streams answer to the same names (``record_event``, ``wait_event``).
 """
 from __future__ import annotations
 
@@ -81,14 +82,6 @@ class TorchRuntime:
             return None, None
         return self.torch.cuda.current_stream(self.device), self.torch.cuda.Stream(self.device, priority=-1)
 
-    @staticmethod
-    def record(stream):
-        return stream.record_event()
-
-    @staticmethod
-    def wait(stream, event) -> None:
-        stream.wait_event(event)
-
     def on(self, stream):
         return self.torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
 
@@ -129,7 +122,7 @@ class DriverRuntime:
         return DeviceArray(d.alloc, d.offset, (n, 1), (d.stride(0) + 1, 1), d.dtype).to_numpy()[:, 0]
 
     def event(self):
-        return driver.current().record(timing=True)
+        return driver.current().record_event(timing=True)
 
     @staticmethod
     def seconds(start, end) -> float:
@@ -140,14 +133,6 @@ class DriverRuntime:
 
     def streams(self):
         return driver.current(), driver.Stream(priority=-1)
-
-    @staticmethod
-    def record(stream):
-        return stream.record()
-
-    @staticmethod
-    def wait(stream, event) -> None:
-        stream.wait(event)
 
     @staticmethod
     def release(tensors, streams) -> None:
@@ -254,16 +239,12 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
         return row, col_t
 
-    def on_side(fn, *args):
-        with rt.on(side):
-            return fn(*args)
-
     panels = build_panels(start_round)
     ready = None
     try:
         for r in range(start_round, rounds):
             if ready is not None:
-                rt.wait(main, ready)
+                main.wait_event(ready)
             row, col_t = panels
             if r + 1 < rounds:
                 # the next round's bands first, so that its phases 1-2 can start early
@@ -271,10 +252,11 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
                 minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
                 minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
                 if cuda:
-                    rt.wait(side, rt.record(main))
-                panels = on_side(build_panels, r + 1)
+                    side.wait_event(main.record_event())
+                with rt.on(side):
+                    panels = build_panels(r + 1)
                 if cuda:
-                    ready = rt.record(side)
+                    ready = side.record_event()
             # phase 3 over the whole matrix (the next bands again: idempotent, same values)
             minplus_update(d, col_t.t(), row, negative, config=config)
             yield r + 1

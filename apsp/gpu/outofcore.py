@@ -81,9 +81,9 @@ class GPUStreamEngine(GPUEngine):
         self._loaded, self._free = [None] * plan.buffers, [None] * plan.buffers
         self._stored_rows = {}
         if self.staged:
-            self._bounce_in, self._bounce_out = (
-                [torch.empty((plan.rows, plan.n), dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
-                for _ in range(2))
+            shape = (plan.rows, plan.n)
+            self._bounce_in = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
+            self._bounce_out = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
             self._in_done = [None, None]
             self._next_in = self._next_out = 0
             self._pending = deque()  # (event, bounce index, i0, i1): stores still to copy to the host

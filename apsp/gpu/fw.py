@@ -27,7 +27,7 @@ from ..engine import Finalized, SolveOptions, SolveOutput, run
 from ..errors import MemoryPlanError
 from .devarray import DeviceArray
 from .footprint import fw_needs, gpu_padded
-from .minplus import inf_for, minplus_update, run_kernel
+from .minplus import dtype_name, inf_for, minplus_update, run_kernel
 from .rounds import DEFAULT_BLOCK, DriverRuntime, TorchRuntime, close_block, fw_rounds, naive_rounds
 from .transfer import to_host
 
@@ -99,7 +99,7 @@ def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool 
     """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.exactness.cutoff_suspected`)
     and, on integer dtypes with ``mark``, the unreachable mark (`apsp.exactness.finalize_unreachable`),
     in one read of ``d`` on the device of the runtime ``rt``; the check's verdict (None without ``band``)."""
-    n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
+    n, dt = d.shape[0], np.dtype(dtype_name(d.dtype))
     check, mark = band is not None, mark and dt.kind != "f"
     if not ((check or mark) and n):
         return False if check else None

@@ -272,7 +272,7 @@ class Stream:
         return event
 
     #: torch's names above, so that the look-ahead rounds order either runtime's streams alike;
-    #: these the copies of `apsp.gpu.transfer` call
+    #: the short names are what `apsp.gpu.transfer`'s copies call
     record, wait = record_event, wait_event
 
 

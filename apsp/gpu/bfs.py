@@ -214,13 +214,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     timings["d2h"] = time.perf_counter() - t0
     if requested == np.uint16 and diameter > max_level(np.uint16):
         refuse_dtype(np.uint16)
-    if dist_np.dtype == np.int32 and (requested == np.uint16 or
-                                      (may_widen and diameter <= max_level(np.uint16))):
+    if dist_np.dtype == np.int32 and (requested == np.uint16 or (may_widen and diameter <= max_level(np.uint16))):
         dist_np = recast(dist_np, np.uint16)  # int32 was only for torch's lack of uint16 arithmetic
     dist_np = finish_dtype(dist_np, requested if may_widen else None)
     info = {"diameter": diameter, "levels": level, "device": str(device),
             "tile": f"{block_v} vertices x {32 * block_w} sources", "num_warps": num_warps}
     if device.type == "cuda":
         info["device_name"] = torch.cuda.get_device_name(device)
-    return SolveOutput(dist=dist_np, predecessors=pred_np, successors=succ_np, timings=timings,
-                       info=info)
+    return SolveOutput(dist=dist_np, predecessors=pred_np, successors=succ_np, timings=timings, info=info)

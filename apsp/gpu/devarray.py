@@ -259,13 +259,9 @@ def specialise(fn, args: tuple, kwargs: dict):
     signature, constants, aligned, runtime = {}, {}, [], []
     for i, p in enumerate(fn.params):
         value = values[p.name] if p.name in values else p.default
-        if p.is_constexpr:
-            signature[p.name] = "constexpr"
-            constants[p.name] = value
-            continue
-        kind, constant, divisible = _specialise(p, value)
+        kind, constant, divisible = ("constexpr", value, False) if p.is_constexpr else _specialise(p, value)
         signature[p.name] = kind
-        if constant is not None:
+        if kind == "constexpr":
             constants[p.name] = constant
             continue
         if divisible:

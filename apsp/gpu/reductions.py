@@ -80,8 +80,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
     t0 = time.perf_counter()
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(dev) for a in csr_arrays(graph))
     targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
-    acc = [torch.zeros(n, dtype=dt, device=dev)
-           for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
+    acc = [torch.zeros(n, dtype=dt, device=dev) for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
     if gpu_memory is not None:
         budget = parse_size(gpu_memory)
     elif dev.type == "cuda":
@@ -99,8 +98,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
         for s_base in starts.tolist():
             t0 = time.perf_counter()
             nw = min(words, (n - s_base + 31) // 32)
-            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw,
-                                            dev))
+            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw, dev))
             _sync(dev)
             timings["compute"] += time.perf_counter() - t0
             bar.update(min(per_block, n - s_base))

@@ -99,6 +99,7 @@ class DriverRuntime:
     cuda = True
     device = None
     empty = staticmethod(DeviceArray.empty)
+    copy_in = staticmethod(DeviceArray.copy_)
     sync = staticmethod(driver.synchronize)
     memory = staticmethod(driver.memory_info)
     on = staticmethod(driver.on_stream)
@@ -111,10 +112,6 @@ class DriverRuntime:
         """A device copy of a 1-D or 2-D numpy array (1-D arrays as one row)."""
         host = np.ascontiguousarray(array.reshape(1, -1) if array.ndim == 1 else array)
         return DeviceArray.empty(host.shape, host.dtype).copy_(host)
-
-    @staticmethod
-    def copy_in(dst: DeviceArray, array: np.ndarray) -> None:
-        dst.copy_(array)
 
     @staticmethod
     def diagonal(d: DeviceArray, n: int) -> np.ndarray:

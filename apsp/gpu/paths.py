@@ -96,7 +96,7 @@ def successor_matrix(csr, d: torch.Tensor, limit, dtype: np.dtype) -> torch.Tens
                             float(limit) if is_float else int(limit), rtol, IS_FLOAT=is_float,
                             BLOCK_N=block_n, CHUNK=16 if device.type == "cuda" else 4,
                             num_warps=4 if device.type == "cuda" else 1)
-    if is_float or bool((csr.data <= 0).any()):  # tight hops may loop only round a cycle of weight <= 0
+    if is_float or bool((csr.data <= 0).any()):  # hops loop only round a cycle of weight <= 0, or by float ties
         _repair_loops(csr, d, succ, limit, is_float, rtol)
     return succ
 

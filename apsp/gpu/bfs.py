@@ -42,9 +42,6 @@ BLOCK_V = 32
 BLOCK_W = 8
 NUM_WARPS = 4
 
-_TORCH_DTYPES = {np.dtype(np.uint8): torch.uint8, np.dtype(np.int16): torch.int16,
-                 np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64}
-
 
 @triton.jit
 def _bfs_level_kernel(
@@ -121,8 +118,7 @@ def _bfs_level_kernel(
             tl.store(dist + at, value, mask=got)
 
 
-def _device(opts: SolveOptions) -> torch.device:
-    wanted = opts.device
+def _device(wanted) -> torch.device:
     if wanted is not None:
         return torch.device(wanted)
     if torch.cuda.is_available():
@@ -137,13 +133,29 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
+def seed_visited(visited: torch.Tensor, s_base: int) -> None:
+    """``visited`` (n x words: the sources ``s_base`` on, 32 a word) at the start: each source's own
+    bit, and the bits of sources past the last vertex, which count as visited everywhere so that a
+    word can become full."""
+    n, words = visited.shape
+    visited.zero_()
+    last = n - s_base
+    if last < 32 * words:
+        visited[:, words - 1] = int(np.array(-(1 << (last % 32)), dtype=np.int64).astype(np.int32))
+    src = torch.arange(s_base, s_base + min(last, 32 * words), device=visited.device)
+    rel = src - s_base
+    own = src * words + rel // 32
+    flat = visited.view(-1)
+    flat[own] = flat[own] | torch.bitwise_left_shift(torch.ones_like(src), rel % 32).to(torch.int32)
+
+
 def solve(graph, opts: SolveOptions) -> SolveOutput:
     """All-pairs hop distances of ``graph`` (every edge weight 1) on the GPU.
 
     Options: ``device``, ``block_vertices``, ``block_words``,
     ``num_warps`` (tile shape and warps of the level kernel).
     """
-    device = _device(opts)
+    device = _device(opts.device)
     n = graph.n
     block_v = opts.block_vertices or BLOCK_V
     block_w = opts.block_words or BLOCK_W
@@ -158,21 +170,13 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     dt = np.dtype(np.uint8) if may_widen else requested
     if dt == np.uint16:  # computed as int32, narrowed on the host
         dt = np.dtype(np.int32)
-    dist = torch.full((n, n), int(exactness.unreachable_value(dt)), dtype=_TORCH_DTYPES[dt], device=device)
+    dist = torch.full((n, n), int(exactness.unreachable_value(dt)), dtype=getattr(torch, dt.name), device=device)
     dist.diagonal().fill_(0)
     want_pred, want_succ = bool(opts.predecessors), bool(opts.successors)
     pred = torch.full((n, n) if want_pred else (1,), NO_VERTEX, dtype=torch.int32, device=device)
     succ = torch.full((n, n) if want_succ else (1,), NO_VERTEX, dtype=torch.int32, device=device)
-    visited = torch.zeros((n, n_words), dtype=torch.int32, device=device)
-    if n % 32:
-        # bits of sources past n count as visited everywhere, so a word can become full
-        pad = np.array(-(1 << (n % 32)), dtype=np.int64).astype(np.int32)
-        visited[:, n_words - 1] = int(pad)
-    src = torch.arange(n, device=device)
-    own = src * n_words + src // 32
-    bits = torch.bitwise_left_shift(torch.ones_like(src), src % 32).to(torch.int32)
-    flat = visited.view(-1)
-    flat[own] = flat[own] | bits
+    visited = torch.empty((n, n_words), dtype=torch.int32, device=device)
+    seed_visited(visited, 0)
     frontier = torch.zeros((n, n_words), dtype=torch.int32, device=device)
     nxt = torch.zeros_like(frontier)
     flags = torch.zeros(groups, dtype=torch.int32, device=device)
@@ -210,13 +214,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     timings["d2h"] = time.perf_counter() - t0
     if requested == np.uint16 and diameter > max_level(np.uint16):
         refuse_dtype(np.uint16)
-    if dist_np.dtype == np.int32 and (requested == np.uint16 or
-                                      (may_widen and diameter <= max_level(np.uint16))):
+    if dist_np.dtype == np.int32 and (requested == np.uint16 or (may_widen and diameter <= max_level(np.uint16))):
         dist_np = recast(dist_np, np.uint16)  # int32 was only for torch's lack of uint16 arithmetic
     dist_np = finish_dtype(dist_np, requested if may_widen else None)
     info = {"diameter": diameter, "levels": level, "device": str(device),
             "tile": f"{block_v} vertices x {32 * block_w} sources", "num_warps": num_warps}
     if device.type == "cuda":
         info["device_name"] = torch.cuda.get_device_name(device)
-    return SolveOutput(dist=dist_np, predecessors=pred_np, successors=succ_np, timings=timings,
-                       info=info)
+    return SolveOutput(dist=dist_np, predecessors=pred_np, successors=succ_np, timings=timings, info=info)

@@ -117,6 +117,13 @@ def call(name: str, *args) -> None:
     _check(getattr(_library(), name)(*args), name)
 
 
+def _new(ctype, name: str, *args):
+    """The ``ctype`` value driver function ``name`` writes through its first parameter."""
+    value = ctype()
+    call(name, ctypes.byref(value), *args)
+    return value
+
+
 def start():
     """Initialise the driver and retain device 0's primary context (once per process)."""
     with _lock:
@@ -178,13 +185,11 @@ class Allocation:
     def __init__(self, nbytes: int, stream: "Stream | None" = None):
         self.nbytes = int(nbytes)
         self.stream = stream
-        ptr = _U64()
         if stream is None:
-            call("cuMemAlloc_v2", ctypes.byref(ptr), max(1, self.nbytes))
+            self.ptr = _new(_U64, "cuMemAlloc_v2", max(1, self.nbytes)).value
         else:
             _keep_pool()
-            call("cuMemAllocAsync", ctypes.byref(ptr), max(1, self.nbytes), stream.handle)
-        self.ptr = ptr.value
+            self.ptr = _new(_U64, "cuMemAllocAsync", max(1, self.nbytes), stream.handle).value
 
     def __del__(self):
         if self.ptr and _lib is not None:
@@ -201,8 +206,7 @@ def _keep_pool() -> None:
     if "pool" in _state:
         return
     start()
-    pool = _P()
-    call("cuDeviceGetDefaultMemPool", ctypes.byref(pool), _state["device"])
+    pool = _new(_P, "cuDeviceGetDefaultMemPool", _state["device"])
     call("cuMemPoolSetAttribute", pool, MEMPOOL_RELEASE_THRESHOLD, ctypes.byref(_U64(POOL_KEEP)))
     _state["pool"] = pool
 
@@ -220,9 +224,7 @@ class PinnedBuffer:
 
     def __init__(self, nbytes: int):
         self.nbytes = int(nbytes)
-        ptr = _P()
-        call("cuMemHostAlloc", ctypes.byref(ptr), self.nbytes, 0)
-        self.ptr = ptr.value
+        self.ptr = _new(_P, "cuMemHostAlloc", self.nbytes, 0).value
 
     def numpy(self):
         import numpy as np
@@ -243,7 +245,7 @@ def copy_2d(dst, dst_pitch: int, src, src_pitch: int, width: int, height: int, *
         setattr(p, end + "MemoryType", MEMORY_HOST if host else MEMORY_DEVICE)
         setattr(p, end + ("Host" if host else "Device"), address)
     p.srcPitch, p.dstPitch, p.WidthInBytes, p.Height = src_pitch, dst_pitch, width, height
-    call("cuMemcpy2DAsync_v2", ctypes.byref(p), stream or current_stream())
+    call("cuMemcpy2DAsync_v2", ctypes.byref(p), stream or current().handle)
 
 
 # ----------------------------------------------------------------------------- streams and events
@@ -251,9 +253,7 @@ class Stream:
     """A non-blocking stream (no implicit order with the legacy default stream)."""
 
     def __init__(self, priority: int = 0):
-        handle = _P()
-        call("cuStreamCreateWithPriority", ctypes.byref(handle), STREAM_NON_BLOCKING, priority)
-        self.handle = handle
+        self.handle = _new(_P, "cuStreamCreateWithPriority", STREAM_NON_BLOCKING, priority)
 
     def synchronize(self) -> None:
         call("cuStreamSynchronize", self.handle)
@@ -263,28 +263,28 @@ class Stream:
             _lib.cuStreamDestroy_v2(self.handle)  # returns at once; queued work still completes
             self.handle = None
 
-    def wait(self, event: "Event") -> None:
+    def wait_event(self, event: "Event") -> None:
         call("cuStreamWaitEvent", self.handle, event.handle, 0)
 
-    def record(self, timing: bool = False) -> "Event":
+    def record_event(self, timing: bool = False) -> "Event":
         event = Event(timing)
         call("cuEventRecord", event.handle, self.handle)
         return event
 
+    #: torch's names above, so that the look-ahead rounds order either runtime's streams alike;
+    #: the short names are what `apsp.gpu.transfer`'s copies call
+    record, wait = record_event, wait_event
+
 
 class Event:
     def __init__(self, timing: bool = False):
-        handle = _P()
-        call("cuEventCreate", ctypes.byref(handle), 0 if timing else EVENT_DISABLE_TIMING)
-        self.handle = handle
+        self.handle = _new(_P, "cuEventCreate", 0 if timing else EVENT_DISABLE_TIMING)
 
     def synchronize(self) -> None:
         call("cuEventSynchronize", self.handle)
 
     def seconds_since(self, earlier: "Event") -> float:
-        ms = ctypes.c_float()
-        call("cuEventElapsedTime", ctypes.byref(ms), earlier.handle, self.handle)
-        return ms.value / 1e3
+        return _new(ctypes.c_float, "cuEventElapsedTime", earlier.handle, self.handle).value / 1e3
 
     def __del__(self):
         if self.handle and _lib is not None:
@@ -303,11 +303,6 @@ def main_stream() -> Stream:
 def current() -> Stream:
     """The stream work is queued on from this thread (`on_stream`), else the main stream."""
     return getattr(_local, "stream", None) or main_stream()
-
-
-def current_stream():
-    """The handle of `current`."""
-    return current().handle
 
 
 class on_stream:
@@ -335,15 +330,12 @@ class Kernel:
     """A compiled kernel (a cubin) loaded into the context."""
 
     def __init__(self, cubin: bytes, name: str, shared: int, threads: int, params: int):
-        module, function = _P(), _P()
-        call("cuModuleLoadData", ctypes.byref(module), cubin)
-        call("cuModuleGetFunction", ctypes.byref(function), module, name.encode())
-        self.module, self.function = module, function
+        self.module = module = _new(_P, "cuModuleLoadData", cubin)
+        self.function = function = _new(_P, "cuModuleGetFunction", module, name.encode())
         self.shared, self.threads, self.params = int(shared), int(threads), int(params)
         if self.shared > 49152:  # above the default dynamic shared memory: opt in, as Triton does
-            static = _INT()
-            call("cuFuncGetAttribute", ctypes.byref(static), FUNC_SHARED_STATIC, function)
-            call("cuFuncSetAttribute", function, FUNC_MAX_DYNAMIC_SHARED, _attribute(ATTR_SHARED_OPTIN) - static.value)
+            static = _new(_INT, "cuFuncGetAttribute", FUNC_SHARED_STATIC, function).value
+            call("cuFuncSetAttribute", function, FUNC_MAX_DYNAMIC_SHARED, _attribute(ATTR_SHARED_OPTIN) - static)
 
     def launch(self, grid: tuple, args: list) -> None:
         """Queue the kernel on the current stream; ``args`` are ctypes values, one per parameter."""
@@ -352,4 +344,4 @@ class Kernel:
         pointers = (_P * len(args))(*[ctypes.cast(ctypes.byref(a), _P) for a in args])
         gx, gy, gz = (tuple(grid) + (1, 1))[:3]
         call("cuLaunchKernel", self.function, gx, gy, gz, self.threads, 1, 1, self.shared,
-             current_stream(), pointers, None)
+             current().handle, pointers, None)

@@ -41,18 +41,21 @@ class DeviceArray:
         self.shape, self._strides, self.dtype = tuple(shape), tuple(strides), np.dtype(dtype)
 
     @classmethod
-    def empty(cls, shape, dtype) -> "DeviceArray":
+    def empty(cls, shape, dtype, stream=None) -> "DeviceArray":
+        """Uninitialised and contiguous (``stream``: from that stream's pool, `cuda.Allocation`)."""
         dtype = np.dtype(dtype)
         rows, cols = shape
-        return cls(cuda.Allocation(rows * cols * dtype.itemsize), 0, (rows, cols), (cols, 1), dtype)
+        return cls(cuda.Allocation(rows * cols * dtype.itemsize, stream), 0, (rows, cols), (cols, 1), dtype)
 
     @classmethod
     def scratch(cls, shape, dtype) -> "DeviceArray":
         """`empty` from the stream-ordered pool of the current stream: for a buffer that only the
         work queued on this stream uses, dropped before the stream changes."""
-        dtype = np.dtype(dtype)
-        rows, cols = shape
-        return cls(cuda.Allocation(rows * cols * dtype.itemsize, cuda.current()), 0, (rows, cols), (cols, 1), dtype)
+        return cls.empty(shape, dtype, cuda.current())
+
+    def new_empty(self, shape) -> "DeviceArray":
+        """`empty` of this dtype (torch's ``Tensor.new_empty``)."""
+        return DeviceArray.empty(shape, self.dtype)
 
     def data_ptr(self) -> int:
         return self.alloc.ptr + self.offset * self.dtype.itemsize
@@ -122,7 +125,7 @@ class DeviceArray:
         if all(self.shape):
             s, s_pitch, width, rows = self._rows()
             cuda.copy_2d(out.ctypes.data, width, s, s_pitch, width, rows, dst_host=True)
-            cuda.call("cuStreamSynchronize", cuda.current_stream())
+            cuda.current().synchronize()
         return out
 
     def __repr__(self) -> str:
@@ -256,13 +259,9 @@ def specialise(fn, args: tuple, kwargs: dict):
     signature, constants, aligned, runtime = {}, {}, [], []
     for i, p in enumerate(fn.params):
         value = values[p.name] if p.name in values else p.default
-        if p.is_constexpr:
-            signature[p.name] = "constexpr"
-            constants[p.name] = value
-            continue
-        kind, constant, divisible = _specialise(p, value)
+        kind, constant, divisible = ("constexpr", value, False) if p.is_constexpr else _specialise(p, value)
         signature[p.name] = kind
-        if constant is not None:
+        if kind == "constexpr":
             constants[p.name] = constant
             continue
         if divisible:

@@ -27,7 +27,7 @@ from ..engine import Finalized, SolveOptions, SolveOutput, run
 from ..errors import MemoryPlanError
 from .devarray import DeviceArray
 from .footprint import fw_needs, gpu_padded
-from .minplus import inf_for, minplus_update, run_kernel
+from .minplus import dtype_name, inf_for, minplus_update, run_kernel
 from .rounds import DEFAULT_BLOCK, DriverRuntime, TorchRuntime, close_block, fw_rounds, naive_rounds
 from .transfer import to_host
 
@@ -99,7 +99,7 @@ def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool 
     """The cut-off check (any entry of the square ``d`` in ``band``: `apsp.exactness.cutoff_suspected`)
     and, on integer dtypes with ``mark``, the unreachable mark (`apsp.exactness.finalize_unreachable`),
     in one read of ``d`` on the device of the runtime ``rt``; the check's verdict (None without ``band``)."""
-    n, dt = d.shape[0], np.dtype(str(d.dtype).replace("torch.", ""))
+    n, dt = d.shape[0], np.dtype(dtype_name(d.dtype))
     check, mark = band is not None, mark and dt.kind != "f"
     if not ((check or mark) and n):
         return False if check else None
@@ -111,20 +111,6 @@ def check_and_mark(rt, d, negative: bool, band=None, mark: bool = True) -> bool 
     return bool(to_host(flag).flat[0]) if check else None
 
 
-class _Timer:
-    """Stage marks on the runtime's events; ``stages`` waits for the last one."""
-
-    def __init__(self, rt):
-        self.rt, self.marks = rt, []
-
-    def mark(self, name: str) -> None:
-        self.marks.append((name, self.rt.event()))
-
-    def stages(self) -> dict:
-        self.rt.sync()
-        return {name: self.rt.seconds(start, end) for (_, start), (name, end) in zip(self.marks, self.marks[1:])}
-
-
 class GPUEngine:
     """The GPU engine of the FW skeleton (`apsp.engine`) on ``runtime`` (default: torch on ``device``),
     and the torch tile engine of the out-of-core stream and the distributed driver.
@@ -134,7 +120,7 @@ class GPUEngine:
     `apsp.gpu.rounds` (or the classic and naive variants of the benchmark ladder); ``finalize``
     makes the cut-off check (``cutoff_band``), recovers paths (``paths_for``: ``(graph, opts)``),
     marks unreachable pairs, all on the device, and copies the result to the host. ``timed``:
-    stage marks (``timer``) from construction on.
+    stage marks (``mark``, ``stages``) from construction on.
     """
 
     kind = "gpu"
@@ -154,12 +140,18 @@ class GPUEngine:
         self.variant, self.cutoff_band, self.paths_for = variant, cutoff_band, paths_for
         self.n_pad = gpu_padded(n, interpreted=not self.cuda)
         self.d = None
-        self.timer = _Timer(self.rt) if timed else None
+        self.marks = [] if timed else None
         self.mark("start")
 
     def mark(self, stage: str) -> None:
-        if self.timer is not None:
-            self.timer.mark(stage)
+        """A stage mark on the runtime's events (``timed`` engines)."""
+        if self.marks is not None:
+            self.marks.append((stage, self.rt.event()))
+
+    def stages(self) -> dict:
+        """Seconds of each stage between the marks (waits for the last one)."""
+        self.rt.sync()
+        return {name: self.rt.seconds(start, end) for (_, start), (name, end) in zip(self.marks, self.marks[1:])}
 
     # -- tile kernels ----------------------------------------------------------------
     def empty(self, shape):
@@ -270,7 +262,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     naive = variant == "naive"
     out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
               default_block=32 if variant == "classic" else DEFAULT_BLOCK)
-    out.timings = engine.timer.stages()
+    out.timings = engine.stages()
     if not paths:
         out.timings.pop("paths", None)
     out.info.update(rt.info(), variant=variant)

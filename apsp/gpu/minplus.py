@@ -398,12 +398,8 @@ def close_tile(t, negative: bool = False) -> None:
     size = t.shape[0]
     if t.shape != (size, size) or size > MAX_CLOSE_BLOCK:
         raise ValueError(f"close_tile needs a square tile of at most {MAX_CLOSE_BLOCK}, got {tuple(t.shape)}")
-    if size == 0:
-        return
-    block = max(16, triton.next_power_of_2(size))
-    warps = 1 if t.device.type != "cuda" else (4 if block <= 32 else 8)
-    run_kernel(_close_block_kernel, (1,), t, size, t.stride(0), t.stride(1), inf_for(t),
-               CLAMP=negative, BLOCK=block, num_warps=warps)
+    if size > 0:
+        _launch_close(_close_block_kernel, (1,), t, size, negative)
 
 
 def close_tiles(t, negative: bool = False) -> None:
@@ -411,12 +407,15 @@ def close_tiles(t, negative: bool = False) -> None:
     batch, size = t.shape[0], t.shape[1]
     if t.dim() != 3 or t.shape[2] != size or size > MAX_CLOSE_BLOCK:
         raise ValueError(f"close_tiles needs batch x s x s tiles, s <= {MAX_CLOSE_BLOCK}, got {tuple(t.shape)}")
-    if batch == 0 or size == 0:
-        return
+    if batch > 0 and size > 0:
+        _launch_close(_close_batched_kernel, (batch,), t, size, negative, WIDE=_max_offset(t) >= 2 ** 31)
+
+
+def _launch_close(kernel, grid, t, size: int, negative: bool, **wide) -> None:
+    """Phase 1's kernel on ``t`` (a tile, or a batch of them: its strides in the kernel's order)."""
     block = max(16, triton.next_power_of_2(size))
-    warps = 1 if t.device.type != "cuda" else (4 if block <= 32 else 8)
-    run_kernel(_close_batched_kernel, (batch,), t, size, t.stride(0), t.stride(1), t.stride(2), inf_for(t),
-               CLAMP=negative, BLOCK=block, WIDE=_max_offset(t) >= 2 ** 31, num_warps=warps)
+    run_kernel(kernel, grid, t, size, *t.stride(), inf_for(t), CLAMP=negative, BLOCK=block, **wide,
+               num_warps=1 if t.device.type != "cuda" else (4 if block <= 32 else 8))
 
 
 def _max_offset(t) -> int:

@@ -17,6 +17,7 @@ synchronous copies (that is how the test suite checks the GPU code path).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -34,9 +35,7 @@ def _register(array: np.ndarray) -> bool:
     if array.nbytes == 0:
         return False
     try:
-        cudart = torch.cuda.cudart()
-        err = cudart.cudaHostRegister(array.ctypes.data, array.nbytes, 0)
-        if int(err) != 0:
+        if int(torch.cuda.cudart().cudaHostRegister(array.ctypes.data, array.nbytes, 0)) != 0:
             torch.cuda.synchronize()  # clears nothing, but surfaces sticky errors early
             return False
         return True
@@ -72,26 +71,21 @@ class GPUStreamEngine(GPUEngine):
         super().__init__(dtype, negative, device=device)
         self.host_np = host
         self.host = torch.from_numpy(host)
-        nbuf = plan.buffers
-        self.registered = False
-        self.staged = False
+        self.registered = bool(self.cuda and pin_host and _register(host))
+        self.staged = self.cuda and not self.registered
         if not self.cuda:
             return
-        self.registered = _register(host) if pin_host else False
-        self.staged = not self.registered
         self.compute_stream = torch.cuda.current_stream(self.device)
         self.load_stream = torch.cuda.Stream(device=self.device)
         self.store_stream = torch.cuda.Stream(device=self.device)
-        self._loaded = [None] * nbuf
-        self._free = [None] * nbuf
+        self._loaded, self._free = [None] * plan.buffers, [None] * plan.buffers
         self._stored_rows = {}
         if self.staged:
             shape = (plan.rows, plan.n)
             self._bounce_in = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
             self._bounce_out = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
             self._in_done = [None, None]
-            self._next_in = 0
-            self._next_out = 0
+            self._next_in = self._next_out = 0
             self._pending = deque()  # (event, bounce index, i0, i1): stores still to copy to the host
             threads = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 4)
             self._pool = ThreadPoolExecutor(max(1, threads))
@@ -174,18 +168,13 @@ class GPUStreamEngine(GPUEngine):
             self._free[slot] = self.compute_stream.record_event()
 
     def sync(self) -> None:
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
-            if self.staged:
-                self._finish_stores()
+        self.rt.sync()
+        if self.staged:
+            self._finish_stores()
 
     def context(self):
         """Run the solve with this engine's device current (kernels launch on its stream)."""
-        if self.cuda:
-            return torch.cuda.device(self.device)
-        import contextlib
-
-        return contextlib.nullcontext()
+        return torch.cuda.device(self.device) if self.cuda else contextlib.nullcontext()
 
     def close(self) -> None:
         self.sync()
@@ -196,8 +185,7 @@ class GPUStreamEngine(GPUEngine):
             self._pool.shutdown()
 
     def info(self) -> dict:
-        out = {"engine": "gpu", "device": torch.cuda.get_device_name(self.device) if self.cuda
-               else "triton-interpreter"}
+        out = {"engine": "gpu", **self.rt.info()}
         if self.cuda:
             out["host_copies"] = "staged" if self.staged else "pinned"
         return out

@@ -96,8 +96,7 @@ def successor_matrix(csr, d: torch.Tensor, limit, dtype: np.dtype) -> torch.Tens
                             float(limit) if is_float else int(limit), rtol, IS_FLOAT=is_float,
                             BLOCK_N=block_n, CHUNK=16 if device.type == "cuda" else 4,
                             num_warps=4 if device.type == "cuda" else 1)
-    may_loop = is_float or bool((csr.data <= 0).any())
-    if may_loop:
+    if is_float or bool((csr.data <= 0).any()):  # hops loop only round a cycle of weight <= 0, or by float ties
         _repair_loops(csr, d, succ, limit, is_float, rtol)
     return succ
 
@@ -145,12 +144,8 @@ def _repair_loops(csr, d: torch.Tensor, succ: torch.Tensor, limit, is_float: boo
 def successors_and_predecessors(graph, d: torch.Tensor, limit, opts):
     """Device tensors (successors, predecessors) as requested by ``opts``; None where not asked."""
     csr = graph.to_csr()
-    dtype = opts.dtype
-    successors = predecessors = None
-    if opts.successors:
-        successors = successor_matrix(csr, d, limit, dtype)
-    if opts.predecessors:
-        # predecessors of G are successors of the reversed graph under transposed distances
-        pred_t = successor_matrix(csr.T.tocsr(), d.t().contiguous(), limit, dtype)
-        predecessors = pred_t.t()
+    successors = successor_matrix(csr, d, limit, opts.dtype) if opts.successors else None
+    # predecessors of G are successors of the reversed graph under transposed distances
+    predecessors = (successor_matrix(csr.T.tocsr(), d.t().contiguous(), limit, opts.dtype).t()
+                    if opts.predecessors else None)
     return successors, predecessors

@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from ..cpu.bfs import csr_arrays
-from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel, _device, _sync
+from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel, _device, _sync, seed_visited
 
 #: headroom left on the device beside the block's bit arrays (Triton, the CSR, accumulators)
 HEADROOM = 1 << 30
@@ -71,18 +71,16 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
               words=None, progress=None):
     """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
     ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources."""
-    from ..engine import SolveOptions
     from ..progress import progress_bar
     from ..sizes import parse_size
     from . import device_memory
 
-    dev = _device(SolveOptions(dtype=None, device=device))
+    dev = _device(device)
     n = graph.n
     t0 = time.perf_counter()
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(dev) for a in csr_arrays(graph))
     targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
-    acc = [torch.zeros(n, dtype=dt, device=dev)
-           for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
+    acc = [torch.zeros(n, dtype=dt, device=dev) for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
     if gpu_memory is not None:
         budget = parse_size(gpu_memory)
     elif dev.type == "cuda":
@@ -100,8 +98,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
         for s_base in starts.tolist():
             t0 = time.perf_counter()
             nw = min(words, (n - s_base + 31) // 32)
-            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw,
-                                            dev))
+            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw, dev))
             _sync(dev)
             timings["compute"] += time.perf_counter() - t0
             bar.update(min(per_block, n - s_base))
@@ -116,19 +113,11 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
 def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int:
     """The ``32 * nw`` sources from ``s_base``: level after level until none finds anything."""
     visited, frontier, nxt = (b[: n * nw].view(n, nw) for b in bits)
-    visited.zero_()
-    last = n - s_base
-    if last < 32 * nw:  # bits past the last vertex count as visited, so a word can become full
-        visited[:, nw - 1] = int(np.array(-(1 << (last % 32)), dtype=np.int64).astype(np.int32))
-    src = torch.arange(s_base, s_base + min(last, 32 * nw), device=device)
-    rel = src - s_base
-    own = src * nw + rel // 32
-    flat = visited.view(-1)
-    flat[own] = flat[own] | torch.bitwise_left_shift(torch.ones_like(src), rel % 32).to(torch.int32)
+    seed_visited(visited, s_base)
     groups = triton.cdiv(nw, BLOCK_W)
     flags = torch.zeros(groups, dtype=torch.int32, device=device)
     found = torch.zeros(32 * nw, dtype=torch.int32, device=device)
-    rows = min(last, 32 * nw)
+    rows = min(n - s_base, 32 * nw)
     count, total, ecc, harmonic = (a[s_base:s_base + rows] for a in acc)
     grid = (triton.cdiv(n, BLOCK_V), groups)
     count_grid = (groups, triton.cdiv(n, COUNT_CHUNK))
@@ -164,16 +153,14 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
     from .. import exactness
     from ..engine import Finalized, SolveOptions
-    from . import default_device
     from .ndfw import Engine, solve_with
 
     dt = np.dtype(dtype)
-    dev = torch.device(device or default_device())
     wide = torch.float64 if dt.kind == "f" else torch.int64
 
     class ReducingEngine(Engine):
         def finalize(self):
-            d = self.d
+            d, dev = self.d, self.device
             limit = exactness.reachable_limit(dt, self.negative)
             pos = torch.from_numpy(self.nd.position).to(dev)
             cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(dev)]
@@ -194,8 +181,8 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
             return Finalized([a.cpu().numpy() for a in out])  # the reductions stand in for the distances
 
     opts = SolveOptions(dtype=dt, progress=progress)
-    out, _ = solve_with(
-        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, dev),
+    out, engine = solve_with(
+        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, device),
         ("h2d", "compute", "reduce"))
-    out.info.update(timings=out.timings, device=str(dev))
+    out.info.update(timings=out.timings, device=str(engine.device))
     return tuple(out.dist), out.info

@@ -10,7 +10,8 @@
 
 The matrix is a torch tensor or a `apsp.gpu.devarray.DeviceArray` (the torch-free path); what
 differs between the two (allocating, copies in, timing events, ordering two streams) is their
-runtime, `TorchRuntime` or `DriverRuntime`, which the in-core engine (`apsp.gpu.fw`) runs on too.
+runtime, `TorchRuntime` or `DriverRuntime`, which the in-core engine (`apsp.gpu.fw`) runs on too; their
+streams answer to the same names (``record_event``, ``wait_event``).
 """
 from __future__ import annotations
 
@@ -21,20 +22,12 @@ import numpy as np
 import triton
 
 from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
+from . import cuda as driver
 from .devarray import DeviceArray
 from .minplus import (MAX_CLOSE_BLOCK, _naive_step_kernel, close_tile, close_tiles, inf_for, minplus_update,
                       minplus_update_batched, run_kernel)
 
 DEFAULT_BLOCK = SOLVER_BLOCKS["gpu"]
-
-
-def empty_like(d, shape):
-    """An uninitialised array of ``shape`` with ``d``'s dtype, where ``d`` lives."""
-    if isinstance(d, DeviceArray):
-        return DeviceArray.empty(shape, d.dtype)
-    import torch
-
-    return torch.empty(shape, dtype=d.dtype, device=d.device)
 
 
 class TorchRuntime:
@@ -89,14 +82,6 @@ class TorchRuntime:
             return None, None
         return self.torch.cuda.current_stream(self.device), self.torch.cuda.Stream(self.device, priority=-1)
 
-    @staticmethod
-    def record(stream):
-        return stream.record_event()
-
-    @staticmethod
-    def wait(stream, event) -> None:
-        stream.wait_event(event)
-
     def on(self, stream):
         return self.torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
 
@@ -113,16 +98,14 @@ class DriverRuntime:
 
     cuda = True
     device = None
+    empty = staticmethod(DeviceArray.empty)
+    copy_in = staticmethod(DeviceArray.copy_)
+    sync = staticmethod(driver.synchronize)
+    memory = staticmethod(driver.memory_info)
+    on = staticmethod(driver.on_stream)
 
     def __init__(self):
-        from . import cuda
-
-        self.driver = cuda
-        cuda.start()
-
-    @staticmethod
-    def empty(shape, dtype) -> DeviceArray:
-        return DeviceArray.empty(shape, dtype)
+        driver.start()
 
     @staticmethod
     def upload(array: np.ndarray) -> DeviceArray:
@@ -131,43 +114,22 @@ class DriverRuntime:
         return DeviceArray.empty(host.shape, host.dtype).copy_(host)
 
     @staticmethod
-    def copy_in(dst: DeviceArray, array: np.ndarray) -> None:
-        dst.copy_(array)
-
-    @staticmethod
     def diagonal(d: DeviceArray, n: int) -> np.ndarray:
         # the diagonal as n rows of one element, a row pitch apart
         return DeviceArray(d.alloc, d.offset, (n, 1), (d.stride(0) + 1, 1), d.dtype).to_numpy()[:, 0]
 
-    def sync(self) -> None:
-        self.driver.synchronize()
-
-    def memory(self) -> tuple[int, int]:
-        return self.driver.memory_info()
-
     def event(self):
-        return self.driver.current().record(timing=True)
+        return driver.current().record_event(timing=True)
 
     @staticmethod
     def seconds(start, end) -> float:
         return end.seconds_since(start)
 
     def info(self) -> dict:
-        return {"device": self.driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
+        return {"device": driver.device_name(), "gpu_runtime": "cuda driver (no torch)"}
 
     def streams(self):
-        return self.driver.current(), self.driver.Stream(priority=-1)
-
-    @staticmethod
-    def record(stream):
-        return stream.record()
-
-    @staticmethod
-    def wait(stream, event) -> None:
-        stream.wait(event)
-
-    def on(self, stream):
-        return self.driver.on_stream(stream)
+        return driver.current(), driver.Stream(priority=-1)
 
     @staticmethod
     def release(tensors, streams) -> None:
@@ -231,7 +193,7 @@ def fw_rounds(d, block: int, negative: bool = False, config=None,
     block = min(block, n_real) if n_real else block
     rounds = triton.cdiv(n_real, block)
     if col_buffer is None or col_buffer.shape[0] < block or col_buffer.shape[1] < n:
-        col_buffer = empty_like(d, (block, n))
+        col_buffer = d.new_empty((block, n))
     if not lookahead or rounds - start_round < 2:
         for r in range(start_round, rounds):
             k0 = r * block
@@ -254,9 +216,9 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
     rt = runtime_of(d)
     cuda, (main, side) = rt.cuda, rt.streams()
     # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
-    rows = [empty_like(d, (block, n)) for _ in range(2)]
-    cols_t = [col_buffer[:block, :n], empty_like(d, (block, n))]
-    col_scratch = empty_like(d, (n, block))
+    rows = [d.new_empty((block, n)) for _ in range(2)]
+    cols_t = [col_buffer[:block, :n], d.new_empty((block, n))]
+    col_scratch = d.new_empty((n, block))
 
     def bounds(r):
         k0 = r * block
@@ -274,16 +236,12 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
         return row, col_t
 
-    def on_side(fn, *args):
-        with rt.on(side):
-            return fn(*args)
-
     panels = build_panels(start_round)
     ready = None
     try:
         for r in range(start_round, rounds):
             if ready is not None:
-                rt.wait(main, ready)
+                main.wait_event(ready)
             row, col_t = panels
             if r + 1 < rounds:
                 # the next round's bands first, so that its phases 1-2 can start early
@@ -291,10 +249,11 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
                 minplus_update(d[k1:k1 + kb1, :], col_t[:, k1:k1 + kb1].t(), row, negative, config=config)
                 minplus_update(d[:, k1:k1 + kb1], col_t.t(), row[:, k1:k1 + kb1], negative, config=config)
                 if cuda:
-                    rt.wait(side, rt.record(main))
-                panels = on_side(build_panels, r + 1)
+                    side.wait_event(main.record_event())
+                with rt.on(side):
+                    panels = build_panels(r + 1)
                 if cuda:
-                    ready = rt.record(side)
+                    ready = side.record_event()
             # phase 3 over the whole matrix (the next bands again: idempotent, same values)
             minplus_update(d, col_t.t(), row, negative, config=config)
             yield r + 1
@@ -312,7 +271,7 @@ def fw_batched(d, block: int, negative: bool = False, n_pivots: int | None = Non
     if batch == 0 or n_real == 0:
         return
     block = min(block, n_real)
-    col_buffer = empty_like(d, (batch, block, n))
+    col_buffer = d.new_empty((batch, block, n))
     for k0 in range(0, n_real, block):
         kb = min(block, n_real - k0)
         pivot = d[:, k0:k0 + kb, k0:k0 + kb]

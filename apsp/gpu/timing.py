@@ -6,20 +6,17 @@ then), so CPU-only runs never load torch.
 from __future__ import annotations
 
 
-def _torch():
-    import torch
-
-    return torch
-
-
 def cuda_present() -> bool:
     """A real CUDA device (not Triton's CPU interpreter) is what the GPU solver ran on."""
-    return _torch().cuda.is_available()
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def event_timed_call(fn):
     """``(seconds, value)`` of ``fn()`` timed with CUDA events on a synchronised device."""
-    torch = _torch()
+    import torch
+
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -31,14 +28,16 @@ def event_timed_call(fn):
 
 
 def reset_peak_memory() -> None:
-    torch = _torch()
+    import torch
+
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
 
 
 def peak_memory() -> dict:
     """Peak bytes allocated and reserved by torch's caching allocator since the last reset."""
-    torch = _torch()
+    import torch
+
     torch.cuda.synchronize()
     return {"gpu_peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
             "gpu_peak_reserved_bytes": int(torch.cuda.max_memory_reserved())}
@@ -46,7 +45,8 @@ def peak_memory() -> dict:
 
 def list_devices():
     """CUDA devices torch sees: ``([{index, name, memory_gib, capability}], {torch, cuda})``."""
-    torch = _torch()
+    import torch
+
     facts = {"torch": torch.__version__, "cuda": torch.version.cuda}
     devices = []
     if torch.cuda.is_available():

@@ -41,10 +41,10 @@ for dname, n in [("int32", 16384), ("int16", 16384), ("int32", 32768), ("int16",
     times_d = []
     for rep in range(4):
         d_d.copy_(start_d); cuda.synchronize()
-        s = cuda.current().record(timing=True)
+        s = cuda.current().record_event(timing=True)
         for _ in rounds.fw_rounds(d_d, 128, n_pivots=n):
             pass
-        e = cuda.current().record(timing=True); e.synchronize()
+        e = cuda.current().record_event(timing=True); e.synchronize()
         times_d.append(e.seconds_since(s))
     res_d = d_d[:n, :n].to_numpy()
     del d_d, start_d

@@ -271,10 +271,6 @@ class Stream:
         call("cuEventRecord", event.handle, self.handle)
         return event
 
-    #: torch's names above, so that the look-ahead rounds order either runtime's streams alike;
-    #: the short names are what `apsp.gpu.transfer`'s copies call
-    record, wait = record_event, wait_event
-
 
 class Event:
     def __init__(self, timing: bool = False):

@@ -146,12 +146,12 @@ class _DriverStager:
 
         self.cuda = cuda
         self.stream = cuda.Stream()
-        self.stream.wait(cuda.current().record())  # copy only what the producers finished
+        self.stream.wait_event(cuda.current().record_event())  # copy only what the producers finished
 
     def start(self, rows: DeviceArray, slot: int, staged: np.ndarray):
         src, pitch, width, count = rows._rows()
         self.cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
-        return self.stream.record()
+        return self.stream.record_event()
 
     @staticmethod
     def wait(done) -> None:

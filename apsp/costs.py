@@ -103,7 +103,8 @@ class Rates:
 #: updates/s with 0.87 ms per batched round (grids of 64^2 and 160^2), BFS 1.1e11 visits/s, a call
 #: 2.5 ms (BFS) and 3.3 ms (FW). The ordering: 1.6 us an edge (METIS on a 350 x 350 grid, 0.8 s of
 #: the default call's setup). The H200 host's table is the H100's with its GPU's rates (BENCHMARKS.md
-#: section 1: 14 against 12.6 T updates/s); it has not been calibrated.
+#: section 1: 14 against 12.6 T updates/s) and its own Dijkstra rate: its searches ran 1.30x the H100
+#: host's estimates (median of 22 whole calls on the real-graph suite, BENCHMARKS.md section 21).
 #: The GPU's nd-fw and FW rounds were then fitted to whole calls on the real-graph suite (n = 77-10,000,
 #: every method timed with torch loaded, BENCHMARKS.md section 18) and to the 250 and 350 square grids'
 #: compute (section 17): nd-fw 8.6-8.9e12 updates/s at n = 62,500-122,500 and 0.7-1.5e12 at
@@ -125,7 +126,8 @@ _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_second
 #: about 1 ms on an idle pair, BENCHMARKS.md section 12).
 SHIPPED = {
     "cpu": Rates(name="cpu"),
-    "H200": replace(_H100, name="H200", fw_gpu=_H100.fw_gpu * 14 / 12.6, ndfw_gpu=_H100.ndfw_gpu * 14 / 12.6),
+    "H200": replace(_H100, name="H200", fw_gpu=_H100.fw_gpu * 14 / 12.6, ndfw_gpu=_H100.ndfw_gpu * 14 / 12.6,
+                    dijkstra_cpu=9.6e8),
     "H100": _H100,
 }
 

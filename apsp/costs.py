@@ -42,7 +42,9 @@ class Rates:
     name: str = "cpu"
     fw_cpu: float = 3.0e10
     ndfw_cpu: float = 2.0e10
-    nd_round_cpu_seconds: float = 5e-3
+    #: a round of nd-fw on cores not busy with other work (the busy case is the next field): 2.5 ms,
+    #: between the 1 ms of an idle pair and a load average near 1 (BENCHMARKS.md section 21)
+    nd_round_cpu_seconds: float = 2.5e-3
     #: the same with the cores busy with other work: a round's parallel region waits for a
     #: thread the scheduler gave away (`rates_for` switches to it by the load average)
     nd_round_cpu_busy_seconds: float = 1.5e-2

@@ -80,7 +80,7 @@ class DistributedFW:
                 self._hc = [engine.host_empty((self.rows * b,)) for _ in range(2)]
                 self._hr = [engine.host_empty((b * self.cols,)) for _ in range(2)]
                 self._hp = engine.host_empty((b * b,))
-        self._pending = None  # (round, requests, staged copies to finish)
+        self._pending = None  # (requests, staged copies to finish)
 
     @staticmethod
     def bytes_needed(layout: BlockCyclic, coords, dtype) -> int:
@@ -229,18 +229,8 @@ class DistributedFW:
         self._post_broadcasts(k)
 
     def _bcast_blocking(self, p, comm, root, is_root, k):
-        eng = self.eng
-        if eng.staged:
-            hp = self._pblock(k, host=True)
-            if is_root:
-                self._copy(hp, p)
-            with self.timer("comm"):
-                comm.Bcast(eng.host_mpi(hp), root=root)
-            if not is_root:
-                self._copy(p, hp)
-        else:
-            with self.timer("comm"):
-                comm.Bcast(eng.mpi_buffer(p), root=root)
+        finish = []
+        self._wait([self._ibcast(p, lambda: self._pblock(k, host=True), is_root, comm, root, finish)], finish)
 
     def _post_broadcasts(self, k):
         bk = self.lay.tile_size(k)
@@ -253,7 +243,7 @@ class DistributedFW:
             requests.append(self._ibcast(
                 self._cbuf[k % 2][: self.rows * bk], lambda: self._hc[k % 2][: self.rows * bk],
                 self._in_col(k), self.grid.row_comm, k % self.Pc, finish))
-        self._pending = (k, requests, finish)
+        self._pending = (requests, finish)
 
     def _ibcast(self, panel, staging, is_root, comm, root, finish):
         """Start broadcasting ``panel``; through the host buffer ``staging()`` gives when the
@@ -271,14 +261,17 @@ class DistributedFW:
             return comm.Ibcast(mpi_buf, root=root)
 
     def _poll(self):
-        if self._pending is not None and self._pending[1]:
+        if self._pending is not None and self._pending[0]:
             with self.timer("comm"):
-                MPI.Request.Testall(self._pending[1])
+                MPI.Request.Testall(self._pending[0])
 
     def _finish_broadcasts(self):
-        k, requests, finish = self._pending
+        self._wait(*self._pending)
+        self._pending = None
+
+    def _wait(self, requests, finish):
+        """Wait for the broadcasts ``requests``; then copy the staged panels of ``finish`` into place."""
         with self.timer("comm"):
             MPI.Request.Waitall(requests)
         for panel, host in finish:
             self._copy(panel, host)
-        self._pending = None

@@ -68,16 +68,14 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
 
 
 def check_output_path(path) -> Path:
-    """Fail now (before compute) if ``path`` cannot be written."""
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise IsADirectoryError(f"cannot write {target}: it is a directory")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"cannot write {target}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"cannot write {target}: directory {parent} is not writable")
-    return target
+    """Fail now (before compute) if ``path`` cannot be written (`apsp.io.atomic.check_target`: the
+    same checks and messages as every output); a stream (``-``, a device, a FIFO) is refused, since
+    the ranks write a temporary file beside the target."""
+    from ..io.atomic import check_target
+
+    if check_target(path) is None:
+        raise ValueError(f"cannot write {path}: the distributed solver writes a regular file, not a stream")
+    return Path(path)
 
 
 def local_start_matrix(layout: BlockCyclic, coords, dtype, li=None, lj=None, w=None, out=None) -> np.ndarray:

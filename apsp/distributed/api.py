@@ -39,14 +39,10 @@ def cuda_aware_mpi() -> bool:
     CUDA-aware (buffers are then staged through host memory).
     """
     try:
-        lib = ctypes.CDLL(MPI.__file__)  # its dependencies include libmpi
-        query = lib.MPIX_Query_cuda_support
-    except (OSError, AttributeError):
-        return False
-    query.restype = ctypes.c_int
-    try:
+        query = ctypes.CDLL(MPI.__file__).MPIX_Query_cuda_support  # its dependencies include libmpi
+        query.restype = ctypes.c_int
         return bool(query())
-    except Exception:  # noqa: BLE001 - a broken extension means "no"
+    except Exception:  # noqa: BLE001 - no such query, or a broken extension, means "no"
         return False
 
 

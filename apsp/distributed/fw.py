@@ -157,29 +157,23 @@ class DistributedFW:
         with self.timer("copy", sync=True):
             self.eng.copy(dst, src)
 
-    def _restore_pivot_cols(self, k, cp, row_range):
-        """Phase 3 ran over full rows; put back the exact pivot-column values from its panel."""
-        cols = self._cols_of(k)
-        if cols is not None and row_range[1] > row_range[0]:
-            (c0, c1), (r0, r1) = cols, row_range
-            self._copy(self.d[r0:r1, c0:c1], cp[r0:r1])
-
     def _phase3_rows(self, ranges, cp, rp, k):
-        """``D[rows] = min(D[rows], C[rows] (x) R)`` over full local width, polling MPI between chunks."""
+        """``D[rows] = min(D[rows], C[rows] (x) R)`` over full local width (``ranges``: non-empty), polling
+        MPI between chunks; then the exact pivot-column values are put back from its panel."""
         pieces = self.poll_pieces if self._pending is not None else 1
         for r0, r1 in split_ranges(ranges, pieces, minimum=self.lay.block):
             self._update(self.d[r0:r1, :], cp[r0:r1], rp, parallel=True)
             self._poll()
-        for r0, r1 in ranges:
-            self._restore_pivot_cols(k, cp, (r0, r1))
+        cols = self._cols_of(k)
+        if cols is not None:
+            for r0, r1 in ranges:
+                self._copy(self.d[r0:r1, cols[0]:cols[1]], cp[r0:r1])
 
     def _look_ahead(self, k, nxt, cp, rp):
         """Bring tile row and tile column ``nxt`` up to date with round ``k`` before the rest."""
         nrows = self._rows_of(nxt)
         if nrows is not None:
-            r0, r1 = nrows
-            self._update(self.d[r0:r1, :], cp[r0:r1], rp, parallel=True)
-            self._restore_pivot_cols(k, cp, nrows)
+            self._phase3_rows([nrows], cp, rp, k)
         ncols = self._cols_of(nxt)
         if ncols is not None:
             c0, c1 = ncols

@@ -56,14 +56,11 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
     attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
                                         dtype)
-    dt = attempts[0].dtype
-    negative = g.has_negative_weights
-    block = block_size or DEFAULT_BLOCK[f"distributed-{backend}"]
-    source = str(graph) if isinstance(graph, (str, os.PathLike)) else g.source
-    transport = "dense" if g.csr is None else "edges"
-    return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,
-                      source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
-                                                                 for a in attempts),
+    return g, Problem(n=g.n, dtype=attempts[0].dtype, negative=g.has_negative_weights,
+                      block=block_size or DEFAULT_BLOCK[f"distributed-{backend}"],
+                      transport="dense" if g.csr is None else "edges",
+                      source=str(graph) if isinstance(graph, (str, os.PathLike)) else g.source, nnz=g.nnz,
+                      attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name) for a in attempts),
                       max_abs_weight=g.max_abs_weight)
 
 

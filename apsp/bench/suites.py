@@ -355,7 +355,7 @@ def run_breakdown(ctx: Context) -> None:
 
 def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | None:
     from ..api import as_graph, shortest_paths
-    from ..io import write_distances, write_graph
+    from ..io import write_distances
     from .contestants import Outcome
 
     g = ctx.graph(c.workload, n)
@@ -375,7 +375,7 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | N
         return Outcome.of(r, stages)
 
     def measure():
-        _write_edges(g, src, write_graph)
+        _write_edges(g, src)
         try:
             return _measure(ctx, c, pipeline, ctx.reference(c.workload, n))
         finally:
@@ -384,8 +384,9 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | N
     return _attempt(ctx, c, n, measure, lambda rec: dict(edges=g.nnz, density=ctx.density, file_io=True))
 
 
-def _write_edges(g, path: Path, write_graph) -> None:
+def _write_edges(g, path: Path) -> None:
     from ..graph import EdgeList
+    from ..io import write_graph
 
     coo = g.to_csr().tocoo()
     write_graph(path, EdgeList(g.n, coo.row, coo.col, coo.data))
@@ -526,13 +527,12 @@ def _oversubscribe(launcher: list[str], ranks: int) -> list[str]:
 
 
 def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
-    from ..io import write_graph
     from .environment import with_this_apsp
 
     g = ctx.graph(c.workload, n)
     src, dst = tmp / f"g{n}.txt", tmp / f"d{n}-{ranks}.npy"
     if not src.exists():
-        _write_edges(g, src, write_graph)
+        _write_edges(g, src)
     if any("{ranks}" in part for part in launcher):  # a template, e.g. "mpirun -n {ranks} --bind-to core"
         cmd = [part.replace("{ranks}", str(ranks)) for part in launcher]
     else:

@@ -220,8 +220,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 from .local import make_engine
 
                 aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
-                engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative,
-                                                    device=device, threads=threads)
+                engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
+                                     threads=threads)
                 engine.warm_up()
                 maybe_inject("setup", rank)
             if chosen == "gpu" and profile:

@@ -252,7 +252,7 @@ def csr_arrays(graph):
 
 
 def recast(dist: np.ndarray, dtype) -> np.ndarray:
-    """Hop counts ``dist`` in another integer dtype, unreachable mapped to the new sentinel.
+    """Hop counts ``dist`` in another dtype, unreachable mapped to its sentinel (``inf`` for floats).
 
     The caller makes sure every finite distance fits ``dtype``.
     """
@@ -270,9 +270,7 @@ def finish_dtype(dist: np.ndarray, requested) -> np.ndarray:
     """Convert BFS distances to a requested float dtype (unreachable -> inf)."""
     if requested is None or np.dtype(requested) == dist.dtype:
         return dist
-    out = dist.astype(requested)
-    out[dist == exactness.unreachable_value(dist.dtype)] = np.inf
-    return out
+    return recast(dist, requested)
 
 
 def refuse_dtype(dtype):

@@ -74,22 +74,16 @@ def _backends(results: Results) -> list[str]:
     ns = sorted({r["n"] for r in recs if r["n"] is not None})
     by = {(r["backend"], r["n"]): r for r in recs}
     header = ["n"] + [f"{b} ms" for b in names] + ["All results match?"]
-    rows = []
-    for n in ns:
-        cells = [n]
-        for b in names:
-            r = by.get((b, n))
-            if r is None:
-                cells.append("")
-            elif r["status"] != "ok":
-                cells.append(r["status"])
-            else:
-                cell = _ms(r["time_median_s"])
-                if r.get("speedup") is not None and r.get("baseline") != b:
-                    cell += f" (x{r['speedup']:.3g})"
-                cells.append(cell)
-        cells.append(_match([r for r in recs if r["n"] == n]))
-        rows.append(cells)
+
+    def cell(r):
+        if r is None:
+            return ""
+        if r["status"] != "ok":
+            return r["status"]
+        speedup = r.get("speedup") is not None and r.get("baseline") != r["backend"]
+        return _ms(r["time_median_s"]) + (f" (x{r['speedup']:.3g})" if speedup else "")
+
+    rows = [[n] + [cell(by.get((b, n))) for b in names] + [_match([r for r in recs if r["n"] == n])] for n in ns]
     base = results.options.get("baselines") or {}
     note = ["", "Median time per solve in ms; (xS) = speed-up over "
             + " / ".join(f"{b} ({w} graphs)" for w, b in base.items())

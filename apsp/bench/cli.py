@@ -118,10 +118,9 @@ def make_context(args):
     defaults = DEFAULTS[args.suite]["quick" if args.quick else "full"]
     if args.interpreter:
         _enable_interpreter()
-    _positive("--sizes", args.sizes)
-    _positive("--blocks", args.blocks)
-    _positive("--ranks", args.ranks)
-    _positive("--repeat", [args.repeat] if args.repeat is not None else [])
+    for name, values in (("--sizes", args.sizes), ("--blocks", args.blocks), ("--ranks", args.ranks),
+                         ("--repeat", [args.repeat] if args.repeat is not None else [])):
+        _positive(name, values)
     if not 0 < args.density <= 1:
         raise ValueError(f"--density must lie in (0, 1], got {args.density}")
     names = [n for item in (args.backends or []) for n in item.split(",") if n]

@@ -14,9 +14,7 @@ import argparse
 import datetime
 import os
 import platform
-import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -28,14 +26,6 @@ def _best_time(fn, repeat):
         value = fn()
         best = min(best, time.perf_counter() - t0)
     return best, value
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).parent, timeout=10).stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 def _use_scipy_dijkstra_as_solver():
@@ -137,7 +127,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.overhead_only:
         _use_scipy_dijkstra_as_solver()
-    print(f"apsp ecosystem benchmark - {datetime.date.today()} - commit {_commit()} - "
+    from .environment import git_info
+
+    print(f"apsp ecosystem benchmark - {datetime.date.today()} - commit {(git_info()['commit'] or 'unknown')[:7]} - "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
           f"{' - OVERHEAD ONLY: scipy Dijkstra stands in for apsp solvers' if args.overhead_only else ''}")
     if args.scipy_sizes and not args.overhead_only:  # with scipy's Dijkstra inside, FW is moot

@@ -144,22 +144,18 @@ def _fail(ctx: Context, c: Contestant, n, exc: BaseException, **extra) -> None:
     ctx.note(f"{c.name} n={n} failed: {type(exc).__name__}: {exc}")
 
 
-def _measure(ctx: Context, c: Contestant, solve, ref: Reference | None) -> dict:
+def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
     """Warm up (checking the first result), then time repeats; the fields of one record."""
     warm = []
-    first = None
     for i in range(max(1, ctx.warmup)):
         t, out, _ = timed_call(solve, c.on_gpu)
         warm.append(t)
-        if first is None:
+        if i == 0:
             first = out
-    fields = {"dtype": first.dtype, "block": first.block, "info": first.info}
-    if ref is not None:
-        check = ref.compare(first.rows_of)
-        fields.update(check.fields(), reference=ref.name)
-        if not check.match:
-            ctx.note(f"{c.name}: result differs from the reference ({ref.name}) "
-                     f"in {check.mismatches} entries")
+    check = ref.compare(first.rows_of)
+    fields = {"dtype": first.dtype, "block": first.block, "info": first.info, **check.fields(), "reference": ref.name}
+    if not check.match:
+        ctx.note(f"{c.name}: result differs from the reference ({ref.name}) in {check.mismatches} entries")
     del first, out
     count = repeats_within(ctx.time_limit, warm[-1], ctx.repeat)
     samples, stages, timer = [], defaultdict(list), "perf_counter"
@@ -205,46 +201,56 @@ class Budget:
         self.last[name] = (n, seconds)
 
 
-def _available(ctx: Context, names) -> tuple[list, dict]:
+def _available(ctx: Context, names, reason=None) -> tuple[list, list]:
+    """The contestants named that can run here, and ``(contestant, why)`` for the others:
+    ``reason(c)``, or else `Contestant.unavailable` (then noted)."""
     chosen, missing = [], {}
     for name in names:
         c = contestant(name)
-        why = c.unavailable(interpreter_ok=ctx.interpreter)
+        why = reason(c) if reason else c.unavailable(interpreter_ok=ctx.interpreter)
         if why is None:
             chosen.append(c)
         else:
             missing[c.name] = (c, why)
-            ctx.note(f"{c.name} skipped: {why}")
-    return chosen, missing
+            if reason is None:
+                ctx.note(f"{c.name} skipped: {why}")
+    return chosen, list(missing.values())
 
 
-def _guarded(ctx: Context, point):
+def _guarded(ctx: Context, point, key: str = "time_median_s"):
     """``point(c, n)`` unless predicted over the time limit or out of host memory (then skipped);
-    ``point`` returns the seconds per solve that predict the next size, or None (failed)."""
+    ``point`` returns its record, whose ``key`` (seconds per solve) predicts the next size, or None."""
     budget = Budget(ctx.time_limit)
 
     def guarded(c: Contestant, n: int) -> None:
         why = budget.reason(c.name, n) or _memory_guard(c, n)
         if why:
             _skip(ctx, c, n, why)
-        elif (seconds := point(c, n)) is not None:
-            budget.done(c.name, n, seconds)
+        elif (rec := point(c, n)) is not None:
+            budget.done(c.name, n, rec[key])
 
     return guarded
 
 
-def _attempt(ctx: Context, c: Contestant, n, fn, **extra):
-    """``fn()``; on an error (not MemoryError or Ctrl-C) the failure is recorded and None returned:
+def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> dict | None:
+    """The record ``measure()`` gives, marked ok with ``extra`` and ``fields(record)``, added and
+    returned; on an error (not MemoryError or Ctrl-C) the failure is recorded and None returned:
     a backend's failure is a result, not the end of the run."""
     try:
-        return fn()
-    except (MemoryError, KeyboardInterrupt):
+        rec = measure()
+    except MemoryError:
         raise
     except Exception as exc:
         _fail(ctx, c, n, exc, **extra)
         return None
     finally:
         gc.collect()
+    rec.update(_describe(c), n=n, status="ok", **extra, **(fields(rec) if fields else {}))
+    return ctx.results.add(**_with_ceiling(ctx, c, rec))
+
+
+def _seconds(rec: dict | None, key: str = "time_median_s") -> float | None:
+    return None if rec is None else rec[key]
 
 
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
@@ -262,7 +268,7 @@ def run_backends(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
     baselines = {"weighted": ctx.baseline, "unit": "scipy-unweighted"}
     ctx.results.options["baselines"] = baselines
-    _sweep_sizes(ctx, ready, missing.values(), _guarded(ctx, lambda c, n: _backend_point(ctx, c, n)),
+    _sweep_sizes(ctx, ready, missing, _guarded(ctx, lambda c, n: _solve_point(ctx, c, n, ctx.block)),
                  after_size=lambda n: _speedups(ctx, n, baselines))
 
 
@@ -288,16 +294,19 @@ def _sweep_sizes(ctx: Context, ready, skipped, point, after_size=None, groups=No
                 ctx.checkpoint()
 
 
-def _backend_point(ctx: Context, c: Contestant, n: int) -> float | None:
+def _solve_point(ctx: Context, c: Contestant, n: int, block_size, fields=None, **extra) -> dict | None:
+    """The record of ``c``'s timed solves at ``n`` with blocking factor ``block_size``: edges, density,
+    updates/s, then ``fields(record)``."""
     g = ctx.graph(c.workload, n)
-    rec = _attempt(ctx, c, n, lambda: _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=ctx.block),
-                                               ctx.reference(c.workload, n)))
-    if rec is None:
-        return None
-    rec.update(_describe(c), n=n, status="ok", edges=g.nnz, density=ctx.density,
-               updates_per_s=model.updates(n) / rec["time_median_s"])
-    ctx.results.add(**_with_ceiling(ctx, c, rec))
-    return rec["time_median_s"]
+
+    def measure():
+        return _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=block_size), ctx.reference(c.workload, n))
+
+    def rates(rec):
+        return dict(edges=g.nnz, density=ctx.density, updates_per_s=model.updates(n) / rec["time_median_s"],
+                    **(fields(rec) if fields else {}))
+
+    return _attempt(ctx, c, n, measure, rates, **extra)
 
 
 def _speedups(ctx: Context, n: int, baselines: dict) -> None:
@@ -313,7 +322,7 @@ def _speedups(ctx: Context, n: int, baselines: dict) -> None:
 # -- block -----------------------------------------------------------------------------
 def run_block(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
-    _sweep_sizes(ctx, ready, missing.values(), lambda c, n, block: _block_point(ctx, c, n, block),
+    _sweep_sizes(ctx, ready, missing, lambda c, n, block: _block_point(ctx, c, n, block),
                  groups=[[(n, {"block": b}, f"n={n} B={b}") for b in ctx.blocks] for n in ctx.sizes])
 
 
@@ -324,36 +333,29 @@ def _block_point(ctx: Context, c: Contestant, n: int, block: int) -> None:
     if block > n:
         _skip(ctx, c, n, f"blocking factor {block} exceeds n", block=block)
         return
-    g = ctx.graph(c.workload, n)
-    rec = _attempt(ctx, c, n, lambda: _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=block),
-                                               ctx.reference(c.workload, n)), block=block)
-    if rec is None:
-        return
-    used = rec.pop("block")
-    itemsize = np.dtype(rec["dtype"]).itemsize
-    rec.update(_describe(c), n=n, status="ok", block=block, block_used=used, edges=g.nnz,
-               density=ctx.density, updates_per_s=model.updates(n) / rec["time_median_s"],
-               model_bytes=model.blocked_fw_bytes(n, block, itemsize))
-    rec["bandwidth_Bps"] = rec["model_bytes"] / rec["time_median_s"]
-    if used is not None and used != block:
-        ctx.note(f"{c.name} n={n}: asked for block {block}, solver used {used}")
-    ctx.results.add(**_with_ceiling(ctx, c, rec))
+
+    def traffic(rec):
+        used = rec.pop("block")
+        if used is not None and used != block:
+            ctx.note(f"{c.name} n={n}: asked for block {block}, solver used {used}")
+        model_bytes = model.blocked_fw_bytes(n, block, np.dtype(rec["dtype"]).itemsize)
+        return dict(block_used=used, model_bytes=model_bytes, bandwidth_Bps=model_bytes / rec["time_median_s"])
+
+    _solve_point(ctx, c, n, block, traffic, block=block)
 
 
 # -- breakdown -------------------------------------------------------------------------
 def run_breakdown(ctx: Context) -> None:
     ready, missing = _available(ctx, ctx.contestants)
-    peers = [c for c in ready if c.peer]
-    ready = [c for c in ready if not c.peer]
-    skipped = list(missing.values()) + [(p, "peers report no stages") for p in peers]
+    skipped = missing + [(p, "peers report no stages") for p in ready if p.peer]
     with tempfile.TemporaryDirectory(prefix="apsp-bench-") as tmp:
         point = _guarded(ctx, lambda c, n: _breakdown_point(ctx, c, n, Path(tmp)))
-        _sweep_sizes(ctx, ready, skipped, point)
+        _sweep_sizes(ctx, [c for c in ready if not c.peer], skipped, point)
 
 
-def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> float | None:
+def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | None:
     from ..api import as_graph, shortest_paths
-    from ..io import write_distances, write_graph
+    from ..io import write_distances
     from .contestants import Outcome
 
     g = ctx.graph(c.workload, n)
@@ -373,20 +375,18 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> float | 
         return Outcome.of(r, stages)
 
     def measure():
-        _write_edges(g, src, write_graph)
-        return _measure(ctx, c, pipeline, ctx.reference(c.workload, n))
+        _write_edges(g, src)
+        try:
+            return _measure(ctx, c, pipeline, ctx.reference(c.workload, n))
+        finally:
+            dst.unlink(missing_ok=True)
 
-    rec = _attempt(ctx, c, n, measure)
-    dst.unlink(missing_ok=True)  # (on Ctrl-C or MemoryError the temporary directory goes instead)
-    if rec is None:
-        return None
-    rec.update(_describe(c), n=n, status="ok", edges=g.nnz, density=ctx.density, file_io=True)
-    ctx.results.add(**rec)
-    return rec["time_median_s"]
+    return _attempt(ctx, c, n, measure, lambda rec: dict(edges=g.nnz, density=ctx.density, file_io=True))
 
 
-def _write_edges(g, path: Path, write_graph) -> None:
+def _write_edges(g, path: Path) -> None:
     from ..graph import EdgeList
+    from ..io import write_graph
 
     coo = g.to_csr().tocoo()
     write_graph(path, EdgeList(g.n, coo.row, coo.col, coo.data))
@@ -401,11 +401,11 @@ def run_memory(ctx: Context) -> None:
     if method is None:
         ctx.note("peak resident memory cannot be reset here (/proc/self/clear_refs); "
                  "only tracemalloc's numpy-traced peak is reported")
-    point = _guarded(ctx, lambda c, n: _memory_point(ctx, c, n, method is not None))
-    _sweep_sizes(ctx, ready, missing.values(), point)
+    point = _guarded(ctx, lambda c, n: _memory_point(ctx, c, n, method is not None), key="time_s")
+    _sweep_sizes(ctx, ready, missing, point)
 
 
-def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> float | None:
+def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> dict | None:
     g = ctx.graph(c.workload, n)
 
     def measure():
@@ -416,13 +416,8 @@ def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> float | 
         del first
         return dict(dtype=dtype, **check.fields(), warmup_s=[t], **_peak_of(solve, c.on_gpu, rss_ok))
 
-    rec = _attempt(ctx, c, n, measure)
-    if rec is None:
-        return None
-    rec.update(_describe(c), n=n, status="ok", edges=g.nnz,
-               matrix_bytes=n * n * np.dtype(rec["dtype"]).itemsize)
-    ctx.results.add(**rec)
-    return rec["time_s"]
+    return _attempt(ctx, c, n, measure,
+                    lambda rec: dict(edges=g.nnz, matrix_bytes=n * n * np.dtype(rec["dtype"]).itemsize))
 
 
 def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
@@ -505,15 +500,9 @@ SCALING_EXCLUDED = ("read", "write", "setup")
 def run_scaling(ctx: Context) -> None:
     launcher = shlex.split(ctx.mpiexec)
     why = scaling_unavailable(launcher)
-    ready, missing = [], {}
-    for name in ctx.contestants:
-        c = contestant(name)
-        # the distributed CLI runs, not the local solver: only the GPU needs checking
-        reason = why or (c.unavailable(ctx.interpreter) if c.on_gpu else None)
-        if reason:
-            missing[c.name] = (c, reason)
-        else:
-            ready.append(c)
+    # the distributed CLI runs, not the local solver: only the GPU needs checking
+    ready, missing = _available(ctx, ctx.contestants,
+                                lambda c: why or (c.unavailable(ctx.interpreter) if c.on_gpu else None))
     if why:
         ctx.note(f"scaling skipped: {why}")
     groups = []
@@ -521,7 +510,7 @@ def run_scaling(ctx: Context) -> None:
         n = base_n if mode == "strong" else int(round(base_n * math.sqrt(p)))
         groups.append([(n, dict(mode=mode, ranks=p, base_n=base_n), f"{mode} P={p} n={n}")])
     with tempfile.TemporaryDirectory(prefix="apsp-scale-") as tmp:
-        _sweep_sizes(ctx, ready, missing.values(),
+        _sweep_sizes(ctx, ready, missing,
                      lambda c, n, **extra: _scaling_point(ctx, c, n, launcher, Path(tmp), **extra), groups=groups)
     _efficiencies(ctx)
 
@@ -538,13 +527,12 @@ def _oversubscribe(launcher: list[str], ranks: int) -> list[str]:
 
 
 def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
-    from ..io import write_graph
+    from .environment import with_this_apsp
 
-    extra = dict(mode=mode, ranks=ranks, base_n=base_n)
     g = ctx.graph(c.workload, n)
     src, dst = tmp / f"g{n}.txt", tmp / f"d{n}-{ranks}.npy"
     if not src.exists():
-        _write_edges(g, src, write_graph)
+        _write_edges(g, src)
     if any("{ranks}" in part for part in launcher):  # a template, e.g. "mpirun -n {ranks} --bind-to core"
         cmd = [part.replace("{ranks}", str(ranks)) for part in launcher]
     else:
@@ -555,43 +543,40 @@ def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
         cmd += ["--dtype", ctx.dtype]
     if ctx.block:
         cmd += ["--block-size", str(ctx.block)]
-    from .environment import with_this_apsp
-
     env = with_this_apsp(dict(os.environ))
-    runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
-    try:
-        for i in range(max(1, ctx.warmup) + ctx.repeat):
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4)
-            wall = time.perf_counter() - t0
-            if proc.returncode != 0:
-                raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
-            stages = solver_stages(_json_timings(proc.stdout))
-            stages.pop("total", None)  # the program's own end-to-end figure, not a stage
-            solve_s = sum(v for k, v in stages.items() if k not in SCALING_EXCLUDED) if stages else wall
-            if not stages:
-                timer = "process wall time (the CLI printed no --json timings)"
-            if i == 0:
-                check = ctx.reference(c.workload, n).compare(_npy_rows(dst))
-            if i >= max(1, ctx.warmup):
-                runs.append(solve_s)
-                walls.append(wall)
-                stage_runs.append(stages)
-            if wall > ctx.time_limit and i >= max(1, ctx.warmup):
-                break
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
-        _fail(ctx, c, n, exc, **extra)
-        return
-    finally:
-        dst.unlink(missing_ok=True)
-    stats = summarize(runs)
-    keys = {k for s in stage_runs for k in s}
-    rec = dict(_describe(c), n=n, status="ok", **extra, **stats.as_fields(), samples_s=stats.samples,
-               wall_median_s=float(np.median(walls)), repeat=len(runs), timer=timer,
-               stages={k: float(np.median([s[k] for s in stage_runs if k in s])) for k in keys}, **check.fields())
-    ctx.results.add(**rec)
+    warmup, extra = max(1, ctx.warmup), dict(mode=mode, ranks=ranks, base_n=base_n)
+
+    def measure():
+        runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
+        try:
+            for i in range(warmup + ctx.repeat):
+                t0 = time.perf_counter()
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4)
+                wall = time.perf_counter() - t0
+                if proc.returncode != 0:
+                    raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
+                stages = solver_stages(_json_timings(proc.stdout))
+                stages.pop("total", None)  # the program's own end-to-end figure, not a stage
+                solve_s = sum(v for k, v in stages.items() if k not in SCALING_EXCLUDED) if stages else wall
+                if not stages:
+                    timer = "process wall time (the CLI printed no --json timings)"
+                if i == 0:
+                    check = ctx.reference(c.workload, n).compare(_npy_rows(dst))
+                if i >= warmup:
+                    runs.append(solve_s)
+                    walls.append(wall)
+                    stage_runs.append(stages)
+                    if wall > ctx.time_limit:
+                        break
+        finally:
+            dst.unlink(missing_ok=True)
+        stats = summarize(runs)
+        keys = {k for s in stage_runs for k in s}
+        return dict(_describe(c), n=n, status="ok", **extra, **stats.as_fields(), samples_s=stats.samples,
+                    wall_median_s=float(np.median(walls)), repeat=len(runs), timer=timer,
+                    stages={k: float(np.median([s[k] for s in stage_runs if k in s])) for k in keys}, **check.fields())
+
+    _attempt(ctx, c, n, measure, **extra)
 
 
 def _json_timings(stdout: str) -> dict:
@@ -631,8 +616,7 @@ class Ceilings:
     """The GPU's min-plus ceiling per dtype: from ``OUT/ceiling.json`` of the same GPU, or measured once."""
 
     def __init__(self, out: Path):
-        self.values: dict = {}
-        self.source = "measured in this run"
+        self.values: dict = {}  # dtype -> (updates/s, where the figure comes from)
         path = Path(out) / "ceiling.json"
         if path.exists():
             from .environment import gpu_info
@@ -643,15 +627,14 @@ class Ceilings:
             except ValueError:
                 return
             if [g["name"] for g in saved.environment.get("gpu", [])] == [g["name"] for g in gpu_info()]:
-                self.values = {r["dtype"]: r["updates_per_s"] for r in saved.ok()}
-                self.source = f"{path} ({saved.environment.get('date', '')[:10]})"
+                source = f"{path} ({saved.environment.get('date', '')[:10]})"
+                self.values = {r["dtype"]: (r["updates_per_s"], source) for r in saved.ok()}
 
     def get(self, dtype: str):
-        if dtype in self.values:
-            return self.values[dtype], self.source
-        value, _ = measure_one_ceiling(dtype)
-        self.values[dtype] = value
-        return value, "measured in this run" if value else "unavailable"
+        if dtype not in self.values:
+            value = measure_one_ceiling(dtype)
+            self.values[dtype] = value, "measured in this run" if value else "unavailable"
+        return self.values[dtype]
 
 
 def ceiling_unavailable() -> str | None:
@@ -661,15 +644,14 @@ def ceiling_unavailable() -> str | None:
     return None if ok else f"no usable GPU: {why}"
 
 
-def measure_one_ceiling(dtype: str):
-    """``(updates_per_s, extra)``: the best rate over the micro-kernel's emission modes
-    (``apsp.gpu.ceiling.best_ceiling``), or ``(None, reason)`` without a GPU."""
-    why = ceiling_unavailable()
-    if why:
-        return None, why
+def measure_one_ceiling(dtype: str) -> float | None:
+    """The best rate over the micro-kernel's emission modes (``apsp.gpu.ceiling.best_ceiling``),
+    or None without a GPU."""
+    if ceiling_unavailable():
+        return None
     from ..gpu.ceiling import best_ceiling
 
-    return float(best_ceiling(dtype)), {"how": "best_ceiling (fastest emission mode)"}
+    return float(best_ceiling(dtype))
 
 
 def run_ceiling(ctx: Context) -> None:
@@ -681,14 +663,13 @@ def run_ceiling(ctx: Context) -> None:
             ctx.results.add(backend="gpu", n=None, status="skipped", reason=why, dtype=dtype)
             continue
         try:
-            value, extra = measure_one_ceiling(dtype)
-        except KeyboardInterrupt:
-            raise
+            value = measure_one_ceiling(dtype)
         except Exception as exc:
             ctx.results.add(backend="gpu", n=None, status="failed", reason=f"{type(exc).__name__}: {exc}",
                             dtype=dtype)
             continue
-        ctx.results.add(backend="gpu", n=None, status="ok", dtype=dtype, updates_per_s=value, info=extra)
+        ctx.results.add(backend="gpu", n=None, status="ok", dtype=dtype, updates_per_s=value,
+                        info={"how": "best_ceiling (fastest emission mode)"})
 
 
 RUNNERS = {"backends": run_backends, "block": run_block, "breakdown": run_breakdown,

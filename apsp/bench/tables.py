@@ -74,22 +74,16 @@ def _backends(results: Results) -> list[str]:
     ns = sorted({r["n"] for r in recs if r["n"] is not None})
     by = {(r["backend"], r["n"]): r for r in recs}
     header = ["n"] + [f"{b} ms" for b in names] + ["All results match?"]
-    rows = []
-    for n in ns:
-        cells = [n]
-        for b in names:
-            r = by.get((b, n))
-            if r is None:
-                cells.append("")
-            elif r["status"] != "ok":
-                cells.append(r["status"])
-            else:
-                cell = _ms(r["time_median_s"])
-                if r.get("speedup") is not None and r.get("baseline") != b:
-                    cell += f" (x{r['speedup']:.3g})"
-                cells.append(cell)
-        cells.append(_match([r for r in recs if r["n"] == n]))
-        rows.append(cells)
+
+    def cell(r):
+        if r is None:
+            return ""
+        if r["status"] != "ok":
+            return r["status"]
+        speedup = r.get("speedup") is not None and r.get("baseline") != r["backend"]
+        return _ms(r["time_median_s"]) + (f" (x{r['speedup']:.3g})" if speedup else "")
+
+    rows = [[n] + [cell(by.get((b, n))) for b in names] + [_match([r for r in recs if r["n"] == n])] for n in ns]
     base = results.options.get("baselines") or {}
     note = ["", "Median time per solve in ms; (xS) = speed-up over "
             + " / ".join(f"{b} ({w} graphs)" for w, b in base.items())
@@ -104,19 +98,23 @@ def _backends(results: Results) -> list[str]:
     return _table(header, rows) + note
 
 
+def _per_record(recs, header, cells, note: str, lead=("backend", "n", "dtype")) -> list[str]:
+    """One row per record: its ``lead`` fields, ``cells(record)`` under ``header``, whether it
+    matched; then ``note``."""
+    rows = [[r.get(f) for f in lead] + cells(r) + [_match([r])] for r in recs]
+    return _table([*lead, *header, "match"], rows) + ["", note]
+
+
 def _block(results: Results) -> list[str]:
-    rows = []
-    for r in results.ok():
+    def cells(r):
         frac = r.get("ceiling_fraction")
-        rows.append([r["backend"], r["n"], r.get("dtype"), r["block"],
-                     f"{_ms(r['time_median_s'])} ({_ms(r['time_min_s'])}-{_ms(r['time_max_s'])})",
-                     f"{r['updates_per_s'] / 1e9:.2f}", f"{r['model_bytes'] / 1e9:.3g}",
-                     f"{r['bandwidth_Bps'] / 1e9:.1f}", "-" if frac is None else f"{100 * frac:.1f}",
-                     _match([r])])
-    return _table(["backend", "n", "dtype", "B", "ms (min-max)", "G updates/s", "model GB", "GB/s",
-                   "% ceiling", "match"], rows) + [
-        "", "Model bytes: each tile read once per use and each updated tile written once "
-            "(see apsp/bench/model.py); GB/s = model bytes / median time."]
+        return [r["block"], f"{_ms(r['time_median_s'])} ({_ms(r['time_min_s'])}-{_ms(r['time_max_s'])})",
+                f"{r['updates_per_s'] / 1e9:.2f}", f"{r['model_bytes'] / 1e9:.3g}", f"{r['bandwidth_Bps'] / 1e9:.1f}",
+                "-" if frac is None else f"{100 * frac:.1f}"]
+
+    return _per_record(results.ok(), ["B", "ms (min-max)", "G updates/s", "model GB", "GB/s", "% ceiling"], cells,
+                       "Model bytes: each tile read once per use and each updated tile written once "
+                       "(see apsp/bench/model.py); GB/s = model bytes / median time.")
 
 
 def _stage_cells(r, stages) -> list[str]:
@@ -129,11 +127,10 @@ def _stage_cells(r, stages) -> list[str]:
 def _breakdown(results: Results) -> list[str]:
     recs = [r for r in results.ok() if r.get("stages")]
     stages = stage_names(recs)
-    rows = [[r["backend"], r["n"], r.get("dtype"), _ms(sum(r["stages"].values()))]
-            + _stage_cells(r, stages) + [_match([r])] for r in recs]
-    return _table(["backend", "n", "dtype", "total ms"] + [f"{s} ms" for s in stages] + ["match"], rows) + [
-        "", "Median over repeats of each stage; read/write are the CLI's file I/O, the other stages "
-            "are what the solver reports in Result.timings."]
+    return _per_record(recs, ["total ms"] + [f"{s} ms" for s in stages],
+                       lambda r: [_ms(sum(r["stages"].values()))] + _stage_cells(r, stages),
+                       "Median over repeats of each stage; read/write are the CLI's file I/O, the other stages "
+                       "are what the solver reports in Result.timings.")
 
 
 def _mib(b) -> str:
@@ -141,31 +138,32 @@ def _mib(b) -> str:
 
 
 def _memory(results: Results) -> list[str]:
-    rows = []
-    for r in results.ok():
+    def cells(r):
         ratio = r.get("host_peak_bytes") / r["matrix_bytes"] if r.get("host_peak_bytes") else None
-        rows.append([r["backend"], r["n"], r.get("dtype"), _mib(r["matrix_bytes"]), _mib(r.get("host_peak_bytes")),
-                     "-" if ratio is None else f"{ratio:.2f}", _mib(r.get("host_traced_peak_bytes")),
-                     _mib(r.get("gpu_peak_allocated_bytes")), _match([r])])
-    return _table(["backend", "n", "dtype", "n^2 matrix MiB", "host peak MiB", "host / matrix",
-                   "numpy-traced MiB", "GPU peak MiB", "match"], rows) + [
-        "", "Host peak: rise of the process's peak resident memory during one solve "
-            f"({results.options.get('host_memory_method', 'VmHWM')}); numpy-traced: tracemalloc's peak; "
-            "GPU peak: torch.cuda.max_memory_allocated."]
+        return [_mib(r["matrix_bytes"]), _mib(r.get("host_peak_bytes")), "-" if ratio is None else f"{ratio:.2f}",
+                _mib(r.get("host_traced_peak_bytes")), _mib(r.get("gpu_peak_allocated_bytes"))]
+
+    return _per_record(results.ok(), ["n^2 matrix MiB", "host peak MiB", "host / matrix", "numpy-traced MiB",
+                                      "GPU peak MiB"], cells,
+                       "Host peak: rise of the process's peak resident memory during one solve "
+                       f"({results.options.get('host_memory_method', 'VmHWM')}); numpy-traced: tracemalloc's peak; "
+                       "GPU peak: torch.cuda.max_memory_allocated.")
 
 
 def _scaling(results: Results) -> list[str]:
     recs = results.ok()
     stages = stage_names([r for r in recs if r.get("stages")])
-    rows = [[r["backend"], r["mode"], r["ranks"], r["n"], f"{r['time_median_s']:.3f}",
-             "-" if r.get("speedup") is None else f"{r['speedup']:.2f}",
-             "-" if r.get("efficiency") is None else f"{100 * r['efficiency']:.0f}%",
-             f"{r['wall_median_s']:.2f}"] + _stage_cells(r, stages) + [_match([r])] for r in recs]
-    return _table(["backend", "mode", "ranks", "n", "solve s", "speed-up", "efficiency", "process wall s"]
-                  + [f"{s} ms" for s in stages] + ["match"], rows) + [
-        "", "Strong: fixed n; weak: n grows by sqrt(ranks) (equal memory per rank). Solve time: sum of "
-            "the per-stage maxima over ranks the CLI reports, without file read/write and one-off setup. Efficiency: "
-            "strong t1/(P tP); weak (nP/n1)^3 t1/(P tP), useful work per rank-second."]
+
+    def cells(r):
+        return [f"{r['time_median_s']:.3f}", "-" if r.get("speedup") is None else f"{r['speedup']:.2f}",
+                "-" if r.get("efficiency") is None else f"{100 * r['efficiency']:.0f}%",
+                f"{r['wall_median_s']:.2f}"] + _stage_cells(r, stages)
+
+    return _per_record(recs, ["solve s", "speed-up", "efficiency", "process wall s"] + [f"{s} ms" for s in stages],
+                       cells, "Strong: fixed n; weak: n grows by sqrt(ranks) (equal memory per rank). Solve time: sum "
+                       "of the per-stage maxima over ranks the CLI reports, without file read/write and one-off setup. "
+                       "Efficiency: strong t1/(P tP); weak (nP/n1)^3 t1/(P tP), useful work per rank-second.",
+                       lead=("backend", "mode", "ranks", "n"))
 
 
 def _ceiling(results: Results) -> list[str]:

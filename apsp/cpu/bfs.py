@@ -252,7 +252,7 @@ def csr_arrays(graph):
 
 
 def recast(dist: np.ndarray, dtype) -> np.ndarray:
-    """Hop counts ``dist`` in another integer dtype, unreachable mapped to the new sentinel.
+    """Hop counts ``dist`` in another dtype, unreachable mapped to its sentinel (``inf`` for floats).
 
     The caller makes sure every finite distance fits ``dtype``.
     """
@@ -270,21 +270,7 @@ def finish_dtype(dist: np.ndarray, requested) -> np.ndarray:
     """Convert BFS distances to a requested float dtype (unreachable -> inf)."""
     if requested is None or np.dtype(requested) == dist.dtype:
         return dist
-    out = dist.astype(requested)
-    out[dist == exactness.unreachable_value(dist.dtype)] = np.inf
-    return out
-
-
-def work_dtype(requested) -> tuple[np.dtype, bool]:
-    """The dtype the search writes, and whether it may widen it (no user dtype)."""
-    if requested is None:
-        return np.dtype(AUTO_DTYPES[0]), True
-    return np.dtype(requested), False
-
-
-def next_dtype(dtype) -> np.dtype:
-    names = [np.dtype(t) for t in AUTO_DTYPES]
-    return names[names.index(np.dtype(dtype)) + 1]
+    return recast(dist, requested)
 
 
 def refuse_dtype(dtype):
@@ -304,7 +290,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     n = graph.shape[0] if hasattr(graph, "shape") else graph.n
     arrays = csr_arrays(graph)
     push_factor = opts.push_factor or PUSH_FACTOR
-    dt, may_widen = work_dtype(opts.dtype)
+    may_widen = opts.dtype is None  # no dtype asked for: the narrowest that holds every distance
+    dt = np.dtype(AUTO_DTYPES[0] if may_widen else opts.dtype)
     dist = np.empty((n, n), dtype=dt)
     want_pred, want_succ = bool(opts.predecessors), bool(opts.successors)
     pred = np.empty((n, n) if want_pred else (1, 1), dtype=np.int32)
@@ -327,7 +314,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         if len(batches):
             if not may_widen:
                 refuse_dtype(dt)
-            dt = next_dtype(dt)
+            dt = np.dtype(AUTO_DTYPES[[np.dtype(t) for t in AUTO_DTYPES].index(dt) + 1])
             dist = recast(dist, dt)
     dist = finish_dtype(dist, opts.dtype)
     return SolveOutput(dist=dist, predecessors=pred if want_pred else None,

@@ -15,7 +15,7 @@ from ..errors import DtypeError, NegativeCycleError
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .grid import ProcessGrid
 from .layout import BlockCyclic
-from .profile import StageTimer, format_rank_table
+from .profile import StageTimer, format_rank_table, stage_maxima
 
 
 @dataclass
@@ -39,14 +39,10 @@ def cuda_aware_mpi() -> bool:
     CUDA-aware (buffers are then staged through host memory).
     """
     try:
-        lib = ctypes.CDLL(MPI.__file__)  # its dependencies include libmpi
-        query = lib.MPIX_Query_cuda_support
-    except (OSError, AttributeError):
-        return False
-    query.restype = ctypes.c_int
-    try:
+        query = ctypes.CDLL(MPI.__file__).MPIX_Query_cuda_support  # its dependencies include libmpi
+        query.restype = ctypes.c_int
         return bool(query())
-    except Exception:  # noqa: BLE001 - a broken extension means "no"
+    except Exception:  # noqa: BLE001 - no such query, or a broken extension, means "no"
         return False
 
 
@@ -197,8 +193,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         with timer("setup"):
             chosen = _choose_backend(comm, backend)
 
-        g = problem = None
-        target = tmp = None
+        g = problem = target = None
         with timer("read"), agreed(comm, "reading the input"):
             if rank == 0:
                 from .inputs import check_output_path, load_on_root
@@ -214,20 +209,19 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         problem = comm.bcast(problem, root=0)
         layout = BlockCyclic(problem.n, problem.block, pgrid.shape)
 
-        state = SimpleNamespace(engine=None)
-
         def solve_in(attempt):
             # every rank solves in the attempt's dtype; the skeleton of a rank's solve
+            nonlocal engine
             problem.dtype = attempt.dtype
-            if state.engine is not None:
-                state.engine.close()
-                state.engine = None
+            if engine is not None:
+                engine.close()
+                engine = None
             with timer("setup"), agreed(comm, "setting up the local tile engine"):
                 from .local import make_engine
 
                 aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
-                engine = state.engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative,
-                                                    device=device, threads=threads)
+                engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
+                                     threads=threads)
                 engine.warm_up()
                 maybe_inject("setup", rank)
             if chosen == "gpu" and profile:
@@ -286,11 +280,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 return comm.allreduce(bool(exactness.cutoff_suspected(run.d_real, band)), op=MPI.LOR)
 
         attempts = [exactness.Attempt(np.dtype(name), checked, cast) for name, checked, cast in problem.attempts]
-        try:
-            run, attempt, tried = narrow_first(attempts, solve_in, suspected, problem.max_abs_weight,
-                                               requested=dtype is not None)
-        finally:
-            engine = state.engine
+        run, attempt, tried = narrow_first(attempts, solve_in, suspected, problem.max_abs_weight,
+                                           requested=dtype is not None)
         checked, cast_to = attempt.checked, attempt.cast_to
         d, d_real, host, stage, negative_here = run.d, run.d_real, run.host, run.stage, run.negative
         del run
@@ -301,7 +292,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         if negative_all:
             raise NegativeCycleError("Negative cycle detected", vertices=np.array(sorted(negative_all)))
 
-        with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
+        with abort_on_failure(comm, stage):
             stage[0] = "copying the result to the host"
             if d is not host:
                 with timer("copy", sync=True):
@@ -352,15 +343,12 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
     if rank != 0:
         return None
-    worst = {}
-    for row in summaries:
-        for k, v in row.items():
-            worst[k] = max(worst.get(k, 0.0), v)
     info = {"ranks": comm.size, "grid": tuple(pgrid.shape), "cuda_aware": bool(engine.cuda_aware),
             "staged": bool(engine.staged), "rank_timings": summaries, "device": str(engine.device),
             "dtype_tried": tried, "dtype_retry": len(tried) > 1,
             "dtype_check": "cast" if cast_to is not None else "verified" if checked else "bound",
             "max_abs_weight": problem.max_abs_weight}
+    worst = stage_maxima(summaries)
     if output is not None:
         return DistributedRun(output=str(target), n=problem.n, dtype=problem.dtype, block_size=problem.block,
                               backend=chosen, timings=worst, info=info)

@@ -80,7 +80,7 @@ class DistributedFW:
                 self._hc = [engine.host_empty((self.rows * b,)) for _ in range(2)]
                 self._hr = [engine.host_empty((b * self.cols,)) for _ in range(2)]
                 self._hp = engine.host_empty((b * b,))
-        self._pending = None  # (round, requests, staged copies to finish)
+        self._pending = None  # (requests, staged copies to finish)
 
     @staticmethod
     def bytes_needed(layout: BlockCyclic, coords, dtype) -> int:
@@ -157,29 +157,23 @@ class DistributedFW:
         with self.timer("copy", sync=True):
             self.eng.copy(dst, src)
 
-    def _restore_pivot_cols(self, k, cp, row_range):
-        """Phase 3 ran over full rows; put back the exact pivot-column values from its panel."""
-        cols = self._cols_of(k)
-        if cols is not None and row_range[1] > row_range[0]:
-            (c0, c1), (r0, r1) = cols, row_range
-            self._copy(self.d[r0:r1, c0:c1], cp[r0:r1])
-
     def _phase3_rows(self, ranges, cp, rp, k):
-        """``D[rows] = min(D[rows], C[rows] (x) R)`` over full local width, polling MPI between chunks."""
+        """``D[rows] = min(D[rows], C[rows] (x) R)`` over full local width (``ranges``: non-empty), polling
+        MPI between chunks; then the exact pivot-column values are put back from its panel."""
         pieces = self.poll_pieces if self._pending is not None else 1
         for r0, r1 in split_ranges(ranges, pieces, minimum=self.lay.block):
             self._update(self.d[r0:r1, :], cp[r0:r1], rp, parallel=True)
             self._poll()
-        for r0, r1 in ranges:
-            self._restore_pivot_cols(k, cp, (r0, r1))
+        cols = self._cols_of(k)
+        if cols is not None:
+            for r0, r1 in ranges:
+                self._copy(self.d[r0:r1, cols[0]:cols[1]], cp[r0:r1])
 
     def _look_ahead(self, k, nxt, cp, rp):
         """Bring tile row and tile column ``nxt`` up to date with round ``k`` before the rest."""
         nrows = self._rows_of(nxt)
         if nrows is not None:
-            r0, r1 = nrows
-            self._update(self.d[r0:r1, :], cp[r0:r1], rp, parallel=True)
-            self._restore_pivot_cols(k, cp, nrows)
+            self._phase3_rows([nrows], cp, rp, k)
         ncols = self._cols_of(nxt)
         if ncols is not None:
             c0, c1 = ncols
@@ -229,18 +223,8 @@ class DistributedFW:
         self._post_broadcasts(k)
 
     def _bcast_blocking(self, p, comm, root, is_root, k):
-        eng = self.eng
-        if eng.staged:
-            hp = self._pblock(k, host=True)
-            if is_root:
-                self._copy(hp, p)
-            with self.timer("comm"):
-                comm.Bcast(eng.host_mpi(hp), root=root)
-            if not is_root:
-                self._copy(p, hp)
-        else:
-            with self.timer("comm"):
-                comm.Bcast(eng.mpi_buffer(p), root=root)
+        finish = []
+        self._wait([self._ibcast(p, lambda: self._pblock(k, host=True), is_root, comm, root, finish)], finish)
 
     def _post_broadcasts(self, k):
         bk = self.lay.tile_size(k)
@@ -253,7 +237,7 @@ class DistributedFW:
             requests.append(self._ibcast(
                 self._cbuf[k % 2][: self.rows * bk], lambda: self._hc[k % 2][: self.rows * bk],
                 self._in_col(k), self.grid.row_comm, k % self.Pc, finish))
-        self._pending = (k, requests, finish)
+        self._pending = (requests, finish)
 
     def _ibcast(self, panel, staging, is_root, comm, root, finish):
         """Start broadcasting ``panel``; through the host buffer ``staging()`` gives when the
@@ -271,14 +255,17 @@ class DistributedFW:
             return comm.Ibcast(mpi_buf, root=root)
 
     def _poll(self):
-        if self._pending is not None and self._pending[1]:
+        if self._pending is not None and self._pending[0]:
             with self.timer("comm"):
-                MPI.Request.Testall(self._pending[1])
+                MPI.Request.Testall(self._pending[0])
 
     def _finish_broadcasts(self):
-        k, requests, finish = self._pending
+        self._wait(*self._pending)
+        self._pending = None
+
+    def _wait(self, requests, finish):
+        """Wait for the broadcasts ``requests``; then copy the staged panels of ``finish`` into place."""
         with self.timer("comm"):
             MPI.Request.Waitall(requests)
         for panel, host in finish:
             self._copy(panel, host)
-        self._pending = None

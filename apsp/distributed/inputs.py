@@ -56,28 +56,23 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
     attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
                                         dtype)
-    dt = attempts[0].dtype
-    negative = g.has_negative_weights
-    block = block_size or DEFAULT_BLOCK[f"distributed-{backend}"]
-    source = str(graph) if isinstance(graph, (str, os.PathLike)) else g.source
-    transport = "dense" if g.csr is None else "edges"
-    return g, Problem(n=g.n, dtype=dt, negative=negative, block=block, transport=transport,
-                      source=source, nnz=g.nnz, attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name)
-                                                                 for a in attempts),
+    return g, Problem(n=g.n, dtype=attempts[0].dtype, negative=g.has_negative_weights,
+                      block=block_size or DEFAULT_BLOCK[f"distributed-{backend}"],
+                      transport="dense" if g.csr is None else "edges",
+                      source=str(graph) if isinstance(graph, (str, os.PathLike)) else g.source, nnz=g.nnz,
+                      attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name) for a in attempts),
                       max_abs_weight=g.max_abs_weight)
 
 
 def check_output_path(path) -> Path:
-    """Fail now (before compute) if ``path`` cannot be written."""
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise IsADirectoryError(f"cannot write {target}: it is a directory")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"cannot write {target}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"cannot write {target}: directory {parent} is not writable")
-    return target
+    """Fail now (before compute) if ``path`` cannot be written (`apsp.io.atomic.check_target`: the
+    same checks and messages as every output); a stream (``-``, a device, a FIFO) is refused, since
+    the ranks write a temporary file beside the target."""
+    from ..io.atomic import check_target
+
+    if check_target(path) is None:
+        raise ValueError(f"cannot write {path}: the distributed solver writes a regular file, not a stream")
+    return Path(path)
 
 
 def local_start_matrix(layout: BlockCyclic, coords, dtype, li=None, lj=None, w=None, out=None) -> np.ndarray:

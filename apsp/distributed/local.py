@@ -100,10 +100,7 @@ def gpu_tiles(dtype, negative: bool, device, cuda_aware: bool):
 
             Host copies must be finished when this returns: MPI reads a staged buffer
             right after, and a later round receives into it again."""
-            if isinstance(dst, np.ndarray):
-                dst = torch.from_numpy(dst)
-            if isinstance(src, np.ndarray):
-                src = torch.from_numpy(src)
+            dst, src = (torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in (dst, src))
             dst.copy_(src)
 
         def mpi_buffer(self, t):
@@ -127,9 +124,7 @@ def gpu_tiles(dtype, negative: bool, device, cuda_aware: bool):
         def gather_values(self, t, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
             if len(rows) == 0:
                 return np.zeros(0, dtype=self.dtype)
-            idx_r = torch.as_tensor(rows, device=self.device)
-            idx_c = torch.as_tensor(cols, device=self.device)
-            return t[idx_r, idx_c].cpu().numpy()
+            return t[torch.as_tensor(rows, device=self.device), torch.as_tensor(cols, device=self.device)].cpu().numpy()
 
         def warm_up(self) -> None:
             """Compile the Triton kernels now, so compute timings exclude it."""

@@ -63,13 +63,15 @@ def format_rank_table(rank_timings: list[dict]) -> str:
     1          0.5000     1.5000
     max        1.0000     1.5000
     """
-    stages = []
-    for row in rank_timings:
-        stages += [s for s in row if s not in stages]
-    head = f"{'rank':<6}" + "".join(f"{s:>11}" for s in stages)
-    lines = [head]
+    worst = stage_maxima(rank_timings)
+    lines = [f"{'rank':<6}" + "".join(f"{s:>11}" for s in worst)]
     for r, row in enumerate(rank_timings):
-        lines.append(f"{r:<6}" + "".join(f"{row.get(s, 0.0):>11.4f}" for s in stages))
-    lines.append(f"{'max':<6}" + "".join(f"{max(row.get(s, 0.0) for row in rank_timings):>11.4f}"
-                                         for s in stages))
+        lines.append(f"{r:<6}" + "".join(f"{row.get(s, 0.0):>11.4f}" for s in worst))
+    lines.append(f"{'max':<6}" + "".join(f"{v:>11.4f}" for v in worst.values()))
     return "\n".join(lines)
+
+
+def stage_maxima(rank_timings: list[dict]) -> dict[str, float]:
+    """Per stage (in the order the ranks first name them), the largest seconds over ranks."""
+    stages = dict.fromkeys(s for row in rank_timings for s in row)
+    return {s: max(row.get(s, 0.0) for row in rank_timings) for s in stages}

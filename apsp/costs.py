@@ -20,6 +20,7 @@ import functools
 import json
 import os
 import platform
+import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -195,14 +196,28 @@ def rates_for(device_name: str | None = None) -> Rates:
     return replace(rates, nd_round_cpu_seconds=rates.nd_round_cpu_busy_seconds) if cpu_oversubscribed() else rates
 
 
+#: (monotonic seconds, this process's CPU seconds) at the calls of the last minute
+_own_cpu: list[tuple[float, float]] = []
+
+
 def cpu_oversubscribed() -> bool:
-    """Other work on most cores over the last minute (a load average above 3/4 of the cores), as
-    on a shared machine: then nd-fw's many small parallel rounds each wait for a thread (on the
-    2-core machine rounds took 15-18 ms at load averages 1.5-3, about 1 ms idle)."""
+    """Other work on most cores over the last minute, as on a shared machine: then nd-fw's many
+    small parallel rounds each wait for a thread (on the 2-core machine rounds took 15-18 ms at load
+    averages 1.5-3, about 1 ms idle). Other work: the 1-minute load average less this process's own
+    (its CPU seconds per second since its calls of up to a minute ago; a process solving one graph
+    after another keeps the load average up by itself), above 3/4 of the cores."""
     try:
-        return os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
+        load = os.getloadavg()[0]
     except OSError:
         return False
+    now, cpu = time.monotonic(), time.process_time()
+    if not _own_cpu or now - _own_cpu[-1][0] >= 1.0:
+        _own_cpu.append((now, cpu))
+    while now - _own_cpu[0][0] > 60.0:
+        del _own_cpu[0]
+    then, cpu_then = _own_cpu[0]
+    own = (cpu - cpu_then) / (now - then) if now - then >= 1.0 else 0.0
+    return load - own > 0.75 * (os.cpu_count() or 1)
 
 
 def shipped_rates(device_name: str | None = None) -> Rates:

@@ -149,6 +149,25 @@ def test_oversubscribed_cores_make_small_rounds_dear(tmp_path, monkeypatch):
     assert costs.rates_for(None) is costs.SHIPPED["cpu"]
 
 
+def test_a_process_busy_with_its_own_solves_is_not_oversubscribed(monkeypatch):
+    """The load average counts this process's own threads: only the rest is other work."""
+    clock = {"wall": 1000.0, "cpu": 50.0}
+    monkeypatch.setattr(costs, "_own_cpu", [])
+    monkeypatch.setattr(costs.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(costs.os, "getloadavg", lambda: (1.9, 1.5, 1.0))
+    monkeypatch.setattr(costs.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(costs.time, "process_time", lambda: clock["cpu"])
+    assert costs.cpu_oversubscribed()  # no history yet: all of the load is someone else's
+    clock["wall"] += 30.0
+    clock["cpu"] += 30.0 * 1.8  # this process ran 1.8 cores for the last half minute
+    assert not costs.cpu_oversubscribed()
+    clock["wall"] += 30.0
+    clock["cpu"] += 30.0 * 0.1  # then mostly waited: 0.95 cores of its own over the minute
+    assert not costs.cpu_oversubscribed()
+    clock["wall"] += 45.0  # idle since: its samples from more than a minute ago drop out
+    assert costs.cpu_oversubscribed()  # the load average is someone else's again
+
+
 def test_calibrate_gpu_arithmetic(monkeypatch):
     """The GPU stage turns its timings into rates (timings stubbed in call order: no GPU here)."""
     from apsp.bench import calibrate

@@ -746,9 +746,7 @@ def eccentricity(G, v=None, sp=None, weight=None):
         values = list(map(int if _int_values(G, weight) else float, stats.eccentricity))
         # networkx takes max() over lengths starting with the source's int 0: a tie keeps it
         e = {u: (0 if x == 0 else x) for u, x in zip(nodes, values)}
-    if v in nxg:
-        return e[v]
-    return e
+    return e[v] if v in nxg else e
 
 
 def _extreme(name, note):

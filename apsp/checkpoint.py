@@ -216,9 +216,7 @@ class CheckpointSession:
         self.fingerprint = graph_fingerprint(graph)
         self.resuming = False
         self.start_vertex = 0
-        self.saved_block = None
         self.saves = 0
-        self.resumed_from = None
         self._meta = None
         if self.path.is_dir():
             raise CheckpointError(f"checkpoint {self.path} is a directory; give a file name")
@@ -268,8 +266,6 @@ class CheckpointSession:
         self._meta = meta
         self.resuming = True
         self.start_vertex = done
-        self.saved_block = int(meta["block"])
-        self.resumed_from = done
 
     def block_for(self, requested: int | None, default: int) -> int:
         """The block size an in-core solver uses: one that divides the resume point.
@@ -278,13 +274,13 @@ class CheckpointSession:
         """
         if not self.resuming:
             return requested or default
-        candidates = [requested] if requested else [default, self.saved_block]
-        for b in candidates:
+        saved = int(self._meta["block"])
+        for b in [requested] if requested else [default, saved]:
             if b and self.start_vertex % b == 0:
                 return int(b)
         raise CheckpointError(
             f"checkpoint {self.path} stopped after vertex {self.start_vertex}, which block size "
-            f"{requested} does not divide; pass block_size={self.saved_block} (--block-size {self.saved_block})")
+            f"{requested} does not divide; pass block_size={saved} (--block-size {saved})")
 
     def restore(self, write_rows) -> None:
         """Stream the saved matrix into the solver: ``write_rows(i0, i1, rows)``."""
@@ -334,6 +330,6 @@ class CheckpointSession:
 
     def info(self) -> dict:
         out = {"checkpoint": str(self.path), "checkpoints_saved": self.saves}
-        if self.resumed_from is not None:
-            out["resumed_from_vertex"] = self.resumed_from
+        if self.resuming:
+            out["resumed_from_vertex"] = self.start_vertex
         return out

@@ -420,8 +420,7 @@ def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
 
 def default_plan(graph, backend: str) -> Dissection:
     """The dissection the ``backend``'s engine uses with its default tile and leaf size."""
-    tile, leaf = DEFAULTS[backend]
-    return plan(graph, tile, leaf)
+    return plan(graph, *DEFAULTS[backend])
 
 
 def layout_edges(graph, nd: Dissection):

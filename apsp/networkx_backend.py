@@ -468,8 +468,7 @@ def _inf():
 
 # -- the functions -----------------------------------------------------------------
 
-@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
-             faster_from=400)
+@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).", faster_from=400)
 def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
     import networkx as nx
 
@@ -523,15 +522,13 @@ def _floyd_warshall(name, G, weight, empty, predecessors=False):
     return G, result, _fw_distance_dicts(G, weight, result, int_values)
 
 
-@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).",
-             faster_from=50)
+@_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).", faster_from=50)
 def floyd_warshall(G, weight="weight"):
     return _floyd_warshall("floyd_warshall", G, weight, {})[2]
 
 
-@_implements(("Blocked Floyd-Warshall with predecessors; where several shortest paths exist "
-              "the predecessor named may differ from networkx's."),
-             faster_from=100)
+@_implements("Blocked Floyd-Warshall with predecessors; where several shortest paths exist the predecessor "
+             "named may differ from networkx's.", faster_from=100)
 def floyd_warshall_predecessor_and_distance(G, weight="weight"):
     G, result, dist = _floyd_warshall("floyd_warshall_predecessor_and_distance", G, weight, ({}, {}),
                                       predecessors=True)
@@ -585,16 +582,14 @@ def _all_lengths(name, G, used, keep=None, nonnegative=False, **nx_kwargs):
     yield from _length_dicts(G, result, _int_values(G, used), keep)
 
 
-@_implements("apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).",
-             faster_from=300)
+@_implements("apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).", faster_from=300)
 def all_pairs_shortest_path_length(G, cutoff=None):
     # networkx expands level L while cutoff > L, so it reports lengths L < cutoff + 1
     keep = None if cutoff is None else (lambda row: row < cutoff + 1)
     return _all_lengths("all_pairs_shortest_path_length", G, None, keep, cutoff=cutoff)
 
 
-@_implements(("apsp's automatic method (Dijkstra or Floyd-Warshall); negative weights go to "
-              "networkx."),
+@_implements("apsp's automatic method (Dijkstra or Floyd-Warshall); negative weights go to networkx.",
              faster_from=100)
 def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
     keep = None if cutoff is None else (lambda row: row <= cutoff)
@@ -602,9 +597,8 @@ def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
                         cutoff=cutoff, weight=weight)
 
 
-@_implements(("apsp's automatic method (Johnson or Floyd-Warshall); negative cycles go to "
-              "networkx, which raises NetworkXUnbounded."),
-             faster_from=100)
+@_implements("apsp's automatic method (Johnson or Floyd-Warshall); negative cycles go to networkx, which "
+             "raises NetworkXUnbounded.", faster_from=100)
 def all_pairs_bellman_ford_path_length(G, weight="weight"):
     return _all_lengths("all_pairs_bellman_ford_path_length", G, weight, weight=weight)
 
@@ -646,8 +640,7 @@ def _bfs_tree(indptr, indices, source, cutoff):
     return np.concatenate(discovered), parent
 
 
-@_implements("Vectorised breadth-first search with networkx's exact tie-breaking.",
-             faster_from=None)
+@_implements("Vectorised breadth-first search with networkx's exact tie-breaking.", faster_from=None)
 def all_pairs_shortest_path(G, cutoff=None):
     G = _as_apsp(G, None)
     labels = G.nodes
@@ -664,6 +657,11 @@ def all_pairs_shortest_path(G, cutoff=None):
 #: node count from which automatic dispatch picks the reductions (benchmarks/networkx_threshold.py:
 #: apsp faster for 9 of the 10 functions at n = 100, for all at 200; BENCHMARKS.md section 16)
 STATS_FASTER_FROM = 100
+
+
+def _reduction(note: str):
+    """`_implements` for a reduction of `apsp.distance_stats`, picked from `STATS_FASTER_FROM` nodes."""
+    return _implements(note, faster_from=STATS_FASTER_FROM)
 
 
 def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
@@ -695,8 +693,7 @@ def _int_values(G, weight) -> bool:
     return weight is None or G.int_weights.get(weight, False)
 
 
-@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     G = _as_apsp(G, distance)
     nodes = G.nodes if u is None else [u]
@@ -711,8 +708,7 @@ def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     return values[0] if u is not None else dict(zip(nodes, values))
 
 
-@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     G = _as_apsp(G, distance)
     nxg = G.to_networkx()
@@ -730,8 +726,7 @@ def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     return {u: (h if h > 0 else 0) for u, h in zip(rows, stats.harmonic.tolist())}
 
 
-@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def eccentricity(G, v=None, sp=None, weight=None):
     import networkx as nx
 
@@ -751,46 +746,39 @@ def eccentricity(G, v=None, sp=None, weight=None):
         values = list(map(int if _int_values(G, weight) else float, stats.eccentricity))
         # networkx takes max() over lengths starting with the source's int 0: a tie keeps it
         e = {u: (0 if x == 0 else x) for u, x in zip(nodes, values)}
-    if v in nxg:
-        return e[v]
-    return e
+    return e[v] if v in nxg else e
 
 
-def _extreme(name, G, e, usebounds, weight):
-    """networkx's diameter, radius, center and periphery: from ``e`` or from the eccentricities;
-    the bounding algorithm (``usebounds``) and the center of a tree (its walk) stay networkx's."""
-    import networkx as nx
-
-    G = _as_apsp(G, weight)
-    tree_walk = (name == "center" and e is None and weight is None and not G.directed
-                 and nx.is_tree(G.to_networkx()))
-    if (usebounds is True and e is None and not G.directed) or tree_walk:
-        return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
-    if e is None:
-        e = eccentricity(G, weight=weight)
-    if name in ("diameter", "radius"):
-        return max(e.values()) if name == "diameter" else min(e.values())
-    best = min(e.values()) if name == "center" else max(e.values())
-    return [v for v in e if e[v] == best]
-
-
-def _extreme_function(name, note):
-    """networkx's ``name`` (diameter, radius, center or periphery), registered with ``note``."""
+def _extreme(name, note):
+    """networkx's ``name`` (diameter, radius, center or periphery), registered with ``note``: from ``e``
+    or from the eccentricities; the bounding algorithm (``usebounds``) and the center of a tree (its
+    walk) stay networkx's."""
     def extreme(G, e=None, usebounds=False, weight=None):
-        return _extreme(name, G, e, usebounds, weight)
+        import networkx as nx
+
+        G = _as_apsp(G, weight)
+        tree_walk = (name == "center" and e is None and weight is None and not G.directed
+                     and nx.is_tree(G.to_networkx()))
+        if (usebounds is True and e is None and not G.directed) or tree_walk:
+            return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
+        if e is None:
+            e = eccentricity(G, weight=weight)
+        if name in ("diameter", "radius"):
+            return max(e.values()) if name == "diameter" else min(e.values())
+        best = min(e.values()) if name == "center" else max(e.values())
+        return [v for v in e if e[v] == best]
 
     extreme.__name__ = extreme.__qualname__ = name
-    return _implements(note, faster_from=STATS_FASTER_FROM)(extreme)
+    return _reduction(note)(extreme)
 
 
-diameter = _extreme_function("diameter", "The largest eccentricity, from searches reduced row by row.")
-radius = _extreme_function("radius", "The smallest eccentricity, from searches reduced row by row.")
-center = _extreme_function("center", "Nodes of the smallest eccentricity, from searches reduced row by row.")
-periphery = _extreme_function("periphery", "Nodes of the largest eccentricity, from searches reduced row by row.")
+diameter = _extreme("diameter", "The largest eccentricity, from searches reduced row by row.")
+radius = _extreme("radius", "The smallest eccentricity, from searches reduced row by row.")
+center = _extreme("center", "Nodes of the smallest eccentricity, from searches reduced row by row.")
+periphery = _extreme("periphery", "Nodes of the largest eccentricity, from searches reduced row by row.")
 
 
-@_implements("Exact sum of all distances from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Exact sum of all distances from searches reduced row by row.")
 def average_shortest_path_length(G, weight=None, method=None):
     import networkx as nx
 
@@ -816,8 +804,7 @@ def average_shortest_path_length(G, weight=None, method=None):
     return stats.total_distance() / (n * (n - 1))
 
 
-@_implements("Exact sum of all distances from searches reduced row by row.",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Exact sum of all distances from searches reduced row by row.")
 def wiener_index(G, weight=None):
     G = _as_apsp(G, weight)
     # the null graph: networkx's error
@@ -830,8 +817,7 @@ def wiener_index(G, weight=None):
     return total if G.directed else total / 2
 
 
-@_implements("Sums of 1/d from breadth-first searches reduced level by level.",
-             faster_from=STATS_FASTER_FROM)
+@_reduction("Sums of 1/d from breadth-first searches reduced level by level.")
 def global_efficiency(G):
     G = _as_apsp(G, None)
     if G.directed:

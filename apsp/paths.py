@@ -110,3 +110,17 @@ def reconstruct_path(matrix: ArrayLike, i: int, j: int, kind: str = "successors"
         route.append(step)
         current = step
     return route if forward else route[::-1]
+
+
+def walk_back(pred: np.ndarray, s: int, t: int) -> list[int]:
+    """The path s -> t of a shortest-path tree from its predecessor row (``t`` reached from ``s``).
+
+    >>> walk_back(np.array([-9999, 0, 1]), 0, 2)
+    [0, 1, 2]
+    """
+    route = [int(t)]
+    while route[-1] != s:
+        route.append(int(pred[route[-1]]))
+        if len(route) > len(pred):
+            raise ValueError(f"the predecessor row of {s} loops")
+    return route[::-1]

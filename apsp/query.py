@@ -235,30 +235,27 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
 
 def _search(g, s: int, t: int, method: str, dt) -> Route:
     from .cpu import searches
+    from .paths import walk_back
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
-    unreachable = exactness.unreachable_value(dt)
-    pred = np.empty(n, dtype=np.int32)
-    none = np.empty(1, dtype=np.int32)
+    if method == "bidirectional-dijkstra":
+        return _bidirectional(g, sg, s, t, dt)
     if method == "bellman-ford":
         wide = searches.wide_dtype(dt)
         dist = np.empty(n, dtype=wide)
-        pred64 = np.empty(n, dtype=np.int64)
-        allowed = _reaches(g, t)
-        unreached = exactness.unreachable_value(wide)
-        cycle = searches.spfa(sg.indptr, sg.indices, sg.weights.astype(wide), s, allowed, dist,
-                              pred64, unreached)
+        pred = np.empty(n, dtype=np.int64)
+        unreachable = exactness.unreachable_value(wide)
+        cycle = searches.spfa(sg.indptr, sg.indices, sg.weights.astype(wide), s, _reaches(g, t), dist,
+                              pred, unreachable)
         if cycle.shape[0]:
             raise searches.negative_cycle_error(cycle)
-        reached = dist[t] != unreached
-        pred[:] = np.where(pred64 < 0, searches.NO_VERTEX, pred64)
-        visited = int(np.count_nonzero(dist != unreached))
-        length = dist[t].astype(dt)  # the dtype reported (its range was checked above)
-    elif method == "bidirectional-dijkstra":
-        return _bidirectional(g, sg, s, t, dt)
+        visited = int(np.count_nonzero(dist != unreachable))
     else:
+        unreachable = exactness.unreachable_value(dt)
         dist = np.empty(n, dtype=dt)
+        pred = np.empty(n, dtype=np.int32)
+        none = np.empty(1, dtype=np.int32)
         queue = np.empty(max(n, sg.indices.shape[0] + 1), dtype=np.int32)
         if method == "bfs":
             visited = searches.bfs_row(sg.indptr, sg.indices, s, t, dist, pred, none, True, False,
@@ -267,17 +264,17 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
             keys = np.empty(sg.indices.shape[0] + 1, dtype=dt)
             visited = searches.dijkstra_row(sg.indptr, sg.indices, sg.weights, s, t, dist, pred, none,
                                             True, False, unreachable, keys, queue)
-        reached = dist[t] != unreachable
-        length = dist[t]
-    path = _walk_back(pred, s, t) if reached else None
-    value = (int(length) if np.dtype(dt).kind in "iu" else float(length)) if reached else None
-    return Route(source=s, target=t, path=path, length=value, method=method, dtype=np.dtype(dt),
+    reached = dist[t] != unreachable
+    # a Python number of the dtype reported (a Bellman-Ford sum's range was checked before the search)
+    return Route(source=s, target=t, path=walk_back(pred, s, t) if reached else None,
+                 length=dist[t].astype(dt).item() if reached else None, method=method, dtype=np.dtype(dt),
                  visited=int(visited))
 
 
 def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
     """`searches.dijkstra_pair` on ``sg`` and its reversed edges (integer distances)."""
     from .cpu import searches
+    from .paths import walk_back
 
     n = g.n
     found = np.int64(np.iinfo(np.int64).max)
@@ -292,7 +289,7 @@ def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
             dist_b, pred, succ, exactness.unreachable_value(dt), found)
     path = None
     if length != found:
-        path = _walk_back(pred, s, int(meet)) if s != t else [s]
+        path = walk_back(pred, s, int(meet)) if s != t else [s]
         v = int(meet)
         while v != t:
             v = int(succ[v])
@@ -313,13 +310,3 @@ def _reaches(g, t: int) -> np.ndarray:
     unreachable = exactness.unreachable_value(np.int32)
     searches.bfs_row(sg.indptr, sg.indices, t, -1, dist, none, none, False, False, unreachable, queue)
     return dist != unreachable
-
-
-def _walk_back(pred: np.ndarray, s: int, t: int) -> list:
-    """The tree path s -> t from a predecessor row."""
-    route = [t]
-    v = t
-    while v != s:
-        v = int(pred[v])
-        route.append(v)
-    return route[::-1]

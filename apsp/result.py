@@ -257,19 +257,14 @@ class Result:
 
     def _path_from_rows(self, row: int, i: int, j: int) -> list[int]:
         """A route from source i's predecessor row (each row is a whole shortest-path tree)."""
-        from .paths import NoPathError
+        from .paths import NoPathError, walk_back
 
         if self.predecessors is None:
             raise ValueError("with sources=, solve with return_predecessors=True to get paths")
         pred = self.predecessors[row]
         if i != j and pred[j] < 0:
             raise NoPathError(f"there is no path from {i} to {j}")
-        route = [int(j)]
-        while route[-1] != i:
-            route.append(int(pred[route[-1]]))
-            if len(route) > self.n:
-                raise ValueError(f"the predecessor row of {i} loops")
-        return route[::-1]
+        return walk_back(pred, i, j)
 
 
 def load_result(path: str | os.PathLike[str]) -> Result:

@@ -72,18 +72,6 @@ _FLOAT64_EXACT = 2.0 ** 53
 _METHODS = ("auto", "FW", "D", "BF", "J")
 
 
-class _FloatSumGraph(Graph):
-    """A graph whose weights are summed in float64 with rounding, as scipy does.
-
-    Used for whole-number weights whose distances may exceed 2**53: no
-    integer dtype would round them the way scipy's float64 sums do.
-    """
-
-    def __post_init__(self):
-        super().__post_init__()
-        self.integral = False
-
-
 def _pydata_to_scipy(csgraph):
     """pydata/sparse arrays become scipy sparse, as in scipy's own validation."""
     try:
@@ -126,17 +114,11 @@ def _as_scipy_reads_it(csgraph):
     return validate_graph(csgraph, directed=True, dense_output=False)
 
 
-def _start_matrix(csgraph, overwrite: bool, unweighted: bool) -> np.ndarray:
-    """`_weights_matrix`, with every edge 1 if ``unweighted``."""
-    w = _weights_matrix(csgraph, overwrite)
+def _ready_for_floyd_warshall(w: np.ndarray, directed: bool, unweighted: bool) -> np.ndarray:
+    """What scipy's loop does first, in place: every edge 1 if ``unweighted``, a zero diagonal
+    (self-loops are ignored) and, for an undirected graph, the lighter of the two directions both ways."""
     if unweighted:
         w[~np.isinf(w)] = 1
-    return w
-
-
-def _ready_for_floyd_warshall(w: np.ndarray, directed: bool) -> np.ndarray:
-    """What scipy's loop does first, in place: a zero diagonal (self-loops are ignored) and,
-    for an undirected graph, the lighter of the two directions both ways."""
     w.flat[:: w.shape[0] + 1] = 0
     if not directed:
         _symmetrize_min(w)
@@ -199,9 +181,9 @@ def _graph_for_solver(w: np.ndarray) -> Graph:
     anything else is summed in float64 like scipy.
     """
     g = Graph.from_dense(w, null_value=np.inf)
-    if g.integral and g.distance_bound <= _FLOAT64_EXACT:
-        return g
-    return _FloatSumGraph(n=g.n, dense=w, edge_mask=g.edge_mask)
+    # larger whole numbers are summed in float64 too: no integer dtype rounds as scipy's sums do
+    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
+    return g
 
 
 @contextlib.contextmanager
@@ -278,7 +260,7 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     from .cpu.scipyfw import scipy_floyd_warshall
 
     csgraph = _pydata_to_scipy(csgraph)
-    w = _start_matrix(csgraph, overwrite, unweighted)
+    w = _weights_matrix(csgraph, overwrite)
     n = w.shape[0]
     if n and np.isneginf(w).any():
         # only a sparse matrix can store -inf as an edge; no dtype of ours holds
@@ -289,7 +271,7 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
             return scipy_floyd_warshall(csgraph, directed=directed,
                                         return_predecessors=return_predecessors,
                                         unweighted=unweighted, overwrite=overwrite)
-    _ready_for_floyd_warshall(w, directed)
+    _ready_for_floyd_warshall(w, directed, unweighted)
     if n == 0:
         empty = np.empty((0, 0), dtype=np.int32)
         return (w, empty) if return_predecessors else w
@@ -302,7 +284,7 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         result = shortest_paths(_graph_for_solver(w), method="fw", backend="auto", progress=False)
     except NegativeCycleError:
         # scipy's message names the vertices its own loop leaves negative: run it to know them
-        start = _ready_for_floyd_warshall(_start_matrix(csgraph, False, unweighted), directed)
+        start = _ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted)
         scipy_floyd_warshall(start, return_predecessors=False)
         _raise_if_negative_diagonal(start)
         raise

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -184,15 +184,11 @@ def merge_stats(parts: list) -> DistanceStats:
         hist = np.zeros(max(len(p.histogram) for p in parts), dtype=np.int64)
         for p in parts:
             hist[:len(p.histogram)] += p.histogram
-    return DistanceStats(
-        n=first.n, sources=np.concatenate([p.sources for p in parts]), targets=first.targets,
-        direction=first.direction, method=first.method, reason=first.reason, dtype=first.dtype,
-        reachable=np.concatenate([p.reachable for p in parts]),
-        total=np.concatenate([t.astype(object) if exact else t for t in totals]),
-        eccentricity=np.concatenate([p.eccentricity for p in parts]),
-        harmonic=np.concatenate([p.harmonic for p in parts]),
-        pairs=sum(p.pairs for p in parts), histogram=hist,
-        symmetric=first.symmetric, info={**first.info, "parts": [p.info for p in parts]})
+    joined = {name: np.concatenate([getattr(p, name) for p in parts])
+              for name in ("sources", "reachable", "eccentricity", "harmonic")}
+    return replace(first, **joined, total=np.concatenate([t.astype(object) if exact else t for t in totals]),
+                   pairs=sum(p.pairs for p in parts), histogram=hist,
+                   info={**first.info, "parts": [p.info for p in parts]})
 
 
 def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
@@ -435,9 +431,7 @@ def _bfs_batched(g, src, mask, histogram, progress):
     n = g.n
     arrays = csr_arrays(g)
     threads = thread_count()
-    count = np.zeros(n, dtype=np.int64)
-    total = np.zeros(n, dtype=np.int64)
-    ecc = np.zeros(n, dtype=np.int64)
+    count, total, ecc = (np.zeros(n, dtype=np.int64) for _ in range(3))
     harmonic = np.zeros(n, dtype=np.float64)
     hist = np.zeros((threads, n + 1), dtype=np.int64)  # the kernels count levels either way
     batches = np.unique(src // WORD)

@@ -814,7 +814,10 @@ def wiener_index(G, weight=None):
     if not stats.reaches_all.all():
         return float("inf")
     total = stats.total_distance()
-    return total if G.directed else total / 2
+    if not G.directed:
+        return total / 2
+    # networkx sums float lengths where the weights are floats, whole or not (a lone vertex sums none: 0)
+    return float(total) if len(G) > 1 and not _int_values(G, weight) else total
 
 
 @_reduction("Sums of 1/d from breadth-first searches reduced level by level.")

@@ -157,3 +157,14 @@ def test_networkx_own_tests_pass_with_the_backend(tmp_path):
                          text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:]
     assert f"apsp calls: {sorted(STATS_FUNCTIONS)}" in run.stdout
+
+
+@pytest.mark.parametrize("weight_value", [0.0, 2.0, 3])
+def test_wiener_index_of_a_directed_graph_has_networkxs_type(weight_value):
+    """networkx sums float lengths where the weights are floats, whole or not (0.0, 4.0), and ints
+    where they are ints; a single vertex sums no length at all (0, an int)."""
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=weight_value)
+    G.add_edge(1, 0, weight=weight_value)
+    for graph in (G, nx.DiGraph(G.subgraph([0]))):
+        compare("direct", "wiener_index", graph, True, weight="weight")

@@ -308,7 +308,8 @@ def main(argv=None):
     p.add_argument("--json", type=Path, help="write the rows here")
     p.add_argument("--only", nargs="+", choices=sorted(SUITE), help="these graphs only")
     p.add_argument("--max-n", type=int, default=None, help="skip graphs with more vertices")
-    p.add_argument("--repeat", type=int, default=3, help="rounds of timed calls, one per method a round (median; default 3)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="rounds of timed calls, one per method a round (median; default 3)")
     p.add_argument("--time-limit", type=float, default=30.0,
                    help="do not run a method estimated slower than this many seconds (default 30)")
     p.add_argument("--proxy", action="store_true", help="print nd-fw's proxy against counted work and stop")

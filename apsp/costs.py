@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
+from .dissection import DEFAULTS, bfs_levels, default_plan
+from .exactness import dtype_attempts, skip_bound_to_fail
+
 if TYPE_CHECKING:
     from .dissection import Dissection
     from .graph import Graph
@@ -266,16 +269,19 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     the empty buckets it crosses: about the source's eccentricity in weight units, taken as the
     BFS depth times the mean weight (roads' lengths: 1.4-1.9 times slower per step than graphs of
     weights 1..100 on the H100 host, 2026-11-26); ``log2(n) / 6`` times the steps with the heap."""
-    units = search_units(g)
-    n = float(g.n)
-    bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
-    buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
-    if not buckets:
-        return units * max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
-    if sparse_enough(g) and g.nnz:
-        crossed = _sweep(g)[2] * float(np.abs(g.to_csr().data).mean())
-        units += separator_proxy(g)[1] * min(crossed, 4.0 * (n + g.nnz))  # the queue's budget
-    return units
+    known = g.__dict__.setdefault("_dijkstra_units", {})  # every automatic call asks
+    if reweighted not in known:
+        units = search_units(g)
+        n = float(g.n)
+        bound = MAX_BUCKET_WEIGHT // 2 if reweighted else MAX_BUCKET_WEIGHT
+        buckets = g.integral and (reweighted or not g.has_negative_weights) and g.max_abs_weight < bound
+        if not buckets:
+            units *= max(1.0, HEAP_STEP * np.log2(max(n, 2.0)))
+        elif sparse_enough(g) and g.nnz:
+            crossed = _sweep(g)[2] * float(np.abs(g.to_csr().data).mean())
+            units += separator_proxy(g)[1] * min(crossed, 4.0 * (n + g.nnz))  # the queue's budget
+        known[reweighted] = units
+    return known[reweighted]
 
 
 
@@ -283,18 +289,23 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
 def solve_itemsize(g: Graph, method: str) -> int:
     """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
     plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
-    does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254)."""
+    does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
+    Kept on the graph: every estimate asks."""
+    found = "longest_found" in g.__dict__
+    known = g.__dict__.setdefault("_solve_itemsize", {})
+    if (method, found) not in known:
+        known[method, found] = _solve_itemsize(g, method, found)
+    return known[method, found]
+
+
+def _solve_itemsize(g: Graph, method: str, found: bool) -> int:
     if method == "bfs":
         return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
-    from .exactness import dtype_attempts
-
     facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
     if method in ("fw", "nd-fw"):
         attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
-        if attempts[0].checked and len(attempts) > 1 and "longest_found" in g.__dict__:
-            from .exactness import skip_bound_to_fail
-
+        if attempts[0].checked and len(attempts) > 1 and found:
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
         return int(np.dtype(attempts[0].dtype).itemsize)
     return int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
@@ -345,8 +356,6 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
 def _sweep(g: Graph) -> tuple[int, int, int]:
     """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
     if "_separator_proxy" not in g.__dict__:
-        from .dissection import bfs_levels
-
         g.__dict__["_separator_proxy"] = _middle_level(bfs_levels(_structure(g), _largest_component_vertex(g)))
     return g.__dict__["_separator_proxy"]
 
@@ -373,8 +382,6 @@ def nd_proxy_work(g: Graph, backend: str) -> tuple[float, float]:
     ``a = log s / log c`` within [1/2, 1] (planar-like graphs 1/2, expanders 1), each pivot round
     costing its reach (the subtree and every ancestor's separator) squared, times
     `ND_PROXY_FACTOR`; at most n^3. Graphs denser than `ND_MAX_EDGES_PER_VERTEX` are priced n^3."""
-    from .dissection import DEFAULTS
-
     tile, leaf = DEFAULTS[backend]
     n = float(g.n)
     if not sparse_enough(g) or g.n <= leaf:
@@ -403,8 +410,6 @@ def nd_rounds(nd: Dissection, backend: str) -> float:
 
 def cached_ordering(g: Graph, backend: str):
     """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
-    from .dissection import DEFAULTS
-
     tile, leaf = DEFAULTS[backend]
     return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
 
@@ -497,13 +502,11 @@ def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
     """Building nd-fw's ordering for ``backend``'s leaves: each level of bisection reads every edge
     (log2(n / leaf) levels; a graph of one leaf is not bisected). The 350 x 350 grid's took 0.8 s
     of the default call's setup on the H100 host (5.4 levels of 488,600 edges)."""
-    from .dissection import DEFAULTS
-
     leaf = DEFAULTS[backend][1]
     return g.nnz * rates.order_seconds_per_edge * max(1.0, np.log2(g.n / leaf)) if g.n > leaf else 0.0
 
 
-def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
+def nd_plausible(g: Graph, backend: str, others: float, rates: Rates, proxy: float | None = None) -> bool:
     """Whether nd-fw on ``backend`` may beat ``others`` seconds (the best other candidate): the
     graph's separators are planar-like (`ND_PLANAR_SEPARATOR`) and its proxy estimate, the work
     divided by `ND_PROXY_SPREAD` (the proxy's error) and the ordering's own cost as it is, is below
@@ -514,7 +517,8 @@ def nd_plausible(g: Graph, backend: str, others: float, rates: Rates) -> bool:
     if s > ND_PLANAR_SEPARATOR * np.sqrt(c):
         return False
     order = ordering_seconds(g, backend, rates)
-    proxy = estimate(g, "nd-fw", backend, rates=rates, ordering=None)
+    if proxy is None:  # ``proxy``: this estimate, when the caller has it
+        proxy = estimate(g, "nd-fw", backend, rates=rates, ordering=None)
     return order + (proxy - order) / ND_PROXY_SPREAD < others
 
 
@@ -535,9 +539,7 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
             nd_best = pair
     # one ordering at most, for the backend whose nd-fw looks best: it is what would run
     if order and nd_best is not None and cached_ordering(g, nd_best[1]) is None and nd_plausible(
-            g, nd_best[1], best, rates):
-        from .dissection import default_plan
-
+            g, nd_best[1], best, rates, out[nd_best] if dtype is None else None):
         out[nd_best] = estimate(g, *nd_best, dtype, rates, ordering=default_plan(g, nd_best[1]))
     return out
 

@@ -104,7 +104,7 @@ class Rates:
 
 #: the H100 host (16 Xeon cores, one H100 80 GB HBM3), measured there by `apsp bench calibrate`
 #: on 2026-11-26 (BENCHMARKS.md section 18): blocked FW 1.04e11 updates/s (int16 1.14x), Dijkstra
-#: 1.25e9 steps/s, bit-parallel BFS 1.1e10 visits/s, a fresh result's pages 4.8 GB/s, nd-fw rounds
+#: 1.25e9 steps/s (1.1e9 since), bit-parallel BFS 1.1e10 visits/s, a fresh result's pages 4.8 GB/s, nd-fw rounds
 #: 1.3 ms on the CPU; on the GPU dense FW int32 1.38e13 (int16 1.49x at n = 8192), nd-fw 4.4e12
 #: updates/s with 0.87 ms per batched round (grids of 64^2 and 160^2), BFS 1.1e11 visits/s, a call
 #: 2.5 ms (BFS) and 3.3 ms (FW). The ordering: 1.6 us an edge (METIS on a 350 x 350 grid, 0.8 s of
@@ -116,10 +116,12 @@ class Rates:
 #: compute (section 17): nd-fw 8.6-8.9e12 updates/s at n = 62,500-122,500 and 0.7-1.5e12 at
 #: n = 3,000-10,000 (`ndfw_gpu_half_n`), 0.1-0.3 ms per batched round, an ordering 0.3 us per edge
 #: and level of bisection (0.8 s for the 350 x 350 grid); a dense FW round 0.5-1.7 ms (1.2 ms at
-#: n = 4,096-10,000).
-_H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.25e9,
+#: n = 4,096-10,000). Refitted on the suite's H100 and H200 runs of 2026-11-27 (BENCHMARKS.md
+#: section 22): a dense FW round 0.5-1.0 ms at n = 1,022-2,000, and the H100 host's searches
+#: 1.06-1.19x the estimate at 1.25e9 steps/s.
+_H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.1e9,
               bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=1.1e13, order_seconds_per_edge=3e-7,
-              nd_round_gpu_seconds=3e-4, fw_round_gpu_seconds=1.2e-3, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3,
+              nd_round_gpu_seconds=3e-4, fw_round_gpu_seconds=1.0e-3, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3,
               gpu_fw_call_seconds=3.3e-3,
               fw_dtype_speedup=((1, 1.14), (2, 1.14), (4, 1.0), (8, 0.45)),
               fw_gpu_dtype_speedup=((1, 1.49), (2, 1.49), (4, 1.0), (8, 0.25)))

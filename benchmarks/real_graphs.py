@@ -3,8 +3,8 @@
 For each graph of the suite (bundled real graphs, road-like and mesh graphs, grids, k-NN, random,
 R-MAT, social): every applicable method on the backend asked (fw, nd-fw, dijkstra or johnson on the
 CPU, bfs for unit weights) and ``method="auto"``, ``--repeat`` rounds of whole
-`apsp.shortest_paths` calls, each round calling every one once, starting one further on each
-round (medians); every result checked
+`apsp.shortest_paths` calls, each round calling every one once in its own (seeded random) order
+(medians); every result checked
 equal to the first one entry by entry. The table gives
 auto's pick and time, the fastest method and its time, the regret (auto / best), what
 `apsp.costs.fastest` would pick and its regret, and the estimates beside the measured times.
@@ -223,17 +223,18 @@ def run_graph(name, g, backend, repeat, time_limit):
     for c in calls:  # a first call of each (compiles), untimed
         timed_once(g, *c)
     samples: dict = {c: [] for c in calls}
-    phases: list[dict] = []
+    phases: dict = {c: [] for c in calls}
     ref, picked = None, None
-    for i in range(repeat):
-        # each round starts one call further on: no call always follows the same one (a CPU call
-        # right after a GPU call finds its threads asleep)
-        for c in calls[i % len(calls):] + calls[:i % len(calls)]:
+    order = np.random.default_rng(0)
+    for _ in range(repeat):
+        # each round in its own order: no call always follows the same one (a CPU call right
+        # after a GPU call finds its threads asleep, a GPU call after one the card's memory freed)
+        for c in [calls[i] for i in order.permutation(len(calls))]:
             t, res = timed_once(g, *c)
             samples[c].append(t)
+            phases[c].append(res.timings)
             if c[0] == "auto":
                 picked = label(res.method, res.backend, both)
-                phases.append(res.timings)
             if ref is None:
                 ref = res.distances
             elif not same_distances(ref, res.distances):
@@ -244,7 +245,9 @@ def run_graph(name, g, backend, repeat, time_limit):
         row["times"][label(*c, both)] = float(np.median(samples[c]))
     t = float(np.median(samples[("auto", backend)]))
     row["auto_pick"], row["auto_time"] = picked, t
-    row["auto_phases"] = {k: float(np.median([p.get(k, 0.0) for p in phases])) for k in phases[-1]}
+    row["phases"] = {("auto" if c[0] == "auto" else label(*c, both)): {
+        k: float(np.median([p.get(k, 0.0) for p in phases[c]])) for k in phases[c][-1]} for c in calls}
+    row["samples"] = {("auto" if c[0] == "auto" else label(*c, both)): samples[c] for c in calls}
     done = {k: v for k, v in row["times"].items() if v is not None}
     best = min(done, key=done.__getitem__)
     row["best"], row["best_time"] = best, done[best]

@@ -68,6 +68,9 @@ class Rates:
     #: building nd-fw's ordering (METIS bisections, separators): seconds per edge and level of
     #: bisection (`ordering_seconds`); host work. 190-440 ns on the 2-core machine (2026-11-26)
     order_seconds_per_edge: float = 4e-7
+    #: and each piece bisected (its METIS call, separator and components, about n / leaf of them):
+    #: small graphs' orderings took 2.5-3.5 times their edges' share (1,500-10,000 vertices, 2026-11-27)
+    order_seconds_per_node: float = 2.5e-3
     #: one batched round of a dissection level on the GPU (its launches)
     nd_round_gpu_seconds: float = 1e-4
     #: the host's time to launch one dense FW round on the GPU (its phases' kernels, the look-ahead):
@@ -121,6 +124,7 @@ class Rates:
 #: 1.06-1.19x the estimate at 1.25e9 steps/s.
 _H100 = Rates(name="H100", fw_cpu=1.04e11, ndfw_cpu=1.04e11, nd_round_cpu_seconds=1.3e-3, dijkstra_cpu=1.1e9,
               bfs_cpu=1.1e10, result_fill=4.8e9, fw_gpu=1.38e13, ndfw_gpu=1.1e13, order_seconds_per_edge=3e-7,
+              order_seconds_per_node=2e-3,
               nd_round_gpu_seconds=3e-4, fw_round_gpu_seconds=1.0e-3, bfs_gpu=1.1e11, gpu_call_seconds=2.5e-3,
               gpu_fw_call_seconds=3.3e-3,
               fw_dtype_speedup=((1, 1.14), (2, 1.14), (4, 1.0), (8, 0.45)),
@@ -502,10 +506,14 @@ def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str
 
 def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
     """Building nd-fw's ordering for ``backend``'s leaves: each level of bisection reads every edge
-    (log2(n / leaf) levels; a graph of one leaf is not bisected). The 350 x 350 grid's took 0.8 s
-    of the default call's setup on the H100 host (5.4 levels of 488,600 edges)."""
+    (log2(n / leaf) levels), and each of the about n / leaf pieces bisected has its own cost; a graph
+    of one leaf is not bisected. The 350 x 350 grid's took 0.8 s of the default call's setup on the
+    H100 host (5.4 levels of 488,600 edges, 41 pieces), a 1,500-vertex road graph's 8.5 ms there."""
     leaf = DEFAULTS[backend][1]
-    return g.nnz * rates.order_seconds_per_edge * max(1.0, np.log2(g.n / leaf)) if g.n > leaf else 0.0
+    if g.n <= leaf:
+        return 0.0
+    levels = max(1.0, np.log2(g.n / leaf))
+    return g.nnz * rates.order_seconds_per_edge * levels + g.n / leaf * rates.order_seconds_per_node
 
 
 def nd_plausible(g: Graph, backend: str, others: float, rates: Rates, proxy: float | None = None) -> bool:

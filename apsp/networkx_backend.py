@@ -257,19 +257,15 @@ class ApspGraph:
                 f"this apsp graph holds edge attributes {sorted(self.weights)}, not {weight!r}")
         indptr, indices = self.indptr, self.indices
         if drop_self_loops:
-            rows = np.repeat(np.arange(n), np.diff(indptr))
-            keep = rows != indices
+            keep = ~self.loop_edges()
             indices, w = indices[keep], w[keep]
-            indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+            indptr = np.concatenate(([0], np.cumsum(keep)))[indptr]  # entries kept before each row
         csr = sp.csr_matrix((w.copy(), indices.copy(), indptr.copy()), shape=(n, n))
         return Graph.from_sparse(csr)
 
-    def self_loop_mask(self) -> np.ndarray:
-        rows = np.repeat(np.arange(len(self.nodes)), np.diff(self.indptr))
-        mask = np.zeros(len(self.nodes), dtype=bool)
-        mask[rows[rows == self.indices]] = True
-        return mask
+    def loop_edges(self) -> np.ndarray:
+        """Whether each entry of ``indices`` is a self-loop."""
+        return np.repeat(np.arange(len(self.nodes)), np.diff(self.indptr)) == self.indices
 
 
 def _float_zero_loops(loops, attr, default, multigraph):
@@ -531,13 +527,13 @@ def floyd_warshall_predecessor_and_distance(G, weight="weight"):
         return dist
     labels = G.node_array
     pred_matrix = result.predecessors
-    self_loops = G.self_loop_mask()
+    self_loops = set(G.indices[G.loop_edges()].tolist())
     pred = {}
     for i, u in enumerate(G.nodes):
         row = pred_matrix[i]
         columns = np.flatnonzero(row >= 0)
         entries = dict(zip(labels[columns].tolist(), labels[row[columns]].tolist()))
-        if self_loops[i]:
+        if i in self_loops:
             entries[u] = u  # networkx records a self-loop edge as its own predecessor
         if entries:
             pred[u] = entries

@@ -21,9 +21,8 @@ def edge_table(result, library: str, sources, max_rows: int):
     rows = np.arange(result.distances.shape[0]) if sources is None else result._rows_of(sources)
     d, unreachable = result.distances, result.unreachable
     # count first, so that a table too large is refused before anything of its size exists
-    total = 0
-    for start in range(0, rows.shape[0], ROWS_PER_STEP):
-        total += int(np.count_nonzero(d[rows[start:start + ROWS_PER_STEP]] != unreachable))
+    total = sum(int(np.count_nonzero(d[rows[start:start + ROWS_PER_STEP]] != unreachable))
+                for start in range(0, rows.shape[0], ROWS_PER_STEP))
     if total > max_rows:
         raise ValueError(f"the table would have {total:,} rows (reachable pairs), more than "
                          f"max_rows={max_rows:,}: pass sources= for fewer rows, or a larger max_rows")
@@ -43,11 +42,7 @@ def edge_table(result, library: str, sources, max_rows: int):
         src = np.asarray(result.sources, dtype=np.int64)[src]
     if result.labels is not None:
         src, dst = result.labels[src], result.labels[dst]
-    columns = {"source": src, "target": dst, "distance": dist}
-    if library == "pandas":
-        import pandas as pd
+    from importlib import import_module
 
-        return pd.DataFrame(columns)
-    import polars as pl
-
-    return pl.DataFrame(columns)
+    # both libraries build a frame from a dict of columns
+    return import_module(library).DataFrame({"source": src, "target": dst, "distance": dist})

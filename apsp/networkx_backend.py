@@ -69,6 +69,8 @@ import inspect
 import logging
 import math
 from collections import defaultdict
+from functools import cached_property
+from itertools import chain
 
 import numpy as np
 
@@ -111,9 +113,15 @@ class _BackendInterface:
 backend_interface = _BackendInterface()
 
 
-def _implements(note: str, *, faster_from: int | None):
+#: node count from which automatic dispatch picks the reductions (benchmarks/networkx_threshold.py:
+#: apsp faster for 9 of the 10 functions at n = 100, for all at 200; BENCHMARKS.md section 16)
+STATS_FASTER_FROM = 100
+
+
+def _implements(note: str, *, faster_from: int | None = STATS_FASTER_FROM):
     """Register a networkx function's apsp version: its docs note, the node count from which
-    automatic dispatch picks it (None: never), and its place on the backend interface."""
+    automatic dispatch picks it (None: never; by default that of the reductions of
+    `apsp.distance_stats`), and its place on the backend interface."""
 
     def register(fn):
         FUNCTIONS[fn.__name__] = note
@@ -164,7 +172,6 @@ class ApspGraph:
         #: the networkx graph this was converted from, for handing calls back to networkx
         self.source_graph = source_graph
         self.__networkx_cache__ = {}
-        self._node_array = None
 
     # networkx graph protocol used by the dispatcher and by users
     def is_directed(self) -> bool:
@@ -179,30 +186,24 @@ class ApspGraph:
     def number_of_nodes(self) -> int:
         return len(self.nodes)
 
-    @property
+    @cached_property
     def node_array(self) -> np.ndarray:
         """Nodes as an object array, to pick many labels at once."""
-        if self._node_array is None:
-            self._node_array = np.fromiter(self.nodes, dtype=object, count=len(self.nodes))
-        return self._node_array
+        return np.fromiter(self.nodes, dtype=object, count=len(self.nodes))
 
     @classmethod
     def from_networkx(cls, G, edge_attrs=None) -> "ApspGraph":
         """Convert ``G``, reading each attribute of ``edge_attrs`` ({name: default})."""
         nodes = list(G)
         index = {node: i for i, node in enumerate(nodes)}
-        degrees = []
-        targets = []
-        data = []
-        for _, nbrs in G.adjacency():
-            degrees.append(len(nbrs))
-            targets.extend(nbrs)
-            data.extend(nbrs.values())
+        adjacency = list(G.adjacency())
+        targets = list(chain.from_iterable(nbrs for _, nbrs in adjacency))
+        data = list(chain.from_iterable(nbrs.values() for _, nbrs in adjacency))
         indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
-        np.cumsum(degrees, out=indptr[1:])
+        np.cumsum([len(nbrs) for _, nbrs in adjacency], out=indptr[1:])
         indices = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
         weights, int_weights, missing, float_zero_loops, number_types = {}, {}, {}, {}, {}
-        loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(G.adjacency()) if u in nbrs]
+        loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(adjacency) if u in nbrs]
         multi = G.is_multigraph()
         edges = [d for keyed in data for d in keyed.values()] if multi else data  # parallel ones apart
         for attr, default in (edge_attrs or {}).items():
@@ -256,19 +257,15 @@ class ApspGraph:
                 f"this apsp graph holds edge attributes {sorted(self.weights)}, not {weight!r}")
         indptr, indices = self.indptr, self.indices
         if drop_self_loops:
-            rows = np.repeat(np.arange(n), np.diff(indptr))
-            keep = rows != indices
+            keep = ~self.loop_edges()
             indices, w = indices[keep], w[keep]
-            indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+            indptr = np.concatenate(([0], np.cumsum(keep)))[indptr]  # entries kept before each row
         csr = sp.csr_matrix((w.copy(), indices.copy(), indptr.copy()), shape=(n, n))
         return Graph.from_sparse(csr)
 
-    def self_loop_mask(self) -> np.ndarray:
-        rows = np.repeat(np.arange(len(self.nodes)), np.diff(self.indptr))
-        mask = np.zeros(len(self.nodes), dtype=bool)
-        mask[rows[rows == self.indices]] = True
-        return mask
+    def loop_edges(self) -> np.ndarray:
+        """Whether each entry of ``indices`` is a self-loop."""
+        return np.repeat(np.arange(len(self.nodes)), np.diff(self.indptr)) == self.indices
 
 
 def _float_zero_loops(loops, attr, default, multigraph):
@@ -299,14 +296,12 @@ def _numeric_weights(values, attr):
         w = np.asarray(values)
     except (OverflowError, ValueError, TypeError) as exc:
         raise NotImplementedError(f"edge attribute {attr!r} is not numeric: {exc}") from None
-    if w.dtype.kind == "b":
+    if w.dtype.kind == "b" or not w.size:
         w = w.astype(np.int64)
-    if w.size and w.dtype.kind not in "iuf":
+    if w.dtype.kind not in "iuf":
         raise NotImplementedError(f"edge attribute {attr!r} holds {w.dtype} values, not real numbers")
-    if w.dtype.kind == "f" and w.size and not np.isfinite(w).all():
+    if w.dtype.kind == "f" and not np.isfinite(w).all():
         raise NotImplementedError(f"edge attribute {attr!r} has nan or infinite weights")
-    if not w.size:
-        w = w.astype(np.int64)
     return w, w.dtype.kind in "iu"
 
 
@@ -495,18 +490,6 @@ def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
     return dist
 
 
-def _fw_distance_dicts(G, weight, result, int_values):
-    dist_matrix, reach = _rows_as_python(result, int_values)
-    everyone = np.arange(len(G))
-    float_zero = G.float_zero_loops.get(weight, ())
-    dist = {}
-    for i, u in enumerate(G.nodes):
-        row = defaultdict(_inf, zip(G.nodes, _row_values(dist_matrix, reach, i, everyone)))
-        row[u] = 0.0 if i in float_zero else 0  # networkx's diagonal: see _float_zero_loops
-        dist[u] = row
-    return dist
-
-
 def _floyd_warshall(name, G, weight, empty, predecessors=False):
     """``(G, apsp's result, its distance dicts)``, or ``(G, None, the answer)``: ``empty`` for a
     graph without nodes, else networkx's own."""
@@ -519,7 +502,15 @@ def _floyd_warshall(name, G, weight, empty, predecessors=False):
     # networkx's Floyd-Warshall reads a missing weight as 1.0, so ints need every edge's own int
     int_values = (weight is not None and G.int_weights.get(weight, False)
                   and not G.missing_weights.get(weight, True))
-    return G, result, _fw_distance_dicts(G, weight, result, int_values)
+    dist_matrix, reach = _rows_as_python(result, int_values)
+    everyone = np.arange(len(G))
+    float_zero = G.float_zero_loops.get(weight, ())
+    dist = {}
+    for i, u in enumerate(G.nodes):
+        row = defaultdict(_inf, zip(G.nodes, _row_values(dist_matrix, reach, i, everyone)))
+        row[u] = 0.0 if i in float_zero else 0  # networkx's diagonal: see _float_zero_loops
+        dist[u] = row
+    return G, result, dist
 
 
 @_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).", faster_from=50)
@@ -536,13 +527,13 @@ def floyd_warshall_predecessor_and_distance(G, weight="weight"):
         return dist
     labels = G.node_array
     pred_matrix = result.predecessors
-    self_loops = G.self_loop_mask()
+    self_loops = set(G.indices[G.loop_edges()].tolist())
     pred = {}
     for i, u in enumerate(G.nodes):
         row = pred_matrix[i]
         columns = np.flatnonzero(row >= 0)
         entries = dict(zip(labels[columns].tolist(), labels[row[columns]].tolist()))
-        if self_loops[i]:
+        if i in self_loops:
             entries[u] = u  # networkx records a self-loop edge as its own predecessor
         if entries:
             pred[u] = entries
@@ -654,16 +645,6 @@ def all_pairs_shortest_path(G, cutoff=None):
 
 # -- distance reductions (apsp.stats: rows reduced as they are searched, no n x n matrix) --------
 
-#: node count from which automatic dispatch picks the reductions (benchmarks/networkx_threshold.py:
-#: apsp faster for 9 of the 10 functions at n = 100, for all at 200; BENCHMARKS.md section 16)
-STATS_FASTER_FROM = 100
-
-
-def _reduction(note: str):
-    """`_implements` for a reduction of `apsp.distance_stats`, picked from `STATS_FASTER_FROM` nodes."""
-    return _implements(note, faster_from=STATS_FASTER_FROM)
-
-
 def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
     """`apsp.distance_stats` of ``G`` under networkx's search semantics, or None where networkx's
     own code must decide: negative weights (networkx's Dijkstra has its own answer), weights too
@@ -693,7 +674,7 @@ def _int_values(G, weight) -> bool:
     return weight is None or G.int_weights.get(weight, False)
 
 
-@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     G = _as_apsp(G, distance)
     nodes = G.nodes if u is None else [u]
@@ -708,7 +689,7 @@ def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     return values[0] if u is not None else dict(zip(nodes, values))
 
 
-@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     G = _as_apsp(G, distance)
     nxg = G.to_networkx()
@@ -726,7 +707,7 @@ def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     return {u: (h if h > 0 else 0) for u, h in zip(rows, stats.harmonic.tolist())}
 
 
-@_reduction("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
+@_implements("Breadth-first or Dijkstra searches reduced row by row (no n x n matrix).")
 def eccentricity(G, v=None, sp=None, weight=None):
     import networkx as nx
 
@@ -769,7 +750,7 @@ def _extreme(name, note):
         return [v for v in e if e[v] == best]
 
     extreme.__name__ = extreme.__qualname__ = name
-    return _reduction(note)(extreme)
+    return _implements(note)(extreme)
 
 
 diameter = _extreme("diameter", "The largest eccentricity, from searches reduced row by row.")
@@ -778,7 +759,7 @@ center = _extreme("center", "Nodes of the smallest eccentricity, from searches r
 periphery = _extreme("periphery", "Nodes of the largest eccentricity, from searches reduced row by row.")
 
 
-@_reduction("Exact sum of all distances from searches reduced row by row.")
+@_implements("Exact sum of all distances from searches reduced row by row.")
 def average_shortest_path_length(G, weight=None, method=None):
     import networkx as nx
 
@@ -804,7 +785,7 @@ def average_shortest_path_length(G, weight=None, method=None):
     return stats.total_distance() / (n * (n - 1))
 
 
-@_reduction("Exact sum of all distances from searches reduced row by row.")
+@_implements("Exact sum of all distances from searches reduced row by row.")
 def wiener_index(G, weight=None):
     G = _as_apsp(G, weight)
     # the null graph: networkx's error
@@ -820,7 +801,7 @@ def wiener_index(G, weight=None):
     return float(total) if len(G) > 1 and not _int_values(G, weight) else total
 
 
-@_reduction("Sums of 1/d from breadth-first searches reduced level by level.")
+@_implements("Sums of 1/d from breadth-first searches reduced level by level.")
 def global_efficiency(G):
     G = _as_apsp(G, None)
     if G.directed:

@@ -26,7 +26,7 @@ takes and prints them in the input's own numbering or labels.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -101,8 +101,6 @@ class Route:
         """
         if labels is None:
             return self
-        from dataclasses import replace
-
         return replace(self, source=labels[self.source].item(), target=labels[self.target].item(),
                        path=None if self.path is None else labels[self.path].tolist(), by_label=True)
 

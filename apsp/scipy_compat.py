@@ -288,11 +288,8 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         scipy_floyd_warshall(start, return_predecessors=False)
         _raise_if_negative_diagonal(start)
         raise
-    dist = result.distances
-    if dist.dtype == np.float64:
-        np.copyto(w, dist)
-    else:
-        np.copyto(w, dist, casting="unsafe")
+    np.copyto(w, result.distances, casting="unsafe")
+    if result.distances.dtype != np.float64:
         w[~result.reachable] = np.inf
     return w
 

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 
@@ -190,8 +191,7 @@ def cgroup_memory_available(root: str = "/sys/fs/cgroup", proc_cgroup: str = "/p
     True
     """
     try:
-        with open(proc_cgroup) as f:
-            lines = f.read().splitlines()
+        lines = Path(proc_cgroup).read_text().splitlines()
     except OSError:
         return None
     best = None
@@ -212,8 +212,7 @@ def cgroup_memory_available(root: str = "/sys/fs/cgroup", proc_cgroup: str = "/p
             limit_usage = []
             for name in names[:2]:
                 try:
-                    with open(os.path.join(directory, name)) as f:
-                        text = f.read().strip()
+                    text = Path(directory, name).read_text().strip()
                 except OSError:
                     text = ""
                 # "max" (v2), or v1's page-rounded 2**63 - 1: no limit

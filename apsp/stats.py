@@ -278,10 +278,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     g = as_graph(graph, directed=directed, unweighted=unweighted)
     n = g.n
     src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n)
-    mask = np.ones(n, dtype=np.bool_)
-    if targets is not None:
-        mask[:] = False
-        mask[source_vertices(targets, n)] = True
+    mask = np.zeros(n, dtype=np.bool_)
+    mask[slice(None) if targets is None else source_vertices(targets, n)] = True
     chosen, reason = choose_stats_method(g, method)
     csr = g.to_csr()
     symmetric = n == 0 or (csr != csr.T).nnz == 0
@@ -497,8 +495,6 @@ def _block_histogram(block, unreachable, mask, ecc, hist):
         raise ValueError(f"histogram=True: a distance of {bins - 1} needs more than "
                          f"{MAX_HISTOGRAM_BINS} bins; leave the histogram out")
     if bins > hist.shape[1]:
-        wider = np.zeros((hist.shape[0], bins), dtype=np.int64)
-        wider[:, :hist.shape[1]] = hist
-        hist = wider
+        hist = np.pad(hist, ((0, 0), (0, bins - hist.shape[1])))
     histogram_rows(block, unreachable, mask, hist)
     return hist

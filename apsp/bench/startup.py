@@ -95,8 +95,7 @@ def _expected(path: Path, unweighted: bool) -> np.ndarray:
 def _check(out: Path, expected: np.ndarray, paths: Path | None) -> None:
     """The homework text equals scipy's distances (``INF`` where there is no path); with
     ``paths``, every reachable pair has a next hop."""
-    got = np.array([[np.inf if t in ("INF", "inf") else float(t) for t in line.split()]
-                    for line in out.read_text().splitlines()], dtype=np.float64)
+    got = np.loadtxt(out, dtype=np.float64, ndmin=2)  # INF parses as inf
     if got.shape != expected.shape or not np.array_equal(got, expected):
         raise AssertionError(f"{out.name}: distances differ from scipy's")
     if paths is not None:

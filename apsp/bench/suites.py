@@ -139,11 +139,6 @@ def _skip(ctx: Context, c: Contestant, n, reason: str, **extra) -> None:
     ctx.results.add(**_describe(c), n=n, status="skipped", reason=reason, **extra)
 
 
-def _fail(ctx: Context, c: Contestant, n, exc: BaseException, **extra) -> None:
-    ctx.results.add(**_describe(c), n=n, status="failed", reason=f"{type(exc).__name__}: {exc}", **extra)
-    ctx.note(f"{c.name} n={n} failed: {type(exc).__name__}: {exc}")
-
-
 def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
     """Warm up (checking the first result), then time repeats; the fields of one record."""
     warm = []
@@ -241,16 +236,14 @@ def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> d
     except MemoryError:
         raise
     except Exception as exc:
-        _fail(ctx, c, n, exc, **extra)
+        why = f"{type(exc).__name__}: {exc}"
+        ctx.results.add(**_describe(c), n=n, status="failed", reason=why, **extra)
+        ctx.note(f"{c.name} n={n} failed: {why}")
         return None
     finally:
         gc.collect()
     rec.update(_describe(c), n=n, status="ok", **extra, **(fields(rec) if fields else {}))
     return ctx.results.add(**_with_ceiling(ctx, c, rec))
-
-
-def _seconds(rec: dict | None, key: str = "time_median_s") -> float | None:
-    return None if rec is None else rec[key]
 
 
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:

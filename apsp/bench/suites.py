@@ -29,7 +29,7 @@ import numpy as np
 
 from . import model
 from .contestants import ALL, Contestant, contestant
-from .environment import meminfo
+from .environment import proc_bytes
 from .results import Results
 from .timing import predicted_time, repeats_within, solver_stages, summarize, timed_call
 from .workloads import Reference, float_rows, make_graph
@@ -168,7 +168,7 @@ def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
 
 def _memory_guard(c: Contestant, n: int, itemsize: int = 4) -> str | None:
     """A reason to skip when the dense matrices surely do not fit in host memory."""
-    free = meminfo("MemAvailable")
+    free = proc_bytes("/proc/meminfo", "MemAvailable")
     per = 8 if (c.peer or c.method == "reference") else itemsize
     need = 3 * n * n * per
     if free is not None and need > free:
@@ -423,8 +423,8 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         on_gpu = cuda_present()  # no GPU memory to report under Triton's interpreter
         if on_gpu:
             reset_peak_memory()
-    base = _rss_status()["VmRSS"] if rss_ok else None
     if rss_ok:
+        base = _rss("VmRSS")
         _reset_peak_rss()
     tracemalloc.start()
     try:
@@ -436,7 +436,7 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         tracemalloc.stop()
     fields = {"time_s": elapsed, "host_traced_peak_bytes": int(traced_peak)}
     if rss_ok:
-        fields["host_peak_bytes"] = max(0, _rss_status()["VmHWM"] - base)
+        fields["host_peak_bytes"] = max(0, _rss("VmHWM") - base)
     if on_gpu:
         from ..gpu.timing import peak_memory
 
@@ -456,14 +456,9 @@ def _release_free_heap() -> None:
         pass
 
 
-def _rss_status() -> dict:
-    values = {}
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, rest = line.split(":", 1)
-                values[key] = int(rest.split()[0]) * 1024
-    return values
+def _rss(key: str) -> int:
+    """This process's resident memory now (``VmRSS``) or at its peak (``VmHWM``), in bytes; 0 unknown."""
+    return proc_bytes("/proc/self/status", key) or 0
 
 
 def _reset_peak_rss() -> bool:
@@ -471,7 +466,7 @@ def _reset_peak_rss() -> bool:
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
-        return "VmHWM" in _rss_status()
+        return _rss("VmHWM") > 0
     except OSError:
         return False
 

@@ -14,13 +14,13 @@ recorded so a figure with nothing on it is visible in the results file.
 """
 from __future__ import annotations
 
-import io
 import textwrap
 from collections import defaultdict
 from pathlib import Path
 
+from ..io.atomic import atomic_write
 from .environment import describe
-from .results import Results, write_bytes_atomic
+from .results import Results
 
 #: stage order in breakdown bars; stages a solver reports beyond these follow
 STAGE_ORDER = ("read", "validate", "setup", "prepare", "scatter", "h2d", "compute", "comm", "copy",
@@ -39,14 +39,14 @@ def draw(results: Results, out_dir) -> list[dict]:
 
 
 # -- helpers ---------------------------------------------------------------------
-def _figure(title: str, subtitle: str):
+def _figure(title: str, results: Results):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7.0, 4.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.set_title(f"{title}\n" + "\n".join(textwrap.wrap(subtitle, 90)), fontsize=9)
+    ax.set_title(f"{title}\n" + "\n".join(textwrap.wrap(describe(results.environment), 90)), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return fig, ax
 
@@ -60,9 +60,8 @@ def _legend(ax) -> None:
 
 
 def _save(fig, path: Path, kind: str, labels: list[str]) -> dict:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    write_bytes_atomic(path, buf.getvalue())
+    with atomic_write(path) as fh:
+        fig.savefig(fh, format="png")
     return {"file": path.name, "kind": kind, "lines": len(labels), "labels": labels}
 
 
@@ -100,14 +99,10 @@ def _log2_axis(ax, values, label: str) -> None:
     ax.set_xlabel(label)
 
 
-def _sub(results: Results) -> str:
-    return describe(results.environment)
-
-
 # -- suites ----------------------------------------------------------------------
 def _backends(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
-    fig, ax = _figure("APSP time vs n (median of repeats; bars: min..max)", _sub(results))
+    fig, ax = _figure("APSP time vs n (median of repeats; bars: min..max)", results)
     labels = []
     for i, (key, pts) in enumerate(_series(recs, ("backend", "workload"), "n", "time_median_s").items()):
         xs = [x for x, _ in pts]
@@ -126,8 +121,7 @@ def _backends(results: Results, out: Path) -> list[dict]:
     baseline = results.options.get("baseline")
     speed = [r for r in recs if r.get("speedup") is not None]
     if baseline and speed:
-        fig, ax = _figure(f"Speed-up over {baseline} (unit-weight graphs: over scipy-unweighted)",
-                          _sub(results))
+        fig, ax = _figure(f"Speed-up over {baseline} (unit-weight graphs: over scipy-unweighted)", results)
         labels = []
         for i, (key, pts) in enumerate(_series(speed, ("backend",), "n", "speedup").items()):
             if key[0] == pts[0][1].get("baseline"):
@@ -147,7 +141,7 @@ def _backends(results: Results, out: Path) -> list[dict]:
 def _lines(results: Results, recs, title: str, keys, x_field: str, field: str, label_of, xlabel: str,
            ylabel: str, path: Path, scale: float = 1.0) -> dict:
     """One line of ``field`` (times ``scale``) against ``x_field`` (log 2) per group of ``keys``."""
-    fig, ax = _figure(title, _sub(results))
+    fig, ax = _figure(title, results)
     labels = []
     for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items()):
         label = label_of(key)
@@ -185,7 +179,7 @@ def _breakdown(results: Results, out: Path) -> list[dict]:
 
 def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
     stages = stage_names(recs)
-    fig, ax = _figure("Share of time per stage (median of repeats; total above each bar)", _sub(results))
+    fig, ax = _figure("Share of time per stage (median of repeats; total above each bar)", results)
     totals = [sum(r["stages"].values()) or 1.0 for r in recs]
     bottom = [0.0] * len(recs)
     for stage in stages:  # shares, so small and large n read alike; the table has seconds
@@ -203,7 +197,7 @@ def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
 
 def _memory(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
-    fig, ax = _figure("Peak memory vs n", _sub(results))
+    fig, ax = _figure("Peak memory vs n", results)
     labels = []
     for field, kind in (("host_peak_bytes", "host"), ("gpu_peak_allocated_bytes", "GPU")):
         for key, pts in _series(recs, ("backend",), "n", field).items():
@@ -236,7 +230,7 @@ def _scaling(results: Results, out: Path) -> list[dict]:
 
 def _ceiling(results: Results, out: Path) -> list[dict]:
     recs = [r for r in results.ok() if r.get("updates_per_s")]
-    fig, ax = _figure("Min-plus ceiling of the GPU (micro-kernel)", _sub(results))
+    fig, ax = _figure("Min-plus ceiling of the GPU (micro-kernel)", results)
     labels = [r["dtype"] for r in recs]
     ax.bar(labels, [r["updates_per_s"] / 1e12 for r in recs])
     ax.set_ylabel("T updates/s")

@@ -114,12 +114,8 @@ def records_csv(records: list[dict]) -> str:
 
 
 def write_text_atomic(path, text: str) -> None:
-    write_bytes_atomic(path, text.encode())
-
-
-def write_bytes_atomic(path, data: bytes) -> None:
     with atomic_write(path) as fh:
-        fh.write(data)
+        fh.write(text.encode())
 
 
 def _jsonable(value):

@@ -90,8 +90,7 @@ class Context:
     interpreter: bool = False
     #: called after each completed size so partial results reach disk
     checkpoint: object = None
-    _graphs: dict = field(default_factory=dict, repr=False)
-    _refs: dict = field(default_factory=dict, repr=False)
+    _inputs: dict = field(default_factory=dict, repr=False)  # graphs and references of one size
     _ceilings: object = None
 
     def note(self, text: str) -> None:
@@ -101,21 +100,21 @@ class Context:
 
             tqdm.write(f"apsp bench: {text}", file=sys.stderr)
 
+    def _input(self, kind: str, workload: str, n: int, make):
+        if any(k[2] != n for k in self._inputs):  # keep one size in memory at a time
+            self._inputs.clear()
+        key = (kind, workload, n)
+        if key not in self._inputs:
+            self._inputs[key] = make()
+        return self._inputs[key]
+
     def graph(self, workload: str, n: int):
-        key = (workload, n)
-        if key not in self._graphs:
-            if any(k[1] != n for k in self._graphs):  # keep one size in memory at a time
-                self._graphs.clear()
-                self._refs.clear()
-            self._graphs[key] = make_graph(workload, n, self.density, self.seed)
-        return self._graphs[key]
+        return self._input("graph", workload, n, lambda: make_graph(workload, n, self.density, self.seed))
 
     def reference(self, workload: str, n: int) -> Reference:
-        key = (workload, n)
-        if key not in self._refs:
-            self._refs[key] = Reference(self.graph(workload, n), full_up_to=self.check_all_up_to,
-                                        sample=self.check_sources, seed=self.seed)
-        return self._refs[key]
+        return self._input("reference", workload, n, lambda: Reference(
+            self.graph(workload, n), full_up_to=self.check_all_up_to, sample=self.check_sources,
+            seed=self.seed))
 
     def bar(self, total: int):
         from tqdm import tqdm

@@ -119,8 +119,7 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     def gpu_time(g, method, dtype=None):
         return _median_seconds(_solver(g, method, "gpu", dtype), repeat)
 
-    g = _random(256, 2000)
-    fixed = gpu_time(g, "fw", "int32")
+    fixed = gpu_time(_random(256, 2000), "fw", "int32")
     call = gpu_time(_random(256, 2000, unit=True), "bfs")
     log(f"gpu call, n = 256: fw {fixed * 1e3:.2f} ms, bfs {call * 1e3:.2f} ms")
     rates = replace(base, gpu_fw_call_seconds=fixed, gpu_call_seconds=call)

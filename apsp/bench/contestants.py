@@ -67,11 +67,6 @@ class Contestant:
     def on_gpu(self) -> bool:
         return self.where == "gpu"
 
-    @property
-    def is_fw(self) -> bool:
-        """Does n^3 work, so updates/s (n^3 / time) is its natural rate."""
-        return self.method in ("fw", "reference")
-
     def unavailable(self, interpreter_ok: bool = False) -> str | None:
         """None when this contestant can run here, else the reason it cannot.
 
@@ -133,8 +128,7 @@ def contestant(spec: str) -> Contestant:
     """Parse a contestant name (see module docstring)."""
     spec = spec.strip()
     if spec in PEERS:
-        method = spec.split("-", 1)[1]
-        return Contestant(name=spec, method=method, where="cpu", peer=True)
+        return Contestant(name=spec, method=spec.split("-", 1)[1], where="cpu", peer=True)
     rest, _, threads_text = spec.partition("@")
     base, _, variant = rest.partition(":")
     threads = None

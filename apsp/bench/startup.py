@@ -120,12 +120,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, Numba cache {cache}", flush=True)
         print(f"{'variant':<13} {'run':<5} {'wall s':>7} {'cpu s':>6}  notice  stages (s)", flush=True)
         for v in names:
-            src = args.input
-            if v == "blocked":
-                if not blocked_input.exists():
-                    subprocess.run([sys.executable, "-m", "apsp", "gen", str(BLOCKED_N), "--density", "0.05",
-                                    "--seed", "1", "-o", str(blocked_input)], check=True, env=os.environ)
-                src = blocked_input
+            src = blocked_input if v == "blocked" else args.input
+            if v == "blocked" and not src.exists():
+                subprocess.run([sys.executable, "-m", "apsp", "gen", str(BLOCKED_N), "--density", "0.05",
+                                "--seed", "1", "-o", str(src)], check=True, env=os.environ)
             extra = [a.replace("{paths}", str(tmp / f"{v}-succ.npy")) for a in VARIANTS[v]]
             out = tmp / f"{v}.txt"
             cmd = ["solve", str(src), "-o", str(out), "--block-size", str(args.block), "--backend", args.backend, *extra]

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -247,7 +246,7 @@ def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> d
 
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
     """GPU Floyd-Warshall rates as a fraction of the card's min-plus ceiling, when known."""
-    if c.on_gpu and c.is_fw and rec.get("updates_per_s"):
+    if c.on_gpu and c.method == "fw" and rec.get("updates_per_s"):
         value, source = ctx.ceiling(rec["dtype"])
         rec["ceiling_updates_per_s"] = value
         rec["ceiling_source"] = source
@@ -355,16 +354,11 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | N
     extra = {"variant": c.variant} if c.variant else {}
 
     def pipeline():
-        t0 = time.perf_counter()
-        graph = as_graph(src)
-        stages = {"read": time.perf_counter() - t0}
+        read_s, graph, _ = timed_call(lambda: as_graph(src))
         r = shortest_paths(graph, method=c.method, backend=c.where, dtype=ctx.dtype,
                            block_size=ctx.block, progress=False, **extra)
-        stages.update(r.timings)
-        t0 = time.perf_counter()
-        write_distances(dst, r.distances)
-        stages["write"] = time.perf_counter() - t0
-        return Outcome.of(r, stages)
+        write_s = timed_call(lambda: write_distances(dst, r.distances))[0]
+        return Outcome.of(r, {"read": read_s, **r.timings, "write": write_s})
 
     def measure():
         _write_edges(g, src)
@@ -427,9 +421,7 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         _reset_peak_rss()
     tracemalloc.start()
     try:
-        t0 = time.perf_counter()
-        out = solve()
-        elapsed = time.perf_counter() - t0
+        elapsed, out, _ = timed_call(solve)
         traced_peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -537,9 +529,8 @@ def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
         runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
         try:
             for i in range(warmup + ctx.repeat):
-                t0 = time.perf_counter()
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4)
-                wall = time.perf_counter() - t0
+                wall, proc, _ = timed_call(lambda: subprocess.run(
+                    cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4))
                 if proc.returncode != 0:
                     raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
                 stages = solver_stages(_json_timings(proc.stdout))

@@ -139,17 +139,13 @@ def _skip(ctx: Context, c: Contestant, n, reason: str, **extra) -> None:
 
 def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
     """Warm up (checking the first result), then time repeats; the fields of one record."""
-    warm = []
-    for i in range(max(1, ctx.warmup)):
-        t, out, _ = timed_call(solve, c.on_gpu)
-        warm.append(t)
-        if i == 0:
-            first = out
+    t, first, _ = timed_call(solve, c.on_gpu)
     check = ref.compare(first.rows_of)
     fields = {"dtype": first.dtype, "block": first.block, "info": first.info, **check.fields(), "reference": ref.name}
     if not check.match:
         ctx.note(f"{c.name}: result differs from the reference ({ref.name}) in {check.mismatches} entries")
-    del first, out
+    del first
+    warm = [t] + [timed_call(solve, c.on_gpu)[0] for _ in range(ctx.warmup - 1)]
     count = repeats_within(ctx.time_limit, warm[-1], ctx.repeat)
     samples, stages, timer = [], defaultdict(list), "perf_counter"
     for _ in range(count):
@@ -248,9 +244,8 @@ def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
     """GPU Floyd-Warshall rates as a fraction of the card's min-plus ceiling, when known."""
     if c.on_gpu and c.method == "fw" and rec.get("updates_per_s"):
         value, source = ctx.ceiling(rec["dtype"])
-        rec["ceiling_updates_per_s"] = value
-        rec["ceiling_source"] = source
-        rec["ceiling_fraction"] = rec["updates_per_s"] / value if value else None
+        rec.update(ceiling_updates_per_s=value, ceiling_source=source,
+                   ceiling_fraction=rec["updates_per_s"] / value if value else None)
     return rec
 
 

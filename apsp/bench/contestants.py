@@ -104,18 +104,17 @@ class Contestant:
         from ..api import shortest_paths
 
         extra = {"variant": self.variant} if self.variant else {}
-        method, where, threads = self.method, self.where, self.threads
 
         def solve() -> Outcome:
             before = None
-            if threads is not None:
+            if self.threads is not None:
                 import numba
 
                 before = numba.get_num_threads()
-                numba.set_num_threads(threads)
+                numba.set_num_threads(self.threads)
             try:
-                r = shortest_paths(graph, method=method, backend=where, dtype=dtype, block_size=block,
-                                   progress=False, **extra)
+                r = shortest_paths(graph, method=self.method, backend=self.where, dtype=dtype,
+                                   block_size=block, progress=False, **extra)
             finally:
                 if before is not None:
                     numba.set_num_threads(before)

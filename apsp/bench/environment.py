@@ -135,8 +135,7 @@ def git_info() -> dict:
 def describe(env: dict) -> str:
     """One line naming device, date and commit, for table headers."""
     cpu = env.get("cpu") or {}
-    gpus = env.get("gpu") or []
-    gpu = ", ".join(g["name"] for g in gpus) if gpus else "no GPU"
+    gpu = ", ".join(g["name"] for g in env.get("gpu") or []) or "no GPU"
     git = env.get("git") or {}
     commit = (git.get("commit") or "unknown")[:10]
     if git.get("dirty"):

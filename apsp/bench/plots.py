@@ -73,13 +73,11 @@ def _style(index: int) -> dict:
     return {"marker": MARKERS[index % len(MARKERS)], "ms": 4}
 
 
-def _series(records, key_fields, x_field, y_field, positive=True):
-    """Group records into {key: sorted [(x, record)]} where y is present (and > 0 for log axes)."""
+def _series(records, key_fields, x_field, y_field):
+    """Group records into {key: sorted [(x, record)]} where y is present and > 0 (log axes)."""
     groups = defaultdict(list)
     for r in records:
-        if r.get(y_field) is None or r.get(x_field) is None:
-            continue
-        if positive and not r[y_field] > 0:
+        if r.get(y_field) is None or r.get(x_field) is None or not r[y_field] > 0:
             continue
         key = tuple(r.get(f) for f in key_fields)
         groups[key].append((r[x_field], r))

@@ -22,10 +22,11 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from .timing import timed_call
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -69,10 +70,8 @@ def run_cli(args: list[str], cache: Path, cwd: Path) -> dict:
 
     env = with_this_apsp({**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "apsp", *args, "--profile", "--json"], cwd=cwd, env=env,
-                         capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    cmd = [sys.executable, "-m", "apsp", *args, "--profile", "--json"]
+    wall, out, _ = timed_call(lambda: subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if out.returncode != 0:

@@ -120,12 +120,8 @@ def _backends(results: Results, out: Path) -> list[dict]:
     speed = [r for r in recs if r.get("speedup") is not None]
     if baseline and speed:
         fig, ax = _figure(f"Speed-up over {baseline} (unit-weight graphs: over scipy-unweighted)", results)
-        labels = []
-        for i, (key, pts) in enumerate(_series(speed, ("backend",), "n", "speedup").items()):
-            if key[0] == pts[0][1].get("baseline"):
-                continue
-            ax.plot([x for x, _ in pts], [r["speedup"] for _, r in pts], label=key[0], **_style(i))
-            labels.append(key[0])
+        labels = _plot(ax, speed, ("backend",), "n", "speedup",
+                       lambda key, pts: None if key[0] == pts[0][1].get("baseline") else key[0])
         ax.axhline(1.0, color="gray", lw=0.8)
         _log2_axis(ax, [r["n"] for r in speed], "n (vertices)")
         ax.set_yscale("log")
@@ -136,15 +132,23 @@ def _backends(results: Results, out: Path) -> list[dict]:
     return drawn
 
 
+def _plot(ax, recs, keys, x_field: str, field: str, label_of, scale: float = 1.0, first: int = 0,
+          **line) -> list[str]:
+    """One line of ``field`` (times ``scale``) against ``x_field`` per group of ``keys``, labelled
+    ``label_of(key, points)`` (None: not drawn), markers from the ``first``-th on; the labels drawn."""
+    labels = []
+    for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items(), first):
+        if (label := label_of(key, pts)) is not None:
+            ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **line, **_style(i))
+            labels.append(label)
+    return labels
+
+
 def _lines(results: Results, recs, title: str, keys, x_field: str, field: str, label_of, xlabel: str,
            ylabel: str, path: Path, scale: float = 1.0) -> dict:
     """One line of ``field`` (times ``scale``) against ``x_field`` (log 2) per group of ``keys``."""
     fig, ax = _figure(title, results)
-    labels = []
-    for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items()):
-        label = label_of(key)
-        ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **_style(i))
-        labels.append(label)
+    labels = _plot(ax, recs, keys, x_field, field, lambda key, _: label_of(key), scale)
     _log2_axis(ax, [r[x_field] for r in recs], xlabel)
     ax.set_ylabel(ylabel)
     if labels:
@@ -196,13 +200,10 @@ def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
 def _memory(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
     fig, ax = _figure("Peak memory vs n", results)
-    labels = []
-    for field, kind in (("host_peak_bytes", "host"), ("gpu_peak_allocated_bytes", "GPU")):
-        for key, pts in _series(recs, ("backend",), "n", field).items():
-            label = f"{key[0]} ({kind})"
-            ax.plot([x for x, _ in pts], [r[field] / 2**20 for _, r in pts], label=label,
-                    linestyle="-" if kind == "host" else ":", **_style(len(labels)))
-            labels.append(label)
+    labels: list[str] = []
+    for field, kind, style in (("host_peak_bytes", "host", "-"), ("gpu_peak_allocated_bytes", "GPU", ":")):
+        labels += _plot(ax, recs, ("backend",), "n", field, lambda key, _: f"{key[0]} ({kind})", 2**-20,
+                        len(labels), linestyle=style)
     ns = sorted({r["n"] for r in recs})
     if ns:  # one n x n int32 matrix, for scale (not counted as a data line)
         ax.plot(ns, [n * n * 4 / 2**20 for n in ns], "k--", lw=0.8, label="one n^2 int32 matrix")

@@ -18,6 +18,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+#: the source tree of the apsp being measured
+ROOT = str(Path(__file__).resolve().parents[2])
 #: packages whose versions every results file records
 VERSIONED = ("numpy", "numba", "scipy", "torch", "triton", "networkx", "mpi4py", "matplotlib")
 
@@ -25,8 +27,7 @@ VERSIONED = ("numpy", "numba", "scipy", "torch", "triton", "networkx", "mpi4py",
 def with_this_apsp(env: dict) -> dict:
     """``env`` for a child ``python -m apsp``: this checkout's apsp first on ``PYTHONPATH``, so the
     child runs the code being measured, whatever apsp is installed."""
-    root = str(Path(__file__).resolve().parents[2])
-    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))}
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))}
 
 
 def collect_environment() -> dict:
@@ -118,14 +119,10 @@ def git_info() -> dict:
     working tree shipped to a benchmark machine)."""
     if os.environ.get("APSP_COMMIT"):
         return {"commit": os.environ["APSP_COMMIT"].strip(), "dirty": False}
-    root = Path(__file__).resolve().parents[2]
-    git = shutil.which("git")
-    if git is None:
-        return {"commit": None, "dirty": None}
-    try:
-        commit = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+    try:  # no git here: OSError
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                                 text=True, timeout=10, check=True).stdout.strip()
-        status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                                 capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}

@@ -51,12 +51,13 @@ def _figure(title: str, results: Results):
     return fig, ax
 
 
+#: a legend beside the axes
+BESIDE = {"loc": "center left", "bbox_to_anchor": (1.0, 0.5)}
+
+
 def _legend(ax) -> None:
     """Inside the axes for a few lines; beside them for many (they would cover the data)."""
-    if len(ax.get_legend_handles_labels()[1]) > 6:
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    else:
-        ax.legend(fontsize=8)
+    ax.legend(fontsize=8, **(BESIDE if len(ax.get_legend_handles_labels()[1]) > 6 else {}))
 
 
 def _save(fig, path: Path, kind: str, labels: list[str]) -> dict:
@@ -193,7 +194,7 @@ def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
     ax.set_ylim(0, 110)
     ax.set_ylabel("% of total time")
     ax.tick_params(axis="x", labelsize=7)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.legend(fontsize=8, **BESIDE)
     return _save(fig, path, "stage_bars", stages)
 
 

@@ -129,11 +129,10 @@ def main(argv: list[str] | None = None) -> int:
             expected = None if args.expect else _expected(src, unweighted="--unweighted" in extra)
             for r in range(1 + args.repeat):
                 rec = run_cli(cmd, cache, tmp)
-                if args.expect:
-                    if out.read_bytes() != args.expect.read_bytes():
-                        raise AssertionError(f"{v}: output differs from {args.expect}")
-                else:
+                if not args.expect:
                     _check(out, expected, tmp / f"{v}-succ.npy" if v == "predecessors" else None)
+                elif out.read_bytes() != args.expect.read_bytes():
+                    raise AssertionError(f"{v}: output differs from {args.expect}")
                 rec.update(variant=v, run="cold" if r == 0 else f"warm{r}")
                 runs.append(rec)
                 total = sum(rec["stages_s"].values())

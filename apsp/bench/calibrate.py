@@ -17,16 +17,12 @@ from dataclasses import replace
 import numpy as np
 
 from .. import costs
+from .timing import timed_call
 
 
 def _median_seconds(call, repeat: int) -> float:
     call()  # compile or load the kernels, warm the caches
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median([timed_call(call)[0] for _ in range(repeat)]))
 
 
 def _solver(g, method, backend, dtype=None):
@@ -96,8 +92,7 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
         t = _median_seconds(_solver(g, "fw", "cpu", dtype), repeat) - n * n * np.dtype(dtype).itemsize / fill
         fw[dtype] = n ** 3 / t
         log(f"fw {dtype}, n = {n}: {t:.3f} s, {fw[dtype] / 1e9:.1f} G updates/s")
-    speed = dict(base.fw_dtype_speedup)
-    speed[2] = speed[1] = fw["int16"] / fw["int32"]
+    speed = dict(base.fw_dtype_speedup) | dict.fromkeys((1, 2), fw["int16"] / fw["int32"])
     n = 3000
     g = _random(n, 5 * n)
     t = _median_seconds(_solver(g, "dijkstra", "cpu"), repeat) - n * n * costs.solve_itemsize(g, "dijkstra") / fill
@@ -113,11 +108,10 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     busy = costs.cpu_oversubscribed()
     log(f"nd-fw: {nd_rate / 1e9:.1f} G updates/s, {nd_round * 1e3:.2f} ms per round"
         + (" (cores oversubscribed: kept as the busy figure)" if busy else ""))
-    rates = replace(base, fw_cpu=fw["int32"], fw_dtype_speedup=tuple(sorted(speed.items())), dijkstra_cpu=dijkstra,
-                    bfs_cpu=bfs, result_fill=fill, ndfw_cpu=nd_rate)
-    if busy:
-        return replace(rates, nd_round_cpu_busy_seconds=nd_round)
-    return replace(rates, nd_round_cpu_seconds=nd_round)
+    round_field = "nd_round_cpu_busy_seconds" if busy else "nd_round_cpu_seconds"
+    return replace(base, fw_cpu=fw["int32"], fw_dtype_speedup=tuple(sorted(speed.items())),
+                   dijkstra_cpu=dijkstra, bfs_cpu=bfs, result_fill=fill, ndfw_cpu=nd_rate,
+                   **{round_field: nd_round})
 
 
 def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
@@ -125,8 +119,7 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     def gpu_time(g, method, dtype=None):
         return _median_seconds(_solver(g, method, "gpu", dtype), repeat)
 
-    g = _random(256, 2000)
-    fixed = gpu_time(g, "fw", "int32")
+    fixed = gpu_time(_random(256, 2000), "fw", "int32")
     call = gpu_time(_random(256, 2000, unit=True), "bfs")
     log(f"gpu call, n = 256: fw {fixed * 1e3:.2f} ms, bfs {call * 1e3:.2f} ms")
     rates = replace(base, gpu_fw_call_seconds=fixed, gpu_call_seconds=call)
@@ -145,8 +138,7 @@ def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
         rest = t - fixed - n * n * size / rates.d2h  # the launches overlap the rounds' work here
         fw[dtype] = n ** 3 / max(rest, 1e-6) * (n + rates.fw_gpu_half_n) / n
         log(f"gpu fw {dtype}, n = {n}: {t:.3f} s, {fw[dtype] / 1e12:.2f} T updates/s at full size")
-    speed = dict(base.fw_gpu_dtype_speedup)
-    speed[2] = speed[1] = fw["int16"] / fw["int32"]
+    speed = dict(base.fw_gpu_dtype_speedup) | dict.fromkeys((1, 2), fw["int16"] / fw["int32"])
     rates = replace(rates, fw_gpu=fw["int32"], fw_gpu_dtype_speedup=tuple(sorted(speed.items())))
     g = _random(n, 8 * n, unit=True)
     t = gpu_time(g, "bfs")
@@ -174,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         p.error(f"--repeat must be positive, got {args.repeat}")
     name = costs.gpu_name()
-    device = None if args.no_gpu else name
 
     def log(text: str) -> None:
         if not args.quiet:
@@ -183,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     key = costs.machine_key(name)  # the machine's key whether its GPU is measured or not
     base = costs.shipped_rates(name)
     rates = calibrate_cpu(base, args.repeat, log)
-    if device:
+    if name and not args.no_gpu:
         rates = calibrate_gpu(rates, args.repeat, log)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rates = replace(rates, name=key, source=f"apsp bench calibrate, {when}")

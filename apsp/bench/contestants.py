@@ -67,21 +67,14 @@ class Contestant:
     def on_gpu(self) -> bool:
         return self.where == "gpu"
 
-    @property
-    def is_fw(self) -> bool:
-        """Does n^3 work, so updates/s (n^3 / time) is its natural rate."""
-        return self.method in ("fw", "reference")
-
     def unavailable(self, interpreter_ok: bool = False) -> str | None:
         """None when this contestant can run here, else the reason it cannot.
 
         Triton's CPU interpreter counts as a GPU only with ``interpreter_ok``.
         """
         if self.peer:
-            module = "networkx" if self.name.startswith("networkx") else "scipy"
-            if importlib.util.find_spec(module) is None:
-                return f"{module} is not installed"
-            return None
+            module = self.name.split("-")[0]  # scipy or networkx
+            return f"{module} is not installed" if importlib.util.find_spec(module) is None else None
         from ..engine import get_solver
         from ..errors import BackendUnavailableError
         from ..plan import gpu_available
@@ -111,18 +104,17 @@ class Contestant:
         from ..api import shortest_paths
 
         extra = {"variant": self.variant} if self.variant else {}
-        method, where, threads = self.method, self.where, self.threads
 
         def solve() -> Outcome:
             before = None
-            if threads is not None:
+            if self.threads is not None:
                 import numba
 
                 before = numba.get_num_threads()
-                numba.set_num_threads(threads)
+                numba.set_num_threads(self.threads)
             try:
-                r = shortest_paths(graph, method=method, backend=where, dtype=dtype, block_size=block,
-                                   progress=False, **extra)
+                r = shortest_paths(graph, method=self.method, backend=self.where, dtype=dtype,
+                                   block_size=block, progress=False, **extra)
             finally:
                 if before is not None:
                     numba.set_num_threads(before)
@@ -135,8 +127,7 @@ def contestant(spec: str) -> Contestant:
     """Parse a contestant name (see module docstring)."""
     spec = spec.strip()
     if spec in PEERS:
-        method = spec.split("-", 1)[1]
-        return Contestant(name=spec, method=method, where="cpu", peer=True)
+        return Contestant(name=spec, method=spec.split("-", 1)[1], where="cpu", peer=True)
     rest, _, threads_text = spec.partition("@")
     base, _, variant = rest.partition(":")
     threads = None
@@ -158,22 +149,17 @@ def contestant(spec: str) -> Contestant:
 
 
 def _peer_call(name: str, graph) -> Callable[[], Outcome]:
+    from scipy.sparse import csgraph
+
     csr = graph.to_csr().astype(np.float64)
     if name == "networkx-fw":
         import networkx as nx
 
-        nxg = nx.from_scipy_sparse_array(csr, create_using=nx.DiGraph)
-
-        def solve():
-            d = nx.floyd_warshall_numpy(nxg, nodelist=range(graph.n), weight="weight")
-            return Outcome(rows_of=float_rows(np.asarray(d)), dtype="float64")
-
-        return solve
-    from scipy.sparse import csgraph
-
+        nxg = nx.from_scipy_sparse_array(csr, create_using=nx.DiGraph)  # untimed, as apsp's setup
     fn = {
         "scipy-fw": lambda: csgraph.floyd_warshall(csr, directed=True),
         "scipy-dijkstra": lambda: csgraph.dijkstra(csr, directed=True),
         "scipy-unweighted": lambda: csgraph.shortest_path(csr, method="D", directed=True, unweighted=True),
+        "networkx-fw": lambda: np.asarray(nx.floyd_warshall_numpy(nxg, nodelist=range(graph.n))),
     }[name]
     return lambda: Outcome(rows_of=float_rows(fn()), dtype="float64")

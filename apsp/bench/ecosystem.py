@@ -14,17 +14,17 @@ import argparse
 import datetime
 import os
 import platform
-import time
 
 import numpy as np
+
+from .timing import timed_call
 
 
 def _best_time(fn, repeat):
     best, value = float("inf"), None
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - t0)
+        t, value, _ = timed_call(fn)
+        best = min(best, t)
     return best, value
 
 
@@ -85,20 +85,18 @@ def bench_networkx(sizes, repeat, nx_fw_limit):
         for u, v, d in G.edges(data=True):
             d["weight"] = (u * 31 + v * 17) % 9 + 1
         for name in NX_FUNCTIONS:
-            def ours():
-                out = getattr(nxb, name)(nxb.ApspGraph.from_networkx(G, {"weight": 1}))
+            def call(module, *args, **kwargs):
+                out = getattr(module, name)(*args, **kwargs)
                 return dict(out) if name.startswith("all_pairs") else out
 
-            def theirs():
-                out = getattr(nx, name)(G, backend="networkx")
-                return dict(out) if name.startswith("all_pairs") else out
-
-            t_apsp, mine = _best_time(ours, repeat)
+            t_apsp, mine = _best_time(lambda: call(nxb, nxb.ApspGraph.from_networkx(G, {"weight": 1})),
+                                      repeat)
             if name.startswith("floyd_warshall") and name != "floyd_warshall_numpy" \
                     and n > nx_fw_limit:
                 print(f"{n:>6} {name:<42} {'(skipped)':>11} {t_apsp:>9.3f} {'':>9}")
                 continue
-            t_nx, ref = _best_time(theirs, 1 if t_apsp * repeat > 30 else repeat)
+            t_nx, ref = _best_time(lambda: call(nx, G, backend="networkx"),
+                                   1 if t_apsp * repeat > 30 else repeat)
             _check_same(name, mine, ref)
             print(f"{n:>6} {name:<42} {t_nx:>11.3f} {t_apsp:>9.3f} {t_nx / t_apsp:>8.1f}x")
 

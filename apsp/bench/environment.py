@@ -18,6 +18,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+#: the source tree of the apsp being measured
+ROOT = str(Path(__file__).resolve().parents[2])
 #: packages whose versions every results file records
 VERSIONED = ("numpy", "numba", "scipy", "torch", "triton", "networkx", "mpi4py", "matplotlib")
 
@@ -25,8 +27,7 @@ VERSIONED = ("numpy", "numba", "scipy", "torch", "triton", "networkx", "mpi4py",
 def with_this_apsp(env: dict) -> dict:
     """``env`` for a child ``python -m apsp``: this checkout's apsp first on ``PYTHONPATH``, so the
     child runs the code being measured, whatever apsp is installed."""
-    root = str(Path(__file__).resolve().parents[2])
-    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))}
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))}
 
 
 def collect_environment() -> dict:
@@ -57,28 +58,29 @@ def versions() -> dict:
 
 
 def cpu_info() -> dict:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = proc_field("/proc/cpuinfo", "model name") or platform.processor() or platform.machine()
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"model": model, "logical_cores": os.cpu_count(), "usable_cores": usable,
-            "memory_bytes": meminfo("MemTotal")}
+            "memory_bytes": proc_bytes("/proc/meminfo", "MemTotal")}
 
 
-def meminfo(key: str) -> int | None:
-    """A ``/proc/meminfo`` field (``MemTotal``, ``MemAvailable``) in bytes, or None when unknown."""
+def proc_field(path: str, key: str) -> str | None:
+    """The value of the first ``key: value`` line of a ``/proc`` file, or None when unknown."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
+        for line in Path(path).read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == key:
+                return value.strip()
     except OSError:
         pass
     return None
+
+
+def proc_bytes(path: str, key: str) -> int | None:
+    """A ``/proc`` field counted in kB (``MemAvailable`` of ``/proc/meminfo``, ``VmHWM`` of
+    ``/proc/self/status``) in bytes, or None when unknown."""
+    value = proc_field(path, key)
+    return None if value is None else int(value.split()[0]) * 1024
 
 
 def gpu_info() -> list[dict]:
@@ -89,11 +91,9 @@ def gpu_info() -> list[dict]:
             text = subprocess.run(
                 [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"],
                 capture_output=True, text=True, timeout=20, check=True).stdout
-            gpus = []
-            for line in text.strip().splitlines():
-                name, mem, driver = [part.strip() for part in line.split(",")]
-                gpus.append({"name": name, "memory_bytes": int(float(mem)) * 2**20, "driver": driver})
-            return _only_visible(gpus)
+            rows = [[part.strip() for part in line.split(",")] for line in text.strip().splitlines()]
+            return _only_visible([{"name": name, "memory_bytes": int(float(mem)) * 2**20, "driver": driver}
+                                  for name, mem, driver in rows])
         except (OSError, subprocess.SubprocessError, ValueError):
             pass
     torch = sys.modules.get("torch")  # only if a GPU backend already imported it
@@ -119,14 +119,10 @@ def git_info() -> dict:
     working tree shipped to a benchmark machine)."""
     if os.environ.get("APSP_COMMIT"):
         return {"commit": os.environ["APSP_COMMIT"].strip(), "dirty": False}
-    root = Path(__file__).resolve().parents[2]
-    git = shutil.which("git")
-    if git is None:
-        return {"commit": None, "dirty": None}
-    try:
-        commit = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+    try:  # no git here: OSError
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                                 text=True, timeout=10, check=True).stdout.strip()
-        status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                                 capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
@@ -136,8 +132,7 @@ def git_info() -> dict:
 def describe(env: dict) -> str:
     """One line naming device, date and commit, for table headers."""
     cpu = env.get("cpu") or {}
-    gpus = env.get("gpu") or []
-    gpu = ", ".join(g["name"] for g in gpus) if gpus else "no GPU"
+    gpu = ", ".join(g["name"] for g in env.get("gpu") or []) or "no GPU"
     git = env.get("git") or {}
     commit = (git.get("commit") or "unknown")[:10]
     if git.get("dirty"):

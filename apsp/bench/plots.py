@@ -14,13 +14,13 @@ recorded so a figure with nothing on it is visible in the results file.
 """
 from __future__ import annotations
 
-import io
 import textwrap
 from collections import defaultdict
 from pathlib import Path
 
+from ..io.atomic import atomic_write
 from .environment import describe
-from .results import Results, write_bytes_atomic
+from .results import Results
 
 #: stage order in breakdown bars; stages a solver reports beyond these follow
 STAGE_ORDER = ("read", "validate", "setup", "prepare", "scatter", "h2d", "compute", "comm", "copy",
@@ -39,30 +39,30 @@ def draw(results: Results, out_dir) -> list[dict]:
 
 
 # -- helpers ---------------------------------------------------------------------
-def _figure(title: str, subtitle: str):
+def _figure(title: str, results: Results):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7.0, 4.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.set_title(f"{title}\n" + "\n".join(textwrap.wrap(subtitle, 90)), fontsize=9)
+    ax.set_title(f"{title}\n" + "\n".join(textwrap.wrap(describe(results.environment), 90)), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return fig, ax
 
 
+#: a legend beside the axes
+BESIDE = {"loc": "center left", "bbox_to_anchor": (1.0, 0.5)}
+
+
 def _legend(ax) -> None:
     """Inside the axes for a few lines; beside them for many (they would cover the data)."""
-    if len(ax.get_legend_handles_labels()[1]) > 6:
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    else:
-        ax.legend(fontsize=8)
+    ax.legend(fontsize=8, **(BESIDE if len(ax.get_legend_handles_labels()[1]) > 6 else {}))
 
 
 def _save(fig, path: Path, kind: str, labels: list[str]) -> dict:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    write_bytes_atomic(path, buf.getvalue())
+    with atomic_write(path) as fh:
+        fig.savefig(fh, format="png")
     return {"file": path.name, "kind": kind, "lines": len(labels), "labels": labels}
 
 
@@ -74,13 +74,11 @@ def _style(index: int) -> dict:
     return {"marker": MARKERS[index % len(MARKERS)], "ms": 4}
 
 
-def _series(records, key_fields, x_field, y_field, positive=True):
-    """Group records into {key: sorted [(x, record)]} where y is present (and > 0 for log axes)."""
+def _series(records, key_fields, x_field, y_field):
+    """Group records into {key: sorted [(x, record)]} where y is present and > 0 (log axes)."""
     groups = defaultdict(list)
     for r in records:
-        if r.get(y_field) is None or r.get(x_field) is None:
-            continue
-        if positive and not r[y_field] > 0:
+        if r.get(y_field) is None or r.get(x_field) is None or not r[y_field] > 0:
             continue
         key = tuple(r.get(f) for f in key_fields)
         groups[key].append((r[x_field], r))
@@ -100,14 +98,10 @@ def _log2_axis(ax, values, label: str) -> None:
     ax.set_xlabel(label)
 
 
-def _sub(results: Results) -> str:
-    return describe(results.environment)
-
-
 # -- suites ----------------------------------------------------------------------
 def _backends(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
-    fig, ax = _figure("APSP time vs n (median of repeats; bars: min..max)", _sub(results))
+    fig, ax = _figure("APSP time vs n (median of repeats; bars: min..max)", results)
     labels = []
     for i, (key, pts) in enumerate(_series(recs, ("backend", "workload"), "n", "time_median_s").items()):
         xs = [x for x, _ in pts]
@@ -126,14 +120,9 @@ def _backends(results: Results, out: Path) -> list[dict]:
     baseline = results.options.get("baseline")
     speed = [r for r in recs if r.get("speedup") is not None]
     if baseline and speed:
-        fig, ax = _figure(f"Speed-up over {baseline} (unit-weight graphs: over scipy-unweighted)",
-                          _sub(results))
-        labels = []
-        for i, (key, pts) in enumerate(_series(speed, ("backend",), "n", "speedup").items()):
-            if key[0] == pts[0][1].get("baseline"):
-                continue
-            ax.plot([x for x, _ in pts], [r["speedup"] for _, r in pts], label=key[0], **_style(i))
-            labels.append(key[0])
+        fig, ax = _figure(f"Speed-up over {baseline} (unit-weight graphs: over scipy-unweighted)", results)
+        labels = _plot(ax, speed, ("backend",), "n", "speedup",
+                       lambda key, pts: None if key[0] == pts[0][1].get("baseline") else key[0])
         ax.axhline(1.0, color="gray", lw=0.8)
         _log2_axis(ax, [r["n"] for r in speed], "n (vertices)")
         ax.set_yscale("log")
@@ -144,15 +133,23 @@ def _backends(results: Results, out: Path) -> list[dict]:
     return drawn
 
 
+def _plot(ax, recs, keys, x_field: str, field: str, label_of, scale: float = 1.0, first: int = 0,
+          **line) -> list[str]:
+    """One line of ``field`` (times ``scale``) against ``x_field`` per group of ``keys``, labelled
+    ``label_of(key, points)`` (None: not drawn), markers from the ``first``-th on; the labels drawn."""
+    labels = []
+    for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items(), first):
+        if (label := label_of(key, pts)) is not None:
+            ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **line, **_style(i))
+            labels.append(label)
+    return labels
+
+
 def _lines(results: Results, recs, title: str, keys, x_field: str, field: str, label_of, xlabel: str,
            ylabel: str, path: Path, scale: float = 1.0) -> dict:
     """One line of ``field`` (times ``scale``) against ``x_field`` (log 2) per group of ``keys``."""
-    fig, ax = _figure(title, _sub(results))
-    labels = []
-    for i, (key, pts) in enumerate(_series(recs, keys, x_field, field).items()):
-        label = label_of(key)
-        ax.plot([x for x, _ in pts], [r[field] * scale for _, r in pts], label=label, **_style(i))
-        labels.append(label)
+    fig, ax = _figure(title, results)
+    labels = _plot(ax, recs, keys, x_field, field, lambda key, _: label_of(key), scale)
     _log2_axis(ax, [r[x_field] for r in recs], xlabel)
     ax.set_ylabel(ylabel)
     if labels:
@@ -185,7 +182,7 @@ def _breakdown(results: Results, out: Path) -> list[dict]:
 
 def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
     stages = stage_names(recs)
-    fig, ax = _figure("Share of time per stage (median of repeats; total above each bar)", _sub(results))
+    fig, ax = _figure("Share of time per stage (median of repeats; total above each bar)", results)
     totals = [sum(r["stages"].values()) or 1.0 for r in recs]
     bottom = [0.0] * len(recs)
     for stage in stages:  # shares, so small and large n read alike; the table has seconds
@@ -197,20 +194,17 @@ def _stage_bars(results: Results, recs, bars, path: Path) -> dict:
     ax.set_ylim(0, 110)
     ax.set_ylabel("% of total time")
     ax.tick_params(axis="x", labelsize=7)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.legend(fontsize=8, **BESIDE)
     return _save(fig, path, "stage_bars", stages)
 
 
 def _memory(results: Results, out: Path) -> list[dict]:
     recs = results.ok()
-    fig, ax = _figure("Peak memory vs n", _sub(results))
-    labels = []
-    for field, kind in (("host_peak_bytes", "host"), ("gpu_peak_allocated_bytes", "GPU")):
-        for key, pts in _series(recs, ("backend",), "n", field).items():
-            label = f"{key[0]} ({kind})"
-            ax.plot([x for x, _ in pts], [r[field] / 2**20 for _, r in pts], label=label,
-                    linestyle="-" if kind == "host" else ":", **_style(len(labels)))
-            labels.append(label)
+    fig, ax = _figure("Peak memory vs n", results)
+    labels: list[str] = []
+    for field, kind, style in (("host_peak_bytes", "host", "-"), ("gpu_peak_allocated_bytes", "GPU", ":")):
+        labels += _plot(ax, recs, ("backend",), "n", field, lambda key, _: f"{key[0]} ({kind})", 2**-20,
+                        len(labels), linestyle=style)
     ns = sorted({r["n"] for r in recs})
     if ns:  # one n x n int32 matrix, for scale (not counted as a data line)
         ax.plot(ns, [n * n * 4 / 2**20 for n in ns], "k--", lw=0.8, label="one n^2 int32 matrix")
@@ -236,7 +230,7 @@ def _scaling(results: Results, out: Path) -> list[dict]:
 
 def _ceiling(results: Results, out: Path) -> list[dict]:
     recs = [r for r in results.ok() if r.get("updates_per_s")]
-    fig, ax = _figure("Min-plus ceiling of the GPU (micro-kernel)", _sub(results))
+    fig, ax = _figure("Min-plus ceiling of the GPU (micro-kernel)", results)
     labels = [r["dtype"] for r in recs]
     ax.bar(labels, [r["updates_per_s"] / 1e12 for r in recs])
     ax.set_ylabel("T updates/s")

@@ -91,8 +91,7 @@ def flatten(record: dict) -> dict:
     row = {}
     for key, value in record.items():
         if key == "stages" and isinstance(value, dict):
-            for stage, sec in value.items():
-                row[f"stage_{stage}_s"] = sec
+            row.update({f"stage_{stage}_s": sec for stage, sec in value.items()})
         elif isinstance(value, (list, tuple)):
             row[key] = ";".join(str(v) for v in value)
         elif isinstance(value, dict):
@@ -108,18 +107,13 @@ def records_csv(records: list[dict]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    writer.writerows(rows)  # None as an empty cell
     return buf.getvalue()
 
 
 def write_text_atomic(path, text: str) -> None:
-    write_bytes_atomic(path, text.encode())
-
-
-def write_bytes_atomic(path, data: bytes) -> None:
     with atomic_write(path) as fh:
-        fh.write(data)
+        fh.write(text.encode())
 
 
 def _jsonable(value):

@@ -22,10 +22,11 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from .timing import timed_call
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -69,10 +70,8 @@ def run_cli(args: list[str], cache: Path, cwd: Path) -> dict:
 
     env = with_this_apsp({**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "apsp", *args, "--profile", "--json"], cwd=cwd, env=env,
-                         capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    cmd = [sys.executable, "-m", "apsp", *args, "--profile", "--json"]
+    wall, out, _ = timed_call(lambda: subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if out.returncode != 0:
@@ -95,8 +94,7 @@ def _expected(path: Path, unweighted: bool) -> np.ndarray:
 def _check(out: Path, expected: np.ndarray, paths: Path | None) -> None:
     """The homework text equals scipy's distances (``INF`` where there is no path); with
     ``paths``, every reachable pair has a next hop."""
-    got = np.array([[np.inf if t in ("INF", "inf") else float(t) for t in line.split()]
-                    for line in out.read_text().splitlines()], dtype=np.float64)
+    got = np.loadtxt(out, dtype=np.float64, ndmin=2)  # INF parses as inf
     if got.shape != expected.shape or not np.array_equal(got, expected):
         raise AssertionError(f"{out.name}: distances differ from scipy's")
     if paths is not None:
@@ -121,23 +119,20 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, Numba cache {cache}", flush=True)
         print(f"{'variant':<13} {'run':<5} {'wall s':>7} {'cpu s':>6}  notice  stages (s)", flush=True)
         for v in names:
-            src = args.input
-            if v == "blocked":
-                if not blocked_input.exists():
-                    subprocess.run([sys.executable, "-m", "apsp", "gen", str(BLOCKED_N), "--density", "0.05",
-                                    "--seed", "1", "-o", str(blocked_input)], check=True, env=os.environ)
-                src = blocked_input
+            src = blocked_input if v == "blocked" else args.input
+            if v == "blocked" and not src.exists():
+                subprocess.run([sys.executable, "-m", "apsp", "gen", str(BLOCKED_N), "--density", "0.05",
+                                "--seed", "1", "-o", str(src)], check=True, env=os.environ)
             extra = [a.replace("{paths}", str(tmp / f"{v}-succ.npy")) for a in VARIANTS[v]]
             out = tmp / f"{v}.txt"
             cmd = ["solve", str(src), "-o", str(out), "--block-size", str(args.block), "--backend", args.backend, *extra]
             expected = None if args.expect else _expected(src, unweighted="--unweighted" in extra)
             for r in range(1 + args.repeat):
                 rec = run_cli(cmd, cache, tmp)
-                if args.expect:
-                    if out.read_bytes() != args.expect.read_bytes():
-                        raise AssertionError(f"{v}: output differs from {args.expect}")
-                else:
+                if not args.expect:
                     _check(out, expected, tmp / f"{v}-succ.npy" if v == "predecessors" else None)
+                elif out.read_bytes() != args.expect.read_bytes():
+                    raise AssertionError(f"{v}: output differs from {args.expect}")
                 rec.update(variant=v, run="cold" if r == 0 else f"warm{r}")
                 runs.append(rec)
                 total = sum(rec["stages_s"].values())

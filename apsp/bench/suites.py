@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import numpy as np
 
 from . import model
 from .contestants import ALL, Contestant, contestant
-from .environment import meminfo
+from .environment import proc_bytes
 from .results import Results
 from .timing import predicted_time, repeats_within, solver_stages, summarize, timed_call
 from .workloads import Reference, float_rows, make_graph
@@ -90,8 +89,7 @@ class Context:
     interpreter: bool = False
     #: called after each completed size so partial results reach disk
     checkpoint: object = None
-    _graphs: dict = field(default_factory=dict, repr=False)
-    _refs: dict = field(default_factory=dict, repr=False)
+    _inputs: dict = field(default_factory=dict, repr=False)  # graphs and references of one size
     _ceilings: object = None
 
     def note(self, text: str) -> None:
@@ -101,21 +99,21 @@ class Context:
 
             tqdm.write(f"apsp bench: {text}", file=sys.stderr)
 
+    def _input(self, kind: str, workload: str, n: int, make):
+        if any(k[2] != n for k in self._inputs):  # keep one size in memory at a time
+            self._inputs.clear()
+        key = (kind, workload, n)
+        if key not in self._inputs:
+            self._inputs[key] = make()
+        return self._inputs[key]
+
     def graph(self, workload: str, n: int):
-        key = (workload, n)
-        if key not in self._graphs:
-            if any(k[1] != n for k in self._graphs):  # keep one size in memory at a time
-                self._graphs.clear()
-                self._refs.clear()
-            self._graphs[key] = make_graph(workload, n, self.density, self.seed)
-        return self._graphs[key]
+        return self._input("graph", workload, n, lambda: make_graph(workload, n, self.density, self.seed))
 
     def reference(self, workload: str, n: int) -> Reference:
-        key = (workload, n)
-        if key not in self._refs:
-            self._refs[key] = Reference(self.graph(workload, n), full_up_to=self.check_all_up_to,
-                                        sample=self.check_sources, seed=self.seed)
-        return self._refs[key]
+        return self._input("reference", workload, n, lambda: Reference(
+            self.graph(workload, n), full_up_to=self.check_all_up_to, sample=self.check_sources,
+            seed=self.seed))
 
     def bar(self, total: int):
         from tqdm import tqdm
@@ -139,24 +137,15 @@ def _skip(ctx: Context, c: Contestant, n, reason: str, **extra) -> None:
     ctx.results.add(**_describe(c), n=n, status="skipped", reason=reason, **extra)
 
 
-def _fail(ctx: Context, c: Contestant, n, exc: BaseException, **extra) -> None:
-    ctx.results.add(**_describe(c), n=n, status="failed", reason=f"{type(exc).__name__}: {exc}", **extra)
-    ctx.note(f"{c.name} n={n} failed: {type(exc).__name__}: {exc}")
-
-
 def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
     """Warm up (checking the first result), then time repeats; the fields of one record."""
-    warm = []
-    for i in range(max(1, ctx.warmup)):
-        t, out, _ = timed_call(solve, c.on_gpu)
-        warm.append(t)
-        if i == 0:
-            first = out
+    t, first, _ = timed_call(solve, c.on_gpu)
     check = ref.compare(first.rows_of)
     fields = {"dtype": first.dtype, "block": first.block, "info": first.info, **check.fields(), "reference": ref.name}
     if not check.match:
         ctx.note(f"{c.name}: result differs from the reference ({ref.name}) in {check.mismatches} entries")
-    del first, out
+    del first
+    warm = [t] + [timed_call(solve, c.on_gpu)[0] for _ in range(ctx.warmup - 1)]
     count = repeats_within(ctx.time_limit, warm[-1], ctx.repeat)
     samples, stages, timer = [], defaultdict(list), "perf_counter"
     for _ in range(count):
@@ -173,7 +162,7 @@ def _measure(ctx: Context, c: Contestant, solve, ref: Reference) -> dict:
 
 def _memory_guard(c: Contestant, n: int, itemsize: int = 4) -> str | None:
     """A reason to skip when the dense matrices surely do not fit in host memory."""
-    free = meminfo("MemAvailable")
+    free = proc_bytes("/proc/meminfo", "MemAvailable")
     per = 8 if (c.peer or c.method == "reference") else itemsize
     need = 3 * n * n * per
     if free is not None and need > free:
@@ -241,7 +230,9 @@ def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> d
     except MemoryError:
         raise
     except Exception as exc:
-        _fail(ctx, c, n, exc, **extra)
+        why = f"{type(exc).__name__}: {exc}"
+        ctx.results.add(**_describe(c), n=n, status="failed", reason=why, **extra)
+        ctx.note(f"{c.name} n={n} failed: {why}")
         return None
     finally:
         gc.collect()
@@ -249,17 +240,12 @@ def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> d
     return ctx.results.add(**_with_ceiling(ctx, c, rec))
 
 
-def _seconds(rec: dict | None, key: str = "time_median_s") -> float | None:
-    return None if rec is None else rec[key]
-
-
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
     """GPU Floyd-Warshall rates as a fraction of the card's min-plus ceiling, when known."""
-    if c.on_gpu and c.is_fw and rec.get("updates_per_s"):
+    if c.on_gpu and c.method == "fw" and rec.get("updates_per_s"):
         value, source = ctx.ceiling(rec["dtype"])
-        rec["ceiling_updates_per_s"] = value
-        rec["ceiling_source"] = source
-        rec["ceiling_fraction"] = rec["updates_per_s"] / value if value else None
+        rec.update(ceiling_updates_per_s=value, ceiling_source=source,
+                   ceiling_fraction=rec["updates_per_s"] / value if value else None)
     return rec
 
 
@@ -363,16 +349,11 @@ def _breakdown_point(ctx: Context, c: Contestant, n: int, tmp: Path) -> dict | N
     extra = {"variant": c.variant} if c.variant else {}
 
     def pipeline():
-        t0 = time.perf_counter()
-        graph = as_graph(src)
-        stages = {"read": time.perf_counter() - t0}
+        read_s, graph, _ = timed_call(lambda: as_graph(src))
         r = shortest_paths(graph, method=c.method, backend=c.where, dtype=ctx.dtype,
                            block_size=ctx.block, progress=False, **extra)
-        stages.update(r.timings)
-        t0 = time.perf_counter()
-        write_distances(dst, r.distances)
-        stages["write"] = time.perf_counter() - t0
-        return Outcome.of(r, stages)
+        write_s = timed_call(lambda: write_distances(dst, r.distances))[0]
+        return Outcome.of(r, {"read": read_s, **r.timings, "write": write_s})
 
     def measure():
         _write_edges(g, src)
@@ -430,20 +411,18 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         on_gpu = cuda_present()  # no GPU memory to report under Triton's interpreter
         if on_gpu:
             reset_peak_memory()
-    base = _rss_status()["VmRSS"] if rss_ok else None
     if rss_ok:
+        base = _rss("VmRSS")
         _reset_peak_rss()
     tracemalloc.start()
     try:
-        t0 = time.perf_counter()
-        out = solve()
-        elapsed = time.perf_counter() - t0
+        elapsed, out, _ = timed_call(solve)
         traced_peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     fields = {"time_s": elapsed, "host_traced_peak_bytes": int(traced_peak)}
     if rss_ok:
-        fields["host_peak_bytes"] = max(0, _rss_status()["VmHWM"] - base)
+        fields["host_peak_bytes"] = max(0, _rss("VmHWM") - base)
     if on_gpu:
         from ..gpu.timing import peak_memory
 
@@ -463,14 +442,9 @@ def _release_free_heap() -> None:
         pass
 
 
-def _rss_status() -> dict:
-    values = {}
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, rest = line.split(":", 1)
-                values[key] = int(rest.split()[0]) * 1024
-    return values
+def _rss(key: str) -> int:
+    """This process's resident memory now (``VmRSS``) or at its peak (``VmHWM``), in bytes; 0 unknown."""
+    return proc_bytes("/proc/self/status", key) or 0
 
 
 def _reset_peak_rss() -> bool:
@@ -478,7 +452,7 @@ def _reset_peak_rss() -> bool:
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
-        return "VmHWM" in _rss_status()
+        return _rss("VmHWM") > 0
     except OSError:
         return False
 
@@ -550,9 +524,8 @@ def _scaling_point(ctx, c, n, launcher, tmp: Path, mode, ranks, base_n) -> None:
         runs, walls, stage_runs, timer = [], [], [], "stage timings the CLI printed (--json)"
         try:
             for i in range(warmup + ctx.repeat):
-                t0 = time.perf_counter()
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4)
-                wall = time.perf_counter() - t0
+                wall, proc, _ = timed_call(lambda: subprocess.run(
+                    cmd, capture_output=True, text=True, env=env, timeout=ctx.time_limit * 4))
                 if proc.returncode != 0:
                     raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
                 stages = solver_stages(_json_timings(proc.stdout))

@@ -8,8 +8,6 @@
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from .environment import describe
 from .plots import stage_names
 from .results import Results
@@ -53,7 +51,7 @@ def _match(records) -> str:
 
 
 def _skips(results: Results) -> list[str]:
-    reasons = OrderedDict()
+    reasons: dict = {}
     for r in results.records:
         if r["status"] in ("skipped", "failed"):
             key = (r["backend"], r["status"], r.get("reason"))
@@ -69,7 +67,7 @@ def _skips(results: Results) -> list[str]:
 
 def _backends(results: Results) -> list[str]:
     recs = results.records
-    names = list(OrderedDict.fromkeys(list(results.options.get("backends") or []) + [r["backend"] for r in recs]))
+    names = list(dict.fromkeys(list(results.options.get("backends") or []) + [r["backend"] for r in recs]))
     names = [b for b in names if any(r["backend"] == b for r in recs)]
     ns = sorted({r["n"] for r in recs if r["n"] is not None})
     by = {(r["backend"], r["n"]): r for r in recs}

@@ -51,8 +51,7 @@ def timed_call(fn, on_gpu: bool = False):
         from ..gpu.timing import cuda_present, event_timed_call
 
         if cuda_present():  # else Triton's interpreter ran it on the CPU
-            seconds, value = event_timed_call(fn)
-            return seconds, value, "cuda_event"
+            return (*event_timed_call(fn), "cuda_event")
     t0 = time.perf_counter()
     value = fn()
     return time.perf_counter() - t0, value, "perf_counter"

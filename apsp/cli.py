@@ -6,7 +6,9 @@ are written whole (temporary file, then rename) or not at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import itertools
 import json
 import math
 import os
@@ -69,7 +71,6 @@ SOLVE_DEFAULTS = dict(
 def _add_solve_arguments(p: argparse.ArgumentParser, homework: bool = False) -> None:
     """The arguments of ``solve``. ``homework``: the options after ``apsp IN OUT [BLOCK]``, whose
     words give the input and the output (an -o among the options still wins, as in ``solve``)."""
-    p.set_defaults(**SOLVE_DEFAULTS)
     if not homework:
         p.add_argument("input", help="graph file")
     p.add_argument("-o", "--output", required=not homework,
@@ -99,8 +100,7 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     output file, no large-problem options; its own stages and JSON)."""
     from .cli_messages import add_renamed_option
 
-    if route:  # the others' default is None or False, argparse's own
-        p.set_defaults(**{name: SOLVE_DEFAULTS[name] for name in ("method", "backend")})
+    p.set_defaults(**SOLVE_DEFAULTS)
     p.add_argument("--method", choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"),
@@ -235,11 +235,8 @@ def _homework_args(argv: list[str]) -> argparse.Namespace | None:
     command nor this form raise ``argparse.ArgumentError``."""
     if not argv or argv[0].startswith("-"):
         return None
-    positional = []
-    for token in argv:
-        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
-            break
-        positional.append(token)
+    # "-" is standard output, not an option
+    positional = list(itertools.takewhile(lambda word: word == "-" or not word.startswith("-"), argv))
     # a command's name, unless the whole line is two or three bare words, the first an existing
     # file, for a command that could not take them (each of these needs an option or takes none)
     if argv[0] in SUBCOMMANDS and not (len(positional) == len(argv) and len(argv) in (2, 3)
@@ -415,15 +412,13 @@ def _gpu_start_in_background(args, paths: bool) -> None:
         large_input = False
 
     def start():
-        try:
+        with contextlib.suppress(Exception):  # the solve reports what is wrong, in its own words
             from .plan import gpu_available
 
             if gpu_available()[0]:
                 from .gpu.warmup import warm_up
 
                 warm_up(torch_needed, pin_staging=large_input)
-        except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
-            pass
 
     if os.path.exists("/dev/nvidiactl"):
         from .gpu.warmup import start_cuda_driver
@@ -539,14 +534,11 @@ def _cmd_solve(args) -> int:
 
 def _large_problem_options(args) -> dict:
     """Memory and checkpoint options for `shortest_paths`, only those given."""
-    opts = {}
-    for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "checkpoint"):
-        if getattr(args, name, None) is not None:
-            opts[name] = getattr(args, name)
-    if getattr(args, "checkpoint", None) is not None:
-        opts["checkpoint_every"] = args.checkpoint_every
-        opts["resume"] = args.resume
-    elif getattr(args, "resume", False):
+    opts = {name: getattr(args, name) for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir",
+                                                   "checkpoint") if getattr(args, name) is not None}
+    if args.checkpoint is not None:
+        opts.update(checkpoint_every=args.checkpoint_every, resume=args.resume)
+    elif args.resume:
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
     return opts
 
@@ -650,14 +642,10 @@ def _cmd_gen(args) -> int:
     return 0
 
 
-#: the --method values that take --block-size (Floyd-Warshall, dense and by nested dissection)
-BLOCKED_METHODS = ("fw", "nd-fw")
-
-
 def _unused_path_options(args) -> str | None:
     """What ``path`` would otherwise ignore: the all-pairs options beside the one search of --method auto."""
-    if args.block_size is not None and args.method not in BLOCKED_METHODS:
-        return (f"--block-size is the blocking factor of --method {' or '.join(BLOCKED_METHODS)}; "
+    if args.block_size is not None and args.method not in ("fw", "nd-fw"):  # Floyd-Warshall's
+        return (f"--block-size is the blocking factor of --method fw or nd-fw; "
                 f"--method {args.method} takes none")
     if args.backend == "gpu" and args.method == "auto":
         return ("--backend gpu needs an all-pairs --method (e.g. fw): --method auto runs one search, "
@@ -937,13 +925,10 @@ def _print_stats(summary: dict) -> None:
 
     print(f"vertices {summary['n']}, edges {summary['edges']}, sources {summary['sources']} "
           f"(distances {summary['direction']}), method {summary['method']}")
-    print(f"diameter {shown(summary['diameter'])}")
-    print(f"radius {shown(summary['radius'])}")
-    print(f"center {few(summary['center'])}")
-    print(f"periphery {few(summary['periphery'])}")
-    print(f"average distance {shown(summary['average_distance'])}")
-    print(f"Wiener index {shown(summary['wiener_index'])}")
-    print(f"global efficiency {summary['global_efficiency']}")
+    for name in ("diameter", "radius", "center", "periphery", "average distance", "Wiener index",
+                 "global efficiency"):
+        value = summary[name.lower().replace(" ", "_")]
+        print(f"{name} {few(value) if isinstance(value, list) else shown(value)}")
     if summary["histogram"] is not None:
         print("histogram (distance: pairs) " + ", ".join(
             f"{d}: {c}" for d, c in enumerate(summary["histogram"]) if c))
@@ -951,8 +936,6 @@ def _print_stats(summary: dict) -> None:
 
 def _write_stats_csv(target, st, first: int) -> None:
     """One row per source, written whole or not at all."""
-    from itertools import islice
-
     from .io.atomic import atomic_write
 
     rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
@@ -960,7 +943,7 @@ def _write_stats_csv(target, st, first: int) -> None:
     lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
     with atomic_write(target) as f:
         f.write(b"vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic\n")
-        while chunk := "".join(islice(lines, 4096)):
+        while chunk := "".join(itertools.islice(lines, 4096)):
             f.write(chunk.encode())
 
 

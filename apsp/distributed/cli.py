@@ -21,33 +21,26 @@ from .profile import format_rank_table
 
 def run_solve(args) -> int:
     """Run ``apsp solve IN -o OUT --distributed [options]`` on this rank; return the exit code."""
-    def solved(comm):
+    comm = MPI.COMM_WORLD
+    rank = comm.rank
+    try:
         if args.method not in ("auto", "fw"):
             raise ValueError(f"--distributed runs blocked Floyd-Warshall only; drop --method {args.method}")
-        return solve(args.input if comm.rank == 0 else None, comm, output=args.output,
-                     out_format=args.out_format, block_size=args.block_size, dtype=args.dtype,
-                     backend=args.backend, cuda_aware=getattr(args, "cuda_aware", "auto"),
-                     directed=not args.undirected, unweighted=args.unweighted, fmt=args.fmt, profile=args.profile)
-
-    run = _on_every_rank(args, "running the distributed solve", solved)
-    if run is not None and MPI.COMM_WORLD.rank == 0:
-        _report(args, run)
-    return 1 if run is None else 0
-
-
-def _on_every_rank(args, doing: str, work):
-    """``work(comm)`` on this rank, None where it failed. Errors raised alike on every rank (argument
-    checks, agreed failures, bad input, negative cycles): one line from rank 0; any other error, on
-    one rank alone, aborts the job."""
-    comm = MPI.COMM_WORLD
-    try:
-        return work(comm)
+        run = solve(args.input if rank == 0 else None, comm, output=args.output, out_format=args.out_format,
+                    block_size=args.block_size, dtype=args.dtype, backend=args.backend,
+                    cuda_aware=getattr(args, "cuda_aware", "auto"), directed=not args.undirected,
+                    unweighted=args.unweighted, fmt=args.fmt, profile=args.profile)
     except (APSPError, ValueError) as exc:
-        if comm.rank == 0:
+        # raised alike on every rank (argument checks, agreed failures, negative cycles)
+        if rank == 0:
             print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
+        return 1
     except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
-        abort_job(comm, doing, exc)
-    return None
+        abort_job(comm, "running the distributed solve", exc)
+        return 1
+    if rank == 0:
+        _report(args, run)
+    return 0
 
 
 def _report(args, run) -> None:
@@ -78,6 +71,14 @@ def run_stats(args, stats_command) -> int:
     ``stats_command`` (`apsp.cli.stats_command`, passed in: this module sits below the CLI)."""
     from .stats import distance_stats
 
-    code = _on_every_rank(args, "running the distributed statistics", lambda comm: stats_command(
-        args, lambda g, sources, **options: distance_stats(g, sources, comm=comm, **options)))
-    return 1 if code is None else code
+    comm = MPI.COMM_WORLD
+    try:
+        return stats_command(args, lambda g, sources, **options: distance_stats(
+            g, sources, comm=comm, **options))
+    except (APSPError, ValueError) as exc:  # bad input or arguments: every rank raised alike
+        if comm.rank == 0:
+            print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
+        return 1
+    except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
+        abort_job(comm, "running the distributed statistics", exc)
+        return 1

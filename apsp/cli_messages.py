@@ -18,18 +18,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from typing import Callable
 
 #: version of the ``--json`` summary's layout; it changes only when a key changes meaning or goes
 SOLVE_JSON_SCHEMA = 1
 
 
-def _option(match) -> str:
+def _option(match: re.Match[str]) -> str:
     """The option of the keyword that ``match``'s first group names: ``out_of_core`` -> ``--out-of-core``."""
     return "--" + match[1].replace("_", "-")
 
 
 #: API phrase (regular expression) -> the command line's words, applied in order
-_WORDS = [
+_WORDS: list[tuple[str, str | Callable[[re.Match[str]], str]]] = [
     # "API (CLI)" pairs keep the CLI half only
     (r"\b[a-z_]+=\S*\s+\((--[^)]*)\)", r"\1"),
     (r"\(fmt= or --format\)", "(--format)"),
@@ -40,7 +41,7 @@ _WORDS = [
     (r"\b(block_size|checkpoint_every)\b", _option),
     (r"\s*\(out_of_core=False\)", ""),
     (r"\(host_memory\)", "(--host-memory)"),
-    (r"\b(gpu_memory|host_memory|scratch_dir|checkpoint)=", lambda match: _option(match) + " "),
+    (r"\b(gpu_memory|host_memory|scratch_dir|checkpoint)=", lambda match: f"{_option(match)} "),
     (r"\breturn_predecessors=True or return_successors=True\b", "--paths FILE"),
     (r"\brows=\((\d+), (\d+)\)", r"--rows \1:\2"),
 ]

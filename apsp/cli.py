@@ -452,10 +452,8 @@ def _solve_file(args):
     g = as_graph(loaded, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
     compiled = compile_seconds() - compiled
-    result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            sources=None if sources is None else _names(g.labels, sources),
-                            block_size=args.block_size, progress=False if args.quiet else None,
-                            return_successors=bool(args.paths), **_large_problem_options(args))
+    result = shortest_paths(g, sources=None if sources is None else _names(g.labels, sources),
+                            return_successors=bool(args.paths), **_solve_options(args))
     result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
     return g, result
 
@@ -532,15 +530,17 @@ def _cmd_solve(args) -> int:
     return 0
 
 
-def _large_problem_options(args) -> dict:
-    """Memory and checkpoint options for `shortest_paths`, only those given."""
+def _solve_options(args) -> dict:
+    """`shortest_paths`'s keywords from ``solve``'s options (``path``'s too); the memory and
+    checkpoint ones only where given."""
     opts = {name: getattr(args, name) for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir",
                                                    "checkpoint") if getattr(args, name) is not None}
     if args.checkpoint is not None:
         opts.update(checkpoint_every=args.checkpoint_every, resume=args.resume)
     elif args.resume:
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
-    return opts
+    return dict(method=args.method, backend=args.backend, dtype=args.dtype, block_size=args.block_size,
+                progress=False if args.quiet else None, **opts)
 
 
 def _sources_arg(args, n: int):
@@ -730,9 +730,7 @@ def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled
     from .paths import reconstruct_path
     from .query import Route
 
-    result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            block_size=args.block_size, progress=False if args.quiet else None,
-                            return_successors=True, **_large_problem_options(args))
+    result = shortest_paths(g, return_successors=True, **_solve_options(args))
     result.timings = book_compile({**timings, **result.timings}, compiled, "read")
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
@@ -764,10 +762,9 @@ def _cmd_info(args) -> int:
         _print_stages(timings)
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
-    for name, entry in report.items():
-        state = "yes" if entry["available"] else "no "
-        print(f"{name:<10} {state}  {entry['detail']}")
+    else:
+        for name, entry in report.items():
+            print(f"{name:<10} {'yes' if entry['available'] else 'no '}  {entry['detail']}")
     return 0
 
 
@@ -835,9 +832,7 @@ def _add_stats_parser(command) -> None:
 
 def _stats_value(x):
     """A JSON value: ints stay ints, inf becomes null."""
-    if isinstance(x, float) and math.isinf(x):
-        return None
-    return x
+    return None if isinstance(x, float) and math.isinf(x) else x
 
 
 def _cmd_stats(args) -> int:

@@ -103,12 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     return run_suite(args)
 
 
-def _positive(name, values):
-    for v in values or ():
-        if v < 1:
-            raise ValueError(f"{name} must be positive, got {v}")
-
-
 def make_context(args):
     from .contestants import contestant
     from .environment import collect_environment
@@ -120,7 +114,9 @@ def make_context(args):
         _enable_interpreter()
     for name, values in (("--sizes", args.sizes), ("--blocks", args.blocks), ("--ranks", args.ranks),
                          ("--repeat", [args.repeat] if args.repeat is not None else [])):
-        _positive(name, values)
+        for v in values or ():
+            if v < 1:
+                raise ValueError(f"{name} must be positive, got {v}")
     if not 0 < args.density <= 1:
         raise ValueError(f"--density must lie in (0, 1], got {args.density}")
     names = [n for item in (args.backends or []) for n in item.split(",") if n]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import itertools
 import json
 import math
 import os
@@ -235,8 +234,11 @@ def _homework_args(argv: list[str]) -> argparse.Namespace | None:
     command nor this form raise ``argparse.ArgumentError``."""
     if not argv or argv[0].startswith("-"):
         return None
-    # "-" is standard output, not an option
-    positional = list(itertools.takewhile(lambda word: word == "-" or not word.startswith("-"), argv))
+    positional = []
+    for token in argv:
+        if token.startswith("-") and token != "-":  # "-" is standard output, not an option
+            break
+        positional.append(token)
     # a command's name, unless the whole line is two or three bare words, the first an existing
     # file, for a command that could not take them (each of these needs an option or takes none)
     if argv[0] in SUBCOMMANDS and not (len(positional) == len(argv) and len(argv) in (2, 3)
@@ -533,14 +535,16 @@ def _cmd_solve(args) -> int:
 def _solve_options(args) -> dict:
     """`shortest_paths`'s keywords from ``solve``'s options (``path``'s too); the memory and
     checkpoint ones only where given."""
-    opts = {name: getattr(args, name) for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir",
-                                                   "checkpoint") if getattr(args, name) is not None}
+    opts = dict(method=args.method, backend=args.backend, dtype=args.dtype, block_size=args.block_size,
+                progress=False if args.quiet else None)
+    for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "checkpoint"):
+        if getattr(args, name) is not None:
+            opts[name] = getattr(args, name)
     if args.checkpoint is not None:
         opts.update(checkpoint_every=args.checkpoint_every, resume=args.resume)
     elif args.resume:
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
-    return dict(method=args.method, backend=args.backend, dtype=args.dtype, block_size=args.block_size,
-                progress=False if args.quiet else None, **opts)
+    return opts
 
 
 def _sources_arg(args, n: int):
@@ -931,6 +935,8 @@ def _print_stats(summary: dict) -> None:
 
 def _write_stats_csv(target, st, first: int) -> None:
     """One row per source, written whole or not at all."""
+    from itertools import islice
+
     from .io.atomic import atomic_write
 
     rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
@@ -938,7 +944,7 @@ def _write_stats_csv(target, st, first: int) -> None:
     lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
     with atomic_write(target) as f:
         f.write(b"vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic\n")
-        while chunk := "".join(itertools.islice(lines, 4096)):
+        while chunk := "".join(islice(lines, 4096)):
             f.write(chunk.encode())
 
 

@@ -6,6 +6,7 @@ are written whole (temporary file, then rename) or not at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import math
@@ -69,7 +70,6 @@ SOLVE_DEFAULTS = dict(
 def _add_solve_arguments(p: argparse.ArgumentParser, homework: bool = False) -> None:
     """The arguments of ``solve``. ``homework``: the options after ``apsp IN OUT [BLOCK]``, whose
     words give the input and the output (an -o among the options still wins, as in ``solve``)."""
-    p.set_defaults(**SOLVE_DEFAULTS)
     if not homework:
         p.add_argument("input", help="graph file")
     p.add_argument("-o", "--output", required=not homework,
@@ -99,8 +99,7 @@ def _add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     output file, no large-problem options; its own stages and JSON)."""
     from .cli_messages import add_renamed_option
 
-    if route:  # the others' default is None or False, argparse's own
-        p.set_defaults(**{name: SOLVE_DEFAULTS[name] for name in ("method", "backend")})
+    p.set_defaults(**SOLVE_DEFAULTS)
     p.add_argument("--method", choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
                    help="algorithm (default: auto, see README 'Choosing a method')")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"),
@@ -415,15 +414,13 @@ def _gpu_start_in_background(args, paths: bool) -> None:
         large_input = False
 
     def start():
-        try:
+        with contextlib.suppress(Exception):  # the solve reports what is wrong, in its own words
             from .plan import gpu_available
 
             if gpu_available()[0]:
                 from .gpu.warmup import warm_up
 
                 warm_up(torch_needed, pin_staging=large_input)
-        except Exception:  # noqa: BLE001 - the solve reports what is wrong, in its own words
-            pass
 
     if os.path.exists("/dev/nvidiactl"):
         from .gpu.warmup import start_cuda_driver
@@ -457,10 +454,8 @@ def _solve_file(args):
     g = as_graph(loaded, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
     compiled = compile_seconds() - compiled
-    result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            sources=None if sources is None else _names(g.labels, sources),
-                            block_size=args.block_size, progress=False if args.quiet else None,
-                            return_successors=bool(args.paths), **_large_problem_options(args))
+    result = shortest_paths(g, sources=None if sources is None else _names(g.labels, sources),
+                            return_successors=bool(args.paths), **_solve_options(args))
     result.timings = book_compile({**startup, "read": t_read, **result.timings}, compiled, "read")
     return g, result
 
@@ -537,16 +532,17 @@ def _cmd_solve(args) -> int:
     return 0
 
 
-def _large_problem_options(args) -> dict:
-    """Memory and checkpoint options for `shortest_paths`, only those given."""
-    opts = {}
+def _solve_options(args) -> dict:
+    """`shortest_paths`'s keywords from ``solve``'s options (``path``'s too); the memory and
+    checkpoint ones only where given."""
+    opts = dict(method=args.method, backend=args.backend, dtype=args.dtype, block_size=args.block_size,
+                progress=False if args.quiet else None)
     for name in ("gpu_memory", "host_memory", "out_of_core", "scratch_dir", "checkpoint"):
-        if getattr(args, name, None) is not None:
+        if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
-    if getattr(args, "checkpoint", None) is not None:
-        opts["checkpoint_every"] = args.checkpoint_every
-        opts["resume"] = args.resume
-    elif getattr(args, "resume", False):
+    if args.checkpoint is not None:
+        opts.update(checkpoint_every=args.checkpoint_every, resume=args.resume)
+    elif args.resume:
         raise ValueError("--resume needs --checkpoint FILE (the file to resume from)")
     return opts
 
@@ -650,14 +646,10 @@ def _cmd_gen(args) -> int:
     return 0
 
 
-#: the --method values that take --block-size (Floyd-Warshall, dense and by nested dissection)
-BLOCKED_METHODS = ("fw", "nd-fw")
-
-
 def _unused_path_options(args) -> str | None:
     """What ``path`` would otherwise ignore: the all-pairs options beside the one search of --method auto."""
-    if args.block_size is not None and args.method not in BLOCKED_METHODS:
-        return (f"--block-size is the blocking factor of --method {' or '.join(BLOCKED_METHODS)}; "
+    if args.block_size is not None and args.method not in ("fw", "nd-fw"):  # Floyd-Warshall's
+        return (f"--block-size is the blocking factor of --method fw or nd-fw; "
                 f"--method {args.method} takes none")
     if args.backend == "gpu" and args.method == "auto":
         return ("--backend gpu needs an all-pairs --method (e.g. fw): --method auto runs one search, "
@@ -742,9 +734,7 @@ def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled
     from .paths import reconstruct_path
     from .query import Route
 
-    result = shortest_paths(g, method=args.method, backend=args.backend, dtype=args.dtype,
-                            block_size=args.block_size, progress=False if args.quiet else None,
-                            return_successors=True, **_large_problem_options(args))
+    result = shortest_paths(g, return_successors=True, **_solve_options(args))
     result.timings = book_compile({**timings, **result.timings}, compiled, "read")
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
@@ -776,10 +766,9 @@ def _cmd_info(args) -> int:
         _print_stages(timings)
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
-    for name, entry in report.items():
-        state = "yes" if entry["available"] else "no "
-        print(f"{name:<10} {state}  {entry['detail']}")
+    else:
+        for name, entry in report.items():
+            print(f"{name:<10} {'yes' if entry['available'] else 'no '}  {entry['detail']}")
     return 0
 
 
@@ -847,9 +836,7 @@ def _add_stats_parser(command) -> None:
 
 def _stats_value(x):
     """A JSON value: ints stay ints, inf becomes null."""
-    if isinstance(x, float) and math.isinf(x):
-        return None
-    return x
+    return None if isinstance(x, float) and math.isinf(x) else x
 
 
 def _cmd_stats(args) -> int:
@@ -937,13 +924,10 @@ def _print_stats(summary: dict) -> None:
 
     print(f"vertices {summary['n']}, edges {summary['edges']}, sources {summary['sources']} "
           f"(distances {summary['direction']}), method {summary['method']}")
-    print(f"diameter {shown(summary['diameter'])}")
-    print(f"radius {shown(summary['radius'])}")
-    print(f"center {few(summary['center'])}")
-    print(f"periphery {few(summary['periphery'])}")
-    print(f"average distance {shown(summary['average_distance'])}")
-    print(f"Wiener index {shown(summary['wiener_index'])}")
-    print(f"global efficiency {summary['global_efficiency']}")
+    for name in ("diameter", "radius", "center", "periphery", "average distance", "Wiener index",
+                 "global efficiency"):
+        value = summary[name.lower().replace(" ", "_")]
+        print(f"{name} {few(value) if isinstance(value, list) else shown(value)}")
     if summary["histogram"] is not None:
         print("histogram (distance: pairs) " + ", ".join(
             f"{d}: {c}" for d, c in enumerate(summary["histogram"]) if c))

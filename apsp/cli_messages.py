@@ -18,32 +18,30 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from typing import Callable
 
 #: version of the ``--json`` summary's layout; it changes only when a key changes meaning or goes
 SOLVE_JSON_SCHEMA = 1
 
+
+def _option(match: re.Match[str]) -> str:
+    """The option of the keyword that ``match``'s first group names: ``out_of_core`` -> ``--out-of-core``."""
+    return "--" + match[1].replace("_", "-")
+
+
 #: API phrase (regular expression) -> the command line's words, applied in order
-_WORDS = [
+_WORDS: list[tuple[str, str | Callable[[re.Match[str]], str]]] = [
     # "API (CLI)" pairs keep the CLI half only
     (r"\b[a-z_]+=\S*\s+\((--[^)]*)\)", r"\1"),
     (r"\(fmt= or --format\)", "(--format)"),
     (r"\bfmt=", "--format "),
-    (r"\bunweighted=True\b", "--unweighted"),
+    (r"\b(unweighted|out_of_core|resume)=True\b", _option),
     (r"\bdirected=False\b", "--undirected"),
-    (r"\bmethod='(\w+)'", r"--method \1"),
-    (r"\bbackend='(\w+)'", r"--backend \1"),
-    (r"\bdtype='(\w+)'", r"--dtype \1"),
-    (r"\bblock_size\b", "--block-size"),
-    (r"\bout_of_core=True\b", "--out-of-core"),
+    (r"\b(method|backend|dtype)='(\w+)'", r"--\1 \2"),
+    (r"\b(block_size|checkpoint_every)\b", _option),
     (r"\s*\(out_of_core=False\)", ""),
-    (r"\bgpu_memory=", "--gpu-memory "),
     (r"\(host_memory\)", "(--host-memory)"),
-    (r"\bhost_memory=", "--host-memory "),
-    (r"\bscratch_dir=", "--scratch-dir "),
-    (r"\bcheckpoint_every\b", "--checkpoint-every"),
-    (r"\bresume=True\b", "--resume"),
-    (r"\bcheckpoint=FILE\b", "--checkpoint FILE"),
-    (r"\bcheckpoint=", "--checkpoint "),
+    (r"\b(gpu_memory|host_memory|scratch_dir|checkpoint)=", lambda match: f"{_option(match)} "),
     (r"\breturn_predecessors=True or return_successors=True\b", "--paths FILE"),
     (r"\brows=\((\d+), (\d+)\)", r"--rows \1:\2"),
 ]

@@ -17,7 +17,18 @@ class APSPError(Exception):
     """Base class of apsp's own errors."""
 
 
-def _negative_cycle_error_class():
+if TYPE_CHECKING:  # the class `__getattr__` builds, as type checkers see it
+    from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
+
+    class NegativeCycleError(_ScipyNegativeCycleError, APSPError):
+        vertices: ArrayLike | None
+
+        def __init__(self, message: str = ..., vertices: ArrayLike | None = None) -> None: ...
+
+
+def __getattr__(name):
+    if name != "NegativeCycleError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 
     class NegativeCycleError(ScipyNegativeCycleError, APSPError):
@@ -30,23 +41,8 @@ def _negative_cycle_error_class():
 
     NegativeCycleError.__module__ = __name__
     NegativeCycleError.__qualname__ = "NegativeCycleError"
+    globals()[name] = NegativeCycleError
     return NegativeCycleError
-
-
-if TYPE_CHECKING:  # the class `_negative_cycle_error_class` builds, as type checkers see it
-    from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
-
-    class NegativeCycleError(_ScipyNegativeCycleError, APSPError):
-        vertices: ArrayLike | None
-
-        def __init__(self, message: str = ..., vertices: ArrayLike | None = None) -> None: ...
-
-
-def __getattr__(name):
-    if name == "NegativeCycleError":
-        cls = globals()["NegativeCycleError"] = _negative_cycle_error_class()
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class GraphFormatError(APSPError, ValueError):

@@ -103,12 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     return run_suite(args)
 
 
-def _positive(name, values):
-    for v in values or ():
-        if v < 1:
-            raise ValueError(f"{name} must be positive, got {v}")
-
-
 def make_context(args):
     from .contestants import contestant
     from .environment import collect_environment
@@ -120,7 +114,9 @@ def make_context(args):
         _enable_interpreter()
     for name, values in (("--sizes", args.sizes), ("--blocks", args.blocks), ("--ranks", args.ranks),
                          ("--repeat", [args.repeat] if args.repeat is not None else [])):
-        _positive(name, values)
+        for v in values or ():
+            if v < 1:
+                raise ValueError(f"{name} must be positive, got {v}")
     if not 0 < args.density <= 1:
         raise ValueError(f"--density must lie in (0, 1], got {args.density}")
     names = [n for item in (args.backends or []) for n in item.split(",") if n]
@@ -130,15 +126,12 @@ def make_context(args):
             names = ["fw-gpu"] if contestant("fw-gpu").unavailable() is None else ["fw-cpu"]
     for name in names + ([args.baseline] if args.suite == "backends" else []):
         contestant(name)  # unknown names fail here, before anything runs
-    options = {
-        "quick": args.quick, "sizes": args.sizes or defaults["sizes"], "backends": names,
-        "repeat": args.repeat or defaults["repeat"], "warmup": args.warmup,
-        "time_limit": args.time_limit or defaults["time_limit"], "density": args.density,
-        "seed": args.seed, "dtype": args.dtype, "block": args.block,
-        "blocks": args.blocks or defaults.get("blocks", []), "ranks": args.ranks or defaults.get("ranks", []),
-        "mpiexec": args.mpiexec, "baseline": args.baseline, "check_all_up_to": args.check_all_up_to,
-        "check_sources": args.check_sources, "interpreter": args.interpreter, "argv": getattr(args, "argv", None),
-    }
+    options = {key: getattr(args, key, None) for key in (
+        "quick", "sizes", "backends", "repeat", "warmup", "time_limit", "density", "seed", "dtype", "block",
+        "blocks", "ranks", "mpiexec", "baseline", "check_all_up_to", "check_sources", "interpreter", "argv")}
+    for key in ("sizes", "repeat", "time_limit", "blocks", "ranks"):  # not given: the suite's
+        options[key] = options[key] or defaults.get(key, [])
+    options["backends"] = names
     results = Results(suite=args.suite, environment=collect_environment(), options=options)
     fields = {k: v for k, v in options.items() if k in Context.__dataclass_fields__}
     return Context(suite=args.suite, results=results, contestants=names, out=args.out or Path("bench-out"),

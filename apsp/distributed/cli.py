@@ -30,14 +30,8 @@ def run_solve(args) -> int:
                     block_size=args.block_size, dtype=args.dtype, backend=args.backend,
                     cuda_aware=getattr(args, "cuda_aware", "auto"), directed=not args.undirected,
                     unweighted=args.unweighted, fmt=args.fmt, profile=args.profile)
-    except (APSPError, ValueError) as exc:
-        # raised alike on every rank (argument checks, agreed failures, negative cycles)
-        if rank == 0:
-            print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
-        return 1
-    except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
-        abort_job(comm, "running the distributed solve", exc)
-        return 1
+    except BaseException as exc:  # noqa: BLE001 - see `_failed`
+        return _failed(comm, args, "running the distributed solve", exc)
     if rank == 0:
         _report(args, run)
     return 0
@@ -75,10 +69,17 @@ def run_stats(args, stats_command) -> int:
     try:
         return stats_command(args, lambda g, sources, **options: distance_stats(
             g, sources, comm=comm, **options))
-    except (APSPError, ValueError) as exc:  # bad input or arguments: every rank raised alike
+    except BaseException as exc:  # noqa: BLE001 - see `_failed`
+        return _failed(comm, args, "running the distributed statistics", exc)
+
+
+def _failed(comm, args, doing: str, exc: BaseException) -> int:
+    """Exit code 1 after ``exc``: an error every rank raised alike (bad input or arguments, agreed
+    failures, negative cycles) is one line from rank 0; any other, of one rank alone, aborts the
+    job (the others would wait forever)."""
+    if isinstance(exc, (APSPError, ValueError)):
         if comm.rank == 0:
             print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr, flush=True)
-        return 1
-    except BaseException as exc:  # noqa: BLE001 - one rank alone: the others would wait forever
-        abort_job(comm, "running the distributed statistics", exc)
-        return 1
+    else:
+        abort_job(comm, doing, exc)
+    return 1

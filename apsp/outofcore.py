@@ -228,11 +228,8 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     if block is not None:
         blocks = [min(int(block), max(1, n_pivots))]
     else:  # align * 2**k, widest first, down to min(align, top)
-        widths, b = {min(align, top)}, align
-        while b <= top:
-            widths.add(b)
-            b *= 2
-        blocks = sorted(widths, reverse=True)
+        widths = {align << k for k in range(top.bit_length()) if align << k <= top}
+        blocks = sorted(widths | {min(align, top)}, reverse=True)
     gpu = where == "GPU" and align > 1
     # first pass: stripes tall enough to keep a GPU busy; second: any that fit
     for strict in (True, False):
@@ -529,17 +526,14 @@ class StreamSolve:
 
     def finalize(self) -> Finalized:
         """Unreachable pairs marked, and the cut-off check made, a stripe at a time."""
-        suspect = False
+        suspect = None if self.cutoff_band is None else False
         for i0, i1, rows in self._stripes():
             if i0 >= self.n:
                 break
             real = self.host.read(i0, i1, out=rows)[:min(i1, self.n) - i0, :self.n]
-            if self.cutoff_band is not None and not suspect:
-                suspect = exactness.cutoff_suspected(real, self.cutoff_band)
-            exactness.finalize_unreachable(real, self.negative)
+            suspect = exactness.finalize_checked(real, self.negative, self.cutoff_band) or suspect
             self.host.write(i0, rows)
-        return Finalized(self.host.array[:self.n, :self.n],
-                         cutoff_suspected=None if self.cutoff_band is None else suspect)
+        return Finalized(self.host.array[:self.n, :self.n], cutoff_suspected=suspect)
 
 
 def solve(graph, opts):

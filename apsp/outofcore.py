@@ -79,8 +79,7 @@ class HostMatrix:
         self._fd: int | None = None
         self._array: np.ndarray | None = None
         if on_disk:
-            directory = scratch_dir or tempfile.gettempdir()
-            fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
+            fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=scratch_dir or None)
             try:
                 _allocate(fd, self._nbytes, self.path)
             except BaseException:
@@ -241,8 +240,7 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
                 if rows is not None:
                     h = min(int(rows), n)
                 else:
-                    h = (budget - panels) // (buffers * n * itemsize)
-                    h = min(h, n, MAX_BUFFER_ELEMENTS // n)
+                    h = min((budget - panels) // (buffers * n * itemsize), n, MAX_BUFFER_ELEMENTS // n)
                     if h >= align:
                         h -= h % align
                     wanted = min(n, max(MIN_GPU_ROWS, b // 2)) if (gpu and strict) else 1

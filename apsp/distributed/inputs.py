@@ -78,8 +78,7 @@ def check_output_path(path) -> Path:
 def _fix_diagonal(local, layout, coords):
     """``min(0, .)`` on the diagonal entries this rank holds (as ``Graph.fw_matrix``)."""
     di, dj, _ = layout.local_diagonal(coords)
-    if len(di):
-        local[di, dj] = np.minimum(local[di, dj], 0)
+    local[di, dj] = np.minimum(local[di, dj], 0)
     return local
 
 

@@ -126,7 +126,7 @@ def _piece_offsets(grid, layout, lengths):
     row_start = np.cumsum(global_len) - global_len
     mine = list(layout.local_tiles(pc, 1))
     starts = row_start[layout.global_indices(pr, 0)]
-    return starts[:, None] + before_in_row[:, mine], int(global_len.sum())
+    return starts[:, None] + before_in_row[:, mine]
 
 
 def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) -> None:
@@ -136,8 +136,7 @@ def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) 
     ``format_rows(rows_2d) -> bytes`` formats each row as one line."""
     comm = grid.cart
     texts, lengths = _format_segments(layout, grid.coords, local, format_rows)
-    offsets, _total = _piece_offsets(grid, layout, lengths)
-    rows, ntiles = lengths.shape
+    offsets = _piece_offsets(grid, layout, lengths)
     # pieces in file order (row, then tile column) -> source positions in `texts`
     col_start = np.concatenate([[0], np.cumsum([len(t) for t in texts])]) if texts else np.zeros(1, np.int64)
     src_in_col = np.cumsum(lengths, axis=0) - lengths  # start of each piece inside its column text

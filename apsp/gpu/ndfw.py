@@ -45,7 +45,7 @@ from ..dissection import DEFAULTS, ScheduleEngine, solve_with
 from ..engine import Finalized, SolveOptions, SolveOutput
 from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
 from .fw import check_and_mark, finished
-from .minplus import inf_for, minplus_update
+from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
 from .transfer import PARALLEL_BYTES, HostResult, to_host
 
@@ -431,7 +431,7 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. Into
     ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
-    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", ""))) if result is None else result.array
+    out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
     if n == 0:
         return out
     device = d.device if device is None else device
@@ -446,8 +446,6 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
         to_host(rows, out=out[i0:i1] if result is None else result.rows(i0, i1))
         del rows
     return out
-
-
 
 
 def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:

@@ -98,8 +98,7 @@ def edges_by_rank(g, layout: BlockCyclic, dtype):
 
     Returns (counts per rank, local row, local col, weight as ``dtype``)."""
     csr = g.csr
-    n = g.n
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(csr.indptr))
     cols = csr.indices.astype(np.int64)
     pr, li = layout.locate(rows, 0)
     pc, lj = layout.locate(cols, 1)

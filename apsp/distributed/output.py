@@ -32,11 +32,9 @@ TEXT_CHUNK_BYTES = 64 << 20
 
 def darray_type(layout: BlockCyclic, rank: int, dtype) -> MPI.Datatype:
     """The MPI datatype of ``rank``'s local matrix inside the global C-order ``n x n`` array."""
-    base = from_numpy_dtype(np.dtype(dtype))
-    n = max(layout.n, 0)
-    dt = base.Create_darray(layout.size, rank, [n, n], [MPI.DISTRIBUTE_CYCLIC] * 2,
-                            [layout.block, layout.block], list(layout.grid), MPI.ORDER_C)
-    return dt.Commit()
+    return from_numpy_dtype(np.dtype(dtype)).Create_darray(
+        layout.size, rank, [layout.n, layout.n], [MPI.DISTRIBUTE_CYCLIC] * 2, [layout.block, layout.block],
+        list(layout.grid), MPI.ORDER_C).Commit()
 
 
 def gather_to_root(grid, layout: BlockCyclic, local: np.ndarray):
@@ -74,8 +72,7 @@ def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:
         if comm.rank == 0:
             fh.Write_at(0, header)
         dt = darray_type(layout, comm.rank, local.dtype)
-        base = from_numpy_dtype(local.dtype)
-        fh.Set_view(len(header), base, dt)
+        fh.Set_view(len(header), from_numpy_dtype(local.dtype), dt)
         fh.Write_all(np.ascontiguousarray(local))
         dt.Free()
     finally:

@@ -462,7 +462,7 @@ class StreamSolve:
     resumes_anywhere = True
 
     def __init__(self, graph, host: HostMatrix, engine, stream: StreamPlan, cutoff_band=None):
-        self.graph, self.host, self.engine, self.stream = graph, host, engine, stream
+        self.host, self.engine, self.stream = host, engine, stream
         self.kind = f"out-of-core {engine.kind}"
         self.n = graph.n
         self.negative = engine.negative

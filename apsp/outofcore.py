@@ -79,8 +79,7 @@ class HostMatrix:
         self._fd: int | None = None
         self._array: np.ndarray | None = None
         if on_disk:
-            directory = scratch_dir or tempfile.gettempdir()
-            fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=directory)
+            fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=scratch_dir or None)
             try:
                 _allocate(fd, self._nbytes, self.path)
             except BaseException:
@@ -228,11 +227,8 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     if block is not None:
         blocks = [min(int(block), max(1, n_pivots))]
     else:  # align * 2**k, widest first, down to min(align, top)
-        widths, b = {min(align, top)}, align
-        while b <= top:
-            widths.add(b)
-            b *= 2
-        blocks = sorted(widths, reverse=True)
+        widths = {align << k for k in range(top.bit_length()) if align << k <= top}
+        blocks = sorted(widths | {min(align, top)}, reverse=True)
     gpu = where == "GPU" and align > 1
     # first pass: stripes tall enough to keep a GPU busy; second: any that fit
     for strict in (True, False):
@@ -244,8 +240,7 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
                 if rows is not None:
                     h = min(int(rows), n)
                 else:
-                    h = (budget - panels) // (buffers * n * itemsize)
-                    h = min(h, n, MAX_BUFFER_ELEMENTS // n)
+                    h = min((budget - panels) // (buffers * n * itemsize), n, MAX_BUFFER_ELEMENTS // n)
                     if h >= align:
                         h -= h % align
                     wanted = min(n, max(MIN_GPU_ROWS, b // 2)) if (gpu and strict) else 1
@@ -467,7 +462,7 @@ class StreamSolve:
     resumes_anywhere = True
 
     def __init__(self, graph, host: HostMatrix, engine, stream: StreamPlan, cutoff_band=None):
-        self.graph, self.host, self.engine, self.stream = graph, host, engine, stream
+        self.host, self.engine, self.stream = host, engine, stream
         self.kind = f"out-of-core {engine.kind}"
         self.n = graph.n
         self.negative = engine.negative
@@ -529,17 +524,14 @@ class StreamSolve:
 
     def finalize(self) -> Finalized:
         """Unreachable pairs marked, and the cut-off check made, a stripe at a time."""
-        suspect = False
+        suspect = None if self.cutoff_band is None else False
         for i0, i1, rows in self._stripes():
             if i0 >= self.n:
                 break
             real = self.host.read(i0, i1, out=rows)[:min(i1, self.n) - i0, :self.n]
-            if self.cutoff_band is not None and not suspect:
-                suspect = exactness.cutoff_suspected(real, self.cutoff_band)
-            exactness.finalize_unreachable(real, self.negative)
+            suspect = exactness.finalize_checked(real, self.negative, self.cutoff_band) or suspect
             self.host.write(i0, rows)
-        return Finalized(self.host.array[:self.n, :self.n],
-                         cutoff_suspected=None if self.cutoff_band is None else suspect)
+        return Finalized(self.host.array[:self.n, :self.n], cutoff_suspected=suspect)
 
 
 def solve(graph, opts):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -319,9 +318,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     from ..io.atomic import remove_stale_temporaries
 
                     remove_stale_temporaries(target)  # a killed job's leftovers
-                    names = (str(target), str(out_mod.temp_name(target)), out_kind)
-                target_s, tmp_s, kind = comm.bcast(names, root=0)
-                target, tmp = Path(target_s), Path(tmp_s)
+                    names = (target, out_mod.temp_name(target), out_kind)
+                target, tmp, kind = comm.bcast(names, root=0)
 
                 def cleanup():
                     tmp.unlink(missing_ok=True)

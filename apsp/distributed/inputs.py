@@ -75,21 +75,10 @@ def check_output_path(path) -> Path:
     return Path(path)
 
 
-def local_start_matrix(layout: BlockCyclic, coords, dtype, li=None, lj=None, w=None, out=None) -> np.ndarray:
-    """This rank's part of ``Graph.fw_matrix``: INF, then the given edges, then ``min(0, .)``
-    on the diagonal entries it holds (into ``out`` when given)."""
-    dt = np.dtype(dtype)
-    local = np.empty(layout.local_shape(coords), dtype=dt) if out is None else out
-    local.fill(exactness.inf_value(dt))
-    if li is not None and len(li):
-        local[li, lj] = w
-    return _fix_diagonal(local, layout, coords)
-
-
 def _fix_diagonal(local, layout, coords):
+    """``min(0, .)`` on the diagonal entries this rank holds (as ``Graph.fw_matrix``)."""
     di, dj, _ = layout.local_diagonal(coords)
-    if len(di):
-        local[di, dj] = np.minimum(local[di, dj], 0)
+    local[di, dj] = np.minimum(local[di, dj], 0)
     return local
 
 
@@ -109,8 +98,7 @@ def edges_by_rank(g, layout: BlockCyclic, dtype):
 
     Returns (counts per rank, local row, local col, weight as ``dtype``)."""
     csr = g.csr
-    n = g.n
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(csr.indptr))
     cols = csr.indices.astype(np.int64)
     pr, li = layout.locate(rows, 0)
     pc, lj = layout.locate(cols, 1)
@@ -123,7 +111,7 @@ def edges_by_rank(g, layout: BlockCyclic, dtype):
 
 def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray:
     """Collective: rank 0 sends each rank its edges (``prepared`` by `edges_by_rank`);
-    every rank builds its local start matrix in ``out``."""
+    every rank builds its part of ``Graph.fw_matrix`` in ``out``: INF, then its edges, then the diagonal."""
     dt = out.dtype
     if comm.rank == 0:
         counts, li, lj, w = prepared
@@ -136,7 +124,9 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
         # the buffer description matters on rank 0 only
         comm.Scatterv(None if sent is None else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type],
                       recv, root=0)
-    return local_start_matrix(layout, coords, dt, *received, out=out)
+    out.fill(exactness.inf_value(dt))
+    out[received[0], received[1]] = received[2]
+    return _fix_diagonal(out, layout, coords)
 
 
 def scatter_dense(comm, layout, coords, g, out: np.ndarray) -> np.ndarray:

@@ -71,9 +71,7 @@ class BlockCyclic:
     def local_extent(self, p: int, axis: int) -> int:
         """Number of local rows (axis 0) or columns (axis 1) at grid coordinate ``p``."""
         owned = self.local_tiles(p, axis)
-        if not owned:
-            return 0
-        return len(owned) * self.block - (self.block - self.tile_size(owned[-1]))
+        return (len(owned) - 1) * self.block + self.tile_size(owned[-1]) if owned else 0
 
     def local_range(self, t: int, axis: int) -> tuple[int, int]:
         """Local indices of global tile ``t`` on the coordinate that owns it."""

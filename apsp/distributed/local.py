@@ -122,8 +122,6 @@ def gpu_tiles(dtype, negative: bool, device, cuda_aware: bool):
                     f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB free; use more GPUs (ranks) or a smaller dtype")
 
         def gather_values(self, t, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-            if len(rows) == 0:
-                return np.zeros(0, dtype=self.dtype)
             return t[torch.as_tensor(rows, device=self.device), torch.as_tensor(cols, device=self.device)].cpu().numpy()
 
         def warm_up(self) -> None:

@@ -32,11 +32,9 @@ TEXT_CHUNK_BYTES = 64 << 20
 
 def darray_type(layout: BlockCyclic, rank: int, dtype) -> MPI.Datatype:
     """The MPI datatype of ``rank``'s local matrix inside the global C-order ``n x n`` array."""
-    base = from_numpy_dtype(np.dtype(dtype))
-    n = max(layout.n, 0)
-    dt = base.Create_darray(layout.size, rank, [n, n], [MPI.DISTRIBUTE_CYCLIC] * 2,
-                            [layout.block, layout.block], list(layout.grid), MPI.ORDER_C)
-    return dt.Commit()
+    return from_numpy_dtype(np.dtype(dtype)).Create_darray(
+        layout.size, rank, [layout.n, layout.n], [MPI.DISTRIBUTE_CYCLIC] * 2, [layout.block, layout.block],
+        list(layout.grid), MPI.ORDER_C).Commit()
 
 
 def gather_to_root(grid, layout: BlockCyclic, local: np.ndarray):
@@ -74,8 +72,7 @@ def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:
         if comm.rank == 0:
             fh.Write_at(0, header)
         dt = darray_type(layout, comm.rank, local.dtype)
-        base = from_numpy_dtype(local.dtype)
-        fh.Set_view(len(header), base, dt)
+        fh.Set_view(len(header), from_numpy_dtype(local.dtype), dt)
         fh.Write_all(np.ascontiguousarray(local))
         dt.Free()
     finally:
@@ -126,7 +123,7 @@ def _piece_offsets(grid, layout, lengths):
     row_start = np.cumsum(global_len) - global_len
     mine = list(layout.local_tiles(pc, 1))
     starts = row_start[layout.global_indices(pr, 0)]
-    return starts[:, None] + before_in_row[:, mine], int(global_len.sum())
+    return starts[:, None] + before_in_row[:, mine]
 
 
 def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) -> None:
@@ -136,8 +133,7 @@ def write_text(grid, layout: BlockCyclic, local: np.ndarray, path, format_rows) 
     ``format_rows(rows_2d) -> bytes`` formats each row as one line."""
     comm = grid.cart
     texts, lengths = _format_segments(layout, grid.coords, local, format_rows)
-    offsets, _total = _piece_offsets(grid, layout, lengths)
-    rows, ntiles = lengths.shape
+    offsets = _piece_offsets(grid, layout, lengths)
     # pieces in file order (row, then tile column) -> source positions in `texts`
     col_start = np.concatenate([[0], np.cumsum([len(t) for t in texts])]) if texts else np.zeros(1, np.int64)
     src_in_col = np.cumsum(lengths, axis=0) - lengths  # start of each piece inside its column text

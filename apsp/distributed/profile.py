@@ -39,7 +39,7 @@ class StageTimer:
         finally:
             if sync and self.sync is not None:
                 self.sync()
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+            self.add(stage, time.perf_counter() - start)
 
     def add(self, stage: str, seconds: float) -> None:
         self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds

@@ -151,9 +151,7 @@ def device_count() -> int:
 
 def _attribute(attr: int) -> int:
     start()
-    value = _INT()
-    _check(_library().cuDeviceGetAttribute(ctypes.byref(value), attr, _state["device"]), "cuDeviceGetAttribute")
-    return value.value
+    return _new(_INT, "cuDeviceGetAttribute", attr, _state["device"]).value
 
 
 def capability() -> tuple[int, int]:

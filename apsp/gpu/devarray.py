@@ -11,6 +11,7 @@ Triton's own launcher cannot be used: on Triton 3.6 it imports torch.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -216,25 +217,23 @@ def _compile_or_load(fn, signature: dict, constants: dict, aligned: tuple, num_w
     store = _store_dir()
     key = _store_key(fn, signature, constants, aligned, num_warps, num_stages, arch)
     meta_path, binary_path = store / f"{key}.json", store / f"{key}.cubin"
-    try:
+    with contextlib.suppress(OSError, ValueError, KeyError):
         meta = json.loads(meta_path.read_text())
         return binary_path.read_bytes(), meta["name"], meta["shared"], meta["threads"], meta["params"]
-    except (OSError, ValueError, KeyError):
-        pass
     from ..jit import compile_outside_numba
 
     with compile_outside_numba("GPU kernels"):
         compiled = compile_kernel(fn, signature, constants, aligned, num_warps, num_stages, arch)
     binary, name, shared, threads, params = compiled
-    try:  # the binary first, the description last: a description names a whole binary
+    # the binary first, the description last: a description names a whole binary; a read-only home:
+    # compile again next time
+    with contextlib.suppress(OSError):
         store.mkdir(parents=True, exist_ok=True)
         for path, data in ((binary_path, binary), (meta_path, json.dumps(
                 {"name": name, "shared": shared, "threads": threads, "params": params}).encode())):
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path)
-    except OSError:  # a read-only home: compile again next time
-        pass
     return compiled
 
 

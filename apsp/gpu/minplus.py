@@ -449,27 +449,21 @@ def _duplicate_pairs_kernel(a_ptr, out_ptr, M, K, stride_am, stride_ak, BLOCK: t
     tl.store(out_ptr + cols[None, :] * M + rows[:, None], low | (low << 16), mask=ok)
 
 
-def _int32_empty_like(t, shape):
+def _int32(t, shape=None):
+    """``t`` seen as int32; with ``shape``, a new int32 buffer of that shape on ``t``'s device instead
+    (for a driver array from the current stream's pool: `DeviceArray.scratch`)."""
     if isinstance(t, DeviceArray):
-        return DeviceArray.scratch(shape, np.int32)
+        return t.view(np.int32) if shape is None else DeviceArray.scratch(shape, np.int32)
     import torch
 
-    return torch.empty(shape, dtype=torch.int32, device=t.device)
-
-
-def _as_int32(t):
-    if isinstance(t, DeviceArray):
-        return t.view(np.int32)
-    import torch
-
-    return t.view(torch.int32)
+    return t.view(torch.int32) if shape is None else torch.empty(shape, dtype=torch.int32, device=t.device)
 
 
 def duplicate_pairs(a):
     """int32 with both halves equal to ``a``'s int16 value, same logical shape, as a transposed
     view of a contiguous buffer (the kernel's loads of A run along its first dimension)."""
     m, k = a.shape
-    out = _int32_empty_like(a, (k, m))
+    out = _int32(a, (k, m))
     block = 32 if a.device.type == "cuda" else 16
     run_kernel(_duplicate_pairs_kernel, (triton.cdiv(m, block), triton.cdiv(k, block)), a, out, m, k,
                a.stride(0), a.stride(1), BLOCK=block, num_warps=4 if a.device.type == "cuda" else 1)
@@ -498,7 +492,7 @@ def minplus_update(c, a, b, negative: bool = False, out2=None, config=None, pair
     if m == 0 or n == 0 or k == 0:
         return
     if _uses_pairs(c, b, negative, out2, pairs):
-        c32, b32, a32 = _as_int32(c), _as_int32(b), duplicate_pairs(a)
+        c32, b32, a32 = _int32(c), _int32(b), duplicate_pairs(a)
         cfg = config if config is not None else (PAIRS["config"] if c.device.type == "cuda" else None)
         _launch_minplus(c32, a32, b32, None, False, cfg,
                         ASM_PAIRS if c.device.type == "cuda" else ASM_PAIRS_PLAIN, inf=_pair_value(inf_for(c)))

@@ -33,6 +33,8 @@ device, copied by several threads), so the device never holds a second n x n mat
 """
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 import torch
 import triton
@@ -43,7 +45,7 @@ from ..dissection import DEFAULTS, ScheduleEngine, solve_with
 from ..engine import Finalized, SolveOptions, SolveOutput
 from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
 from .fw import check_and_mark, finished
-from .minplus import inf_for, minplus_update
+from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
 from .transfer import PARALLEL_BYTES, HostResult, to_host
 
@@ -63,6 +65,11 @@ LAUNCH_SECONDS = 2e-5
 BATCH_RATE = 1.2e13
 
 
+def placed(ranges) -> list[tuple[int, int, int]]:
+    """``(lo, hi, at)`` of each range, ``at`` its start when the ranges are put side by side."""
+    return [(lo, hi, at) for (lo, hi), at in zip(ranges, accumulate((hi - lo for lo, hi in ranges), initial=0))]
+
+
 class Engine(ScheduleEngine):
     """The GPU engine: the layout matrix on the device, rounded up to ``align`` with isolated
     vertices (``load``); a node's rounds run in place or on a gathered buffer (``pivots``). ``finalize``
@@ -70,6 +77,8 @@ class Engine(ScheduleEngine):
 
     kind = "gpu"
     sync_for_progress = True
+    #: the root's rounds run in place on the whole matrix
+    whole_in_place = True
 
     def __init__(self, nd, dtype, tile: int, negative: bool, device, cutoff_band=None, paths_for=None,
                  result: HostResult | None = None):
@@ -105,12 +114,16 @@ class Engine(ScheduleEngine):
 
     def pivots(self, a, b, ranges):
         width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
-        if ranges == [(0, self.size)]:
+        if ranges == [(0, self.size)] and self.whole_in_place:
             self._in_place(self.d, a, b, [(0, self.d.shape[0])])
         elif width * width * self.d.element_size() <= self.gather_bytes:
             self._gathered(a, b, ranges, width)
         else:
-            self._in_place(self.d, a, b, ranges)
+            self._too_large(a, b, ranges)
+
+    def _too_large(self, a, b, ranges):
+        """A node whose gathered buffer does not fit: in place range pair by range pair."""
+        self._in_place(self.d, a, b, ranges)
 
     def rounds(self, block: int, start_vertex: int = 0):
         """Level by level (`Dissection.levels`), each level in the batches `batches` chooses."""
@@ -184,15 +197,12 @@ class Engine(ScheduleEngine):
             pivot = d[k0:k1, k0:k1]
             close_block(pivot, self.negative)
             col_t = self.col_t[:k1 - k0]
-            at = 0
-            places = []
-            for lo, hi in ranges:
+            places = placed(ranges)
+            for lo, hi, at in places:
                 row = d[k0:k1, lo:hi]
                 minplus_update(row, pivot, row, self.negative)
                 col = d[lo:hi, k0:k1]
                 minplus_update(col, col, pivot, self.negative, out2=col_t[:, at:at + hi - lo].t())
-                places.append((lo, hi, at))
-                at += hi - lo
             # phase 3 (pivot rows and columns again: P* (x) R* = R*, the same values)
             for lo_i, hi_i, at_i in places:
                 for lo_j, hi_j, _ in places:
@@ -222,12 +232,9 @@ class Engine(ScheduleEngine):
 
     def _gathered(self, a, b, ranges, width):
         """The node's ranges gathered into one buffer, pivots first; dense rounds on it; scattered back."""
-        places = []
-        at = 0
-        for lo, hi in self._pieces(a, b, ranges):
-            places.append((lo, hi, at))
-            at += hi - lo
-        buf = self._node_buffer(width, at)
+        pieces = self._pieces(a, b, ranges)
+        places = placed(pieces)
+        buf = self._node_buffer(width, sum(hi - lo for lo, hi in pieces))
         for lo_i, hi_i, at_i in places:
             for lo_j, hi_j, at_j in places:
                 buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j].copy_(self.d[lo_i:hi_i, lo_j:hi_j])
@@ -284,6 +291,7 @@ class HostEngine(Engine):
         self.gather_bytes = self.budget
 
     rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
+    whole_in_place = False  # the root streams too
 
     def _rows_to_device(self, r0: int, r1: int, ranges) -> torch.Tensor:
         """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: one
@@ -293,10 +301,8 @@ class HostEngine(Engine):
     def _rows_to_host(self, rows: torch.Tensor, r0: int, ranges) -> None:
         """The inverse of `_rows_to_device`: one transfer, then the pieces into their places."""
         rows = rows.cpu()
-        c = 0
-        for c0, c1 in ranges:
+        for c0, c1, c in placed(ranges):
             self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
-            c += c1 - c0
 
     def _gathered(self, a, b, ranges, width):
         """The node's ranges (pivots first, as `Engine._gathered`) copied to a device buffer row
@@ -304,25 +310,15 @@ class HostEngine(Engine):
         pieces = self._pieces(a, b, ranges)
         at = sum(hi - lo for lo, hi in pieces)
         buf = self._node_buffer(width, at)
-        row = 0
-        for lo, hi in pieces:
+        for lo, hi, row in placed(pieces):
             buf[row:row + hi - lo, :at] = self._rows_to_device(lo, hi, pieces)
-            row += hi - lo
         fw_inplace(buf, self.tile, self.negative, n_pivots=b - a, col_buffer=self.col_t)
-        row = 0
-        for lo, hi in pieces:
+        for lo, hi, row in placed(pieces):
             self._rows_to_host(buf[row:row + hi - lo, :at], lo, pieces)
-            row += hi - lo
         self.gathered += 1
 
-    def pivots(self, a, b, ranges):
-        width = -(-sum(hi - lo for lo, hi in ranges) // self.align) * self.align
-        if width * width * self.d.element_size() <= self.gather_bytes:
-            self._gathered(a, b, ranges, width)
-        else:
-            self._streamed(a, b, ranges)
-
-    def _streamed(self, a, b, ranges):
+    def _too_large(self, a, b, ranges):
+        """The pivots as one round of blocked FW, the ranges streamed in row stripes (see above)."""
         d, dev, neg = self.d, self.device, self.negative
         width = sum(hi - lo for lo, hi in ranges)
         pivot = d[a:b, a:b].to(dev)
@@ -334,14 +330,12 @@ class HostEngine(Engine):
         # phase 3 over every stripe of rows of the ranges: D = min(D, C (x) R), R and C final
         left = self.budget - (row.numel() + col.numel()) * d.element_size()
         height = max(1, min(width, left // (2 * width * d.element_size())))
-        at = 0
-        for lo, hi in ranges:
+        for lo, hi, at in placed(ranges):
             for r0 in range(lo, hi, height):
                 r1 = min(r0 + height, hi)
                 stripe = self._rows_to_device(r0, r1, ranges)
                 minplus_update(stripe, col[at + r0 - lo:at + r1 - lo], row, neg)
                 self._rows_to_host(stripe, r0, ranges)
-            at += hi - lo
         self.streamed += 1
 
 
@@ -417,8 +411,7 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
     d = torch.empty((size, size), dtype=getattr(torch, np.dtype(dtype).name), device=device)
     d.fill_(inf_for(d))
     rows, cols, w = layout_edges(graph, nd)
-    r = torch.from_numpy(rows).to(device)
-    c = torch.from_numpy(cols).to(device)
+    r, c = (torch.from_numpy(a).to(device) for a in (rows, cols))
     d[r, c] = torch.from_numpy(w.astype(dtype)).to(device)
     diag = torch.diagonal(d)
     diag.copy_(torch.clamp(diag, max=0))
@@ -437,7 +430,7 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. Into
     ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
-    out = np.empty((n, n), dtype=np.dtype(str(d.dtype).replace("torch.", ""))) if result is None else result.array
+    out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
     if n == 0:
         return out
     device = d.device if device is None else device
@@ -454,21 +447,12 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     return out
 
 
-def solve(graph, opts: SolveOptions) -> SolveOutput:
-    """Nested-dissection Floyd-Warshall on the GPU, registered as ``("nd-fw", "gpu")``.
-
-    ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
-    dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
-    """
-    return _solve(graph, opts)
-
-
 def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:
     """nd-fw with its layout matrix in host memory, streamed through the GPU (`HostEngine`),
     registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan (``opts.memory``, its
     ``gpu_limit``) chooses when the matrix does not fit the card."""
     plan = opts.memory
-    return _solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
+    return solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
 
 
 def prefaulted_result(n: int, dtype: np.dtype, device) -> HostResult | None:
@@ -481,7 +465,13 @@ def prefaulted_result(n: int, dtype: np.dtype, device) -> HostResult | None:
     return None
 
 
-def _solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
+def solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
+    """Nested-dissection Floyd-Warshall on the GPU, registered as ``("nd-fw", "gpu")`` (``budget``: the
+    device bytes of `HostEngine`'s buffers, for `solve_streamed`).
+
+    ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
+    dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
+    """
     paths = opts.successors or opts.predecessors
     result = None if budget is not None or paths else prefaulted_result(graph.n, np.dtype(opts.dtype), opts.device)
 

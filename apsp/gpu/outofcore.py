@@ -44,10 +44,8 @@ def _register(array: np.ndarray) -> bool:
 
 
 def _unregister(array: np.ndarray) -> None:
-    try:
+    with contextlib.suppress(RuntimeError, AttributeError, AssertionError, TypeError):
         torch.cuda.cudart().cudaHostUnregister(array.ctypes.data)
-    except (RuntimeError, AttributeError, AssertionError, TypeError):
-        pass
 
 
 class GPUStreamEngine(GPUEngine):

@@ -136,11 +136,6 @@ class DriverRuntime:
         """Nothing to do: freeing device memory waits for the work using it."""
 
 
-def runtime_of(d):
-    """The runtime of the array ``d``."""
-    return DriverRuntime() if isinstance(d, DeviceArray) else TorchRuntime(d.device)
-
-
 def close_block(t, negative: bool = False) -> None:
     """Floyd-Warshall on the square tile ``t`` in place (phase 1)."""
     size = t.shape[0]
@@ -198,22 +193,26 @@ def fw_rounds(d, block: int, negative: bool = False, config=None,
         for r in range(start_round, rounds):
             k0 = r * block
             kb = min(block, n_real - k0)
-            pivot = d[k0:k0 + kb, k0:k0 + kb]
-            row_panel = d[k0:k0 + kb, :]
-            col_panel = d[:, k0:k0 + kb]
-            col_t = col_buffer[:kb, :n]
-            close_block(pivot, negative)
-            minplus_update(row_panel, pivot, row_panel, negative, config=config)
-            minplus_update(col_panel, col_panel, pivot, negative, out2=col_t.t(), config=config)
+            row_panel, col_t = d[k0:k0 + kb, :], col_buffer[:kb, :n]
+            _close_panels(row_panel, d[:, k0:k0 + kb], col_t, k0, negative, config)
             minplus_update(d, col_t.t(), row_panel, negative, config=config)
             yield r + 1
         return
     yield from _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round)
 
 
+def _close_panels(row, col, col_t, k0: int, negative: bool, config) -> None:
+    """Phases 1-2 of the round whose pivots start at ``k0``: close the pivot block (inside the row
+    panel ``row``), update ``row`` and the column panel ``col``, the latter also into ``col_t`` transposed."""
+    pivot = row[:, k0:k0 + row.shape[0]]
+    close_block(pivot, negative)
+    minplus_update(row, pivot, row, negative, config=config)
+    minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
+
+
 def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_round):
     n = d.shape[0]
-    rt = runtime_of(d)
+    rt = DriverRuntime() if isinstance(d, DeviceArray) else TorchRuntime(d.device)
     cuda, (main, side) = rt.cuda, rt.streams()
     # double-buffered panels: round r's are read by phase 3 while round r+1's are being built
     rows = [d.new_empty((block, n)) for _ in range(2)]
@@ -230,10 +229,7 @@ def _fw_lookahead(d, block, negative, config, col_buffer, n_real, rounds, start_
         row, col_t, col = rows[r % 2][:kb], cols_t[r % 2][:kb], col_scratch[:, :kb]
         row.copy_(d[k0:k0 + kb, :])
         col.copy_(d[:, k0:k0 + kb])
-        pivot = row[:, k0:k0 + kb]
-        close_block(pivot, negative)
-        minplus_update(row, pivot, row, negative, config=config)
-        minplus_update(col, col, pivot, negative, out2=col_t.t(), config=config)
+        _close_panels(row, col, col_t, k0, negative, config)
         return row, col_t
 
     panels = build_panels(start_round)

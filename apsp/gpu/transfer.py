@@ -138,7 +138,7 @@ class _CudaStager:
         done.synchronize()
 
 
-class _DriverStager:
+class _DriverStager(_CudaStager):
     """`_CudaStager` for `DeviceArray` rows, on a stream of the CUDA driver."""
 
     def __init__(self):
@@ -152,10 +152,6 @@ class _DriverStager:
         src, pitch, width, count = rows._rows()
         self.cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
         return self.stream.record_event()
-
-    @staticmethod
-    def wait(done) -> None:
-        done.synchronize()
 
 
 def _staging(device):

@@ -4,6 +4,8 @@ solve finds them done. Apart from `apsp.gpu`'s device questions so that asking w
 usable never imports a solver."""
 from __future__ import annotations
 
+import contextlib
+
 from . import torch_free
 
 
@@ -38,7 +40,6 @@ def start_cuda_driver() -> None:
     torch's runtime then finds the primary context made instead of creating it after the import."""
     from . import cuda
 
-    try:
+    # no driver or no device: torch reports it in its own words
+    with contextlib.suppress(OSError, AttributeError, cuda.CudaError):
         cuda.start()  # the context is held until exit
-    except (OSError, AttributeError, cuda.CudaError):  # no driver or no device: torch reports it in its own words
-        pass

@@ -299,22 +299,21 @@ def solve_itemsize(g: Graph, method: str) -> int:
     Kept on the graph: every estimate asks."""
     found = "longest_found" in g.__dict__
     known = g.__dict__.setdefault("_solve_itemsize", {})
-    if (method, found) not in known:
-        known[method, found] = _solve_itemsize(g, method, found)
-    return known[method, found]
-
-
-def _solve_itemsize(g: Graph, method: str, found: bool) -> int:
-    if method == "bfs":
-        return 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
+    if (method, found) in known:
+        return known[method, found]
     facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
-    if method in ("fw", "nd-fw"):
+    if method == "bfs":
+        size = 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
+    elif method in ("fw", "nd-fw"):
         attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
         if attempts[0].checked and len(attempts) > 1 and found:
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
-        return int(np.dtype(attempts[0].dtype).itemsize)
-    return int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
+        size = int(np.dtype(attempts[0].dtype).itemsize)
+    else:
+        size = int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
+    known[method, found] = size
+    return size
 
 
 # -- nested dissection's work, with and without its ordering ------------------------

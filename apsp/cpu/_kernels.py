@@ -27,22 +27,7 @@ def _relax4(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
         a10 = a[ai + 1, ak + k + 0]; a11 = a[ai + 1, ak + k + 1]; a12 = a[ai + 1, ak + k + 2]; a13 = a[ai + 1, ak + k + 3]
         a20 = a[ai + 2, ak + k + 0]; a21 = a[ai + 2, ak + k + 1]; a22 = a[ai + 2, ak + k + 2]; a23 = a[ai + 2, ak + k + 3]
         a30 = a[ai + 3, ak + k + 0]; a31 = a[ai + 3, ak + k + 1]; a32 = a[ai + 3, ak + k + 2]; a33 = a[ai + 3, ak + k + 3]
-        lo = a00
-        lo = a01 if a01 < lo else lo
-        lo = a02 if a02 < lo else lo
-        lo = a03 if a03 < lo else lo
-        lo = a10 if a10 < lo else lo
-        lo = a11 if a11 < lo else lo
-        lo = a12 if a12 < lo else lo
-        lo = a13 if a13 < lo else lo
-        lo = a20 if a20 < lo else lo
-        lo = a21 if a21 < lo else lo
-        lo = a22 if a22 < lo else lo
-        lo = a23 if a23 < lo else lo
-        lo = a30 if a30 < lo else lo
-        lo = a31 if a31 < lo else lo
-        lo = a32 if a32 < lo else lo
-        lo = a33 if a33 < lo else lo
+        lo = min(a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33)
         if lo < inf:  # otherwise no row reaches these k: nothing to do
             b0 = b[bk + k + 0, bj:bj + s]
             b1 = b[bk + k + 1, bj:bj + s]
@@ -51,95 +36,36 @@ def _relax4(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
             if floor is not None:
                 for j in range(s):
                     y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                    v = cast(a00 + y0)
-                    w = cast(a01 + y1)
-                    v = w if w < v else v
-                    w = cast(a02 + y2)
-                    v = w if w < v else v
-                    w = cast(a03 + y3)
-                    v = w if w < v else v
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
                     v = v if v > floor else floor
-                    z = c0[j]
-                    c0[j] = v if v < z else z
-                    v = cast(a10 + y0)
-                    w = cast(a11 + y1)
-                    v = w if w < v else v
-                    w = cast(a12 + y2)
-                    v = w if w < v else v
-                    w = cast(a13 + y3)
-                    v = w if w < v else v
+                    c0[j] = min(c0[j], v)
+                    v = min(cast(a10 + y0), cast(a11 + y1), cast(a12 + y2), cast(a13 + y3))
                     v = v if v > floor else floor
-                    z = c1[j]
-                    c1[j] = v if v < z else z
-                    v = cast(a20 + y0)
-                    w = cast(a21 + y1)
-                    v = w if w < v else v
-                    w = cast(a22 + y2)
-                    v = w if w < v else v
-                    w = cast(a23 + y3)
-                    v = w if w < v else v
+                    c1[j] = min(c1[j], v)
+                    v = min(cast(a20 + y0), cast(a21 + y1), cast(a22 + y2), cast(a23 + y3))
                     v = v if v > floor else floor
-                    z = c2[j]
-                    c2[j] = v if v < z else z
-                    v = cast(a30 + y0)
-                    w = cast(a31 + y1)
-                    v = w if w < v else v
-                    w = cast(a32 + y2)
-                    v = w if w < v else v
-                    w = cast(a33 + y3)
-                    v = w if w < v else v
+                    c2[j] = min(c2[j], v)
+                    v = min(cast(a30 + y0), cast(a31 + y1), cast(a32 + y2), cast(a33 + y3))
                     v = v if v > floor else floor
-                    z = c3[j]
-                    c3[j] = v if v < z else z
+                    c3[j] = min(c3[j], v)
             else:
                 for j in range(s):
                     y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                    v = cast(a00 + y0)
-                    w = cast(a01 + y1)
-                    v = w if w < v else v
-                    w = cast(a02 + y2)
-                    v = w if w < v else v
-                    w = cast(a03 + y3)
-                    v = w if w < v else v
-                    z = c0[j]
-                    c0[j] = v if v < z else z
-                    v = cast(a10 + y0)
-                    w = cast(a11 + y1)
-                    v = w if w < v else v
-                    w = cast(a12 + y2)
-                    v = w if w < v else v
-                    w = cast(a13 + y3)
-                    v = w if w < v else v
-                    z = c1[j]
-                    c1[j] = v if v < z else z
-                    v = cast(a20 + y0)
-                    w = cast(a21 + y1)
-                    v = w if w < v else v
-                    w = cast(a22 + y2)
-                    v = w if w < v else v
-                    w = cast(a23 + y3)
-                    v = w if w < v else v
-                    z = c2[j]
-                    c2[j] = v if v < z else z
-                    v = cast(a30 + y0)
-                    w = cast(a31 + y1)
-                    v = w if w < v else v
-                    w = cast(a32 + y2)
-                    v = w if w < v else v
-                    w = cast(a33 + y3)
-                    v = w if w < v else v
-                    z = c3[j]
-                    c3[j] = v if v < z else z
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
+                    c0[j] = min(c0[j], v)
+                    v = min(cast(a10 + y0), cast(a11 + y1), cast(a12 + y2), cast(a13 + y3))
+                    c1[j] = min(c1[j], v)
+                    v = min(cast(a20 + y0), cast(a21 + y1), cast(a22 + y2), cast(a23 + y3))
+                    c2[j] = min(c2[j], v)
+                    v = min(cast(a30 + y0), cast(a31 + y1), cast(a32 + y2), cast(a33 + y3))
+                    c3[j] = min(c3[j], v)
         k += 4
     while k < kk:
         a00 = a[ai + 0, ak + k + 0]
         a10 = a[ai + 1, ak + k + 0]
         a20 = a[ai + 2, ak + k + 0]
         a30 = a[ai + 3, ak + k + 0]
-        lo = a00
-        lo = a10 if a10 < lo else lo
-        lo = a20 if a20 < lo else lo
-        lo = a30 if a30 < lo else lo
+        lo = min(a00, a10, a20, a30)
         if lo < inf:  # otherwise no row reaches these k: nothing to do
             b0 = b[bk + k + 0, bj:bj + s]
             if floor is not None:
@@ -147,35 +73,27 @@ def _relax4(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
                     y0 = b0[j]
                     v = cast(a00 + y0)
                     v = v if v > floor else floor
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    c0[j] = min(c0[j], v)
                     v = cast(a10 + y0)
                     v = v if v > floor else floor
-                    z = c1[j]
-                    c1[j] = v if v < z else z
+                    c1[j] = min(c1[j], v)
                     v = cast(a20 + y0)
                     v = v if v > floor else floor
-                    z = c2[j]
-                    c2[j] = v if v < z else z
+                    c2[j] = min(c2[j], v)
                     v = cast(a30 + y0)
                     v = v if v > floor else floor
-                    z = c3[j]
-                    c3[j] = v if v < z else z
+                    c3[j] = min(c3[j], v)
             else:
                 for j in range(s):
                     y0 = b0[j]
                     v = cast(a00 + y0)
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    c0[j] = min(c0[j], v)
                     v = cast(a10 + y0)
-                    z = c1[j]
-                    c1[j] = v if v < z else z
+                    c1[j] = min(c1[j], v)
                     v = cast(a20 + y0)
-                    z = c2[j]
-                    c2[j] = v if v < z else z
+                    c2[j] = min(c2[j], v)
                     v = cast(a30 + y0)
-                    z = c3[j]
-                    c3[j] = v if v < z else z
+                    c3[j] = min(c3[j], v)
         k += 1
 
 
@@ -186,10 +104,7 @@ def _relax1(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
     k = 0
     while k + 4 <= kk:
         a00 = a[ai + 0, ak + k + 0]; a01 = a[ai + 0, ak + k + 1]; a02 = a[ai + 0, ak + k + 2]; a03 = a[ai + 0, ak + k + 3]
-        lo = a00
-        lo = a01 if a01 < lo else lo
-        lo = a02 if a02 < lo else lo
-        lo = a03 if a03 < lo else lo
+        lo = min(a00, a01, a02, a03)
         if lo < inf:  # otherwise no row reaches these k: nothing to do
             b0 = b[bk + k + 0, bj:bj + s]
             b1 = b[bk + k + 1, bj:bj + s]
@@ -198,28 +113,14 @@ def _relax1(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
             if floor is not None:
                 for j in range(s):
                     y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                    v = cast(a00 + y0)
-                    w = cast(a01 + y1)
-                    v = w if w < v else v
-                    w = cast(a02 + y2)
-                    v = w if w < v else v
-                    w = cast(a03 + y3)
-                    v = w if w < v else v
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
                     v = v if v > floor else floor
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    c0[j] = min(c0[j], v)
             else:
                 for j in range(s):
                     y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                    v = cast(a00 + y0)
-                    w = cast(a01 + y1)
-                    v = w if w < v else v
-                    w = cast(a02 + y2)
-                    v = w if w < v else v
-                    w = cast(a03 + y3)
-                    v = w if w < v else v
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
+                    c0[j] = min(c0[j], v)
         k += 4
     while k < kk:
         a00 = a[ai + 0, ak + k + 0]
@@ -231,12 +132,10 @@ def _relax1(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
                     y0 = b0[j]
                     v = cast(a00 + y0)
                     v = v if v > floor else floor
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    c0[j] = min(c0[j], v)
             else:
                 for j in range(s):
                     y0 = b0[j]
                     v = cast(a00 + y0)
-                    z = c0[j]
-                    c0[j] = v if v < z else z
+                    c0[j] = min(c0[j], v)
         k += 1

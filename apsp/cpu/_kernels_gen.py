@@ -40,14 +40,12 @@ from numba import njit
 def _update_lines(rows: int, ks: int, negative: bool) -> list[str]:
     lines = ["; ".join(f"y{p} = b{p}[j]" for p in range(ks))]
     for q in range(rows):
-        lines.append(f"v = cast(a{q}0 + y0)")
-        for p in range(1, ks):
-            lines.append(f"w = cast(a{q}{p} + y{p})")
-            lines.append("v = w if w < v else v")
+        # Numba lowers min() of scalars to compare-and-select, the loop the SIMD code is made of
+        sums = [f"cast(a{q}{p} + y{p})" for p in range(ks)]
+        lines.append(f"v = min({', '.join(sums)})" if ks > 1 else f"v = {sums[0]}")
         if negative:
             lines.append("v = v if v > floor else floor")
-        lines.append(f"z = c{q}[j]")
-        lines.append(f"c{q}[j] = v if v < z else z")
+        lines.append(f"c{q}[j] = min(c{q}[j], v)")
     return lines
 
 
@@ -62,8 +60,7 @@ def _kernel(rows: int) -> list[str]:
         for q in range(rows):
             out.append("        " + "; ".join(f"a{q}{p} = a[ai + {q}, ak + k + {p}]" for p in range(ks)))
         names = [f"a{q}{p}" for q in range(rows) for p in range(ks)]
-        out.append(f"        lo = {names[0]}")
-        out.extend(f"        lo = {nm} if {nm} < lo else lo" for nm in names[1:])
+        out.append(f"        lo = min({', '.join(names)})" if len(names) > 1 else f"        lo = {names[0]}")
         out.append("        if lo < inf:  # otherwise no row reaches these k: nothing to do")
         out.extend(f"            b{p} = b[bk + k + {p}, bj:bj + s]" for p in range(ks))
         for negative in (True, False):

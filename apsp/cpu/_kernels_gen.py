@@ -8,7 +8,7 @@ that the generated module is up to date. It also deletes the Numba cache of
 Why generated: the hot loop keeps four rows of ``c`` and four values of ``k``
 in flight, ``c[i, j] = min(c[i, j], a[i, k..k+3] + b[k..k+3, j])``, so each
 store to ``c`` carries four updates and each load of ``b`` serves four rows.
-That is 16 scalar ``a`` values and 16 update lines per loop body, in two
+That is 16 scalar ``a`` values and 16 sums per loop body, in two
 flavours (4 rows / 1 row). Writing them by hand invites typos; Numba has no
 macro facility.
 """

@@ -106,14 +106,10 @@ def _close_small(t, floor, inf):
             if floor is not None:
                 for j in range(m):
                     v = cast(tik + tk[j])
-                    v = v if v > floor else floor
-                    y = ti[j]
-                    ti[j] = v if v < y else y
+                    ti[j] = min(ti[j], v if v > floor else floor)
             else:
                 for j in range(m):
-                    v = cast(tik + tk[j])
-                    y = ti[j]
-                    ti[j] = v if v < y else y
+                    ti[j] = min(ti[j], cast(tik + tk[j]))
 
 
 @njit(cache=True, nogil=True)

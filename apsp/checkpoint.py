@@ -167,11 +167,11 @@ def read_rows(path, meta: dict, write_rows) -> None:
     rows = np.empty((min(step, n), n), dtype=dt)
     crc = 0
     try:
-        with open(path, "rb", buffering=0) as f:
+        with open(path, "rb") as f:  # buffered: readinto fills the rows unless the file ends
             f.seek(DATA_OFFSET)
             for i0 in range(0, n, step):
                 part = rows[:min(n, i0 + step) - i0]
-                if _read_into(f, part) != part.nbytes:
+                if f.readinto(part) != part.nbytes:
                     raise CheckpointError(f"checkpoint {path} is truncated: it changed while it was read "
                                           f"(rows {i0}..{i0 + part.shape[0] - 1} of {n} missing)")
                 crc = zlib.crc32(part.data, crc)
@@ -182,18 +182,6 @@ def read_rows(path, meta: dict, write_rows) -> None:
         raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
     if crc != int(meta["crc32"]):
         raise CheckpointError(f"checkpoint {path} is damaged: its matrix fails the crc32 check")
-
-
-def _read_into(f, array: np.ndarray) -> int:
-    """Fill ``array`` (contiguous) from ``f``; the bytes read (fewer at the end of the file)."""
-    view = array.reshape(-1).view(np.uint8).data
-    got = 0
-    while got < len(view):
-        k = f.readinto(view[got:])
-        if not k:
-            break
-        got += k
-    return got
 
 
 # ----------------------------------------------------------------------------- the session

@@ -520,21 +520,20 @@ class Graph:
         """
         import scipy.sparse as sp
 
-        if sp.issparse(matrix) and matrix.format in ("coo", "dok"):
-            coo = sp.coo_matrix(matrix)  # csr_matrix(coo) would add duplicates up
+        coo = sp.issparse(matrix) and matrix.format in ("coo", "dok")
+        # csr_matrix(coo) would add duplicates up; csr_matrix(csr) keeps a CSR's duplicates
+        given = sp.coo_matrix(matrix) if coo else sp.csr_matrix(matrix)
+        n = given.shape[0]
+        if given.shape[1] != n:
+            raise ValueError(f"a graph's matrix must be square, got shape {given.shape}")
+        if coo:
+            csr = lightest_edges(n, given.row, given.col, given.data)
         else:
-            coo = None
-            csr = sp.csr_matrix(matrix)  # keeps a CSR's duplicates
-        shape = (coo if coo is not None else csr).shape
-        if shape[0] != shape[1]:
-            raise ValueError(f"a graph's matrix must be square, got shape {shape}")
-        if coo is not None:
-            csr = lightest_edges(shape[0], coo.row, coo.col, coo.data)
-        else:
+            csr = given
             csr.sort_indices()
-            row_of = np.repeat(np.arange(shape[0]), np.diff(csr.indptr))
+            row_of = np.repeat(np.arange(n), np.diff(csr.indptr))
             if ((row_of[1:] == row_of[:-1]) & (csr.indices[1:] == csr.indices[:-1])).any():
-                csr = lightest_edges(shape[0], row_of, csr.indices, csr.data)
+                csr = lightest_edges(n, row_of, csr.indices, csr.data)
         if csr.dtype.kind not in "iuf":
             csr = csr.astype(np.float64)
         return cls(n=csr.shape[0], csr=csr, source=source)

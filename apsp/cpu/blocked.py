@@ -78,13 +78,17 @@ def clamp_floor(dtype):
 def _relax(c, ci, cj, a, ai, ak, b, bk, bj, r, kk, s, floor, inf):
     """``c[ci+i, cj+j] = min(c[ci+i, cj+j], a[ai+i, ak+k] + b[bk+k, bj+j])``
     for ``i < r, k < kk, j < s``, in place."""
+    # _relax4 takes k in fours; the last kk % 4 of its rows and every k of the rows past the
+    # last four go to _relax1 (each entry sees its k in the same order)
+    passes = kk - kk % 4
     i = 0
     while i + 4 <= r:
-        _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
+        _relax4(c, ci + i, cj, a, ai + i, ak, b, bk, bj, passes, s, floor, inf)
         i += 4
-    while i < r:
-        _relax1(c, ci + i, cj, a, ai + i, ak, b, bk, bj, kk, s, floor, inf)
-        i += 1
+    for row in range(r):
+        k0 = passes if row < i else 0
+        if k0 < kk:
+            _relax1(c, ci + row, cj, a, ai + row, ak + k0, b, bk + k0, bj, kk - k0, s, floor, inf)
 
 
 @njit(cache=True, nogil=True)
@@ -106,14 +110,10 @@ def _close_small(t, floor, inf):
             if floor is not None:
                 for j in range(m):
                     v = cast(tik + tk[j])
-                    v = v if v > floor else floor
-                    y = ti[j]
-                    ti[j] = v if v < y else y
+                    ti[j] = min(ti[j], v if v > floor else floor)
             else:
                 for j in range(m):
-                    v = cast(tik + tk[j])
-                    y = ti[j]
-                    ti[j] = v if v < y else y
+                    ti[j] = min(ti[j], cast(tik + tk[j]))
 
 
 @njit(cache=True, nogil=True)

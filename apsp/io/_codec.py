@@ -110,16 +110,20 @@ def _parse_long_int(buf, pos, end, neg):
 
 
 @njit(cache=True, nogil=True)
-def _parse_float(buf, pos, end):
-    """A decimal number with optional fraction and exponent at ``buf[pos]``.
+def _parse_token(buf, pos, end, allow_float):
+    """Parse one token starting at ``buf[pos]`` (not blank, not newline): an integer, or with
+    ``allow_float`` a decimal number with optional fraction and exponent.
 
-    Returns (status, kind, float value, position after the token).
+    Returns (status, kind, int value, float value, position after the token); for a float the
+    int value is the token's offset (numpy parses a KIND_SLOW token from there).
     """
+    start = pos
     neg = False
     c = buf[pos]
     if c == 45 or c == 43:  # '-' '+'
         neg = c == 45
         pos += 1
+    digits = pos
     # mantissa of at most 18 significant digits and a power of ten
     mant = np.int64(0)
     nsig = 0
@@ -150,8 +154,9 @@ def _parse_float(buf, pos, end):
                 inexact = True
         pos += 1
     if ndigits == 0:
-        return BAD_NUMBER, KIND_INT, 0.0, pos
-    if pos < end and (buf[pos] == 101 or buf[pos] == 69):  # 'e' 'E'
+        return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    exponent = pos < end and (buf[pos] == 101 or buf[pos] == 69)  # 'e' 'E'
+    if exponent:
         pos += 1
         eneg = False
         if pos < end and (buf[pos] == 45 or buf[pos] == 43):
@@ -168,57 +173,24 @@ def _parse_float(buf, pos, end):
             edigits += 1
             pos += 1
         if edigits == 0:
-            return BAD_NUMBER, KIND_INT, 0.0, pos
+            return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
         exp10 += -e if eneg else e
     if not _ends_token(buf, pos, end):
-        return BAD_NUMBER, KIND_INT, 0.0, pos
+        return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    integer = not (fraction or exponent)
+    if integer:  # past 18 significant digits, exact digit by digit
+        ok, v = (True, -mant if neg else mant) if exp10 == 0 else _parse_long_int(buf, digits, pos, neg)
+        if ok:
+            return OK, KIND_INT, v, float(v), pos
+    if not allow_float:
+        return OVERFLOW if integer else NOT_INTEGER, KIND_INT, np.int64(0), 0.0, pos
     if mant == 0:
-        return OK, KIND_FLOAT, -0.0 if neg else 0.0, pos
-    if inexact or mant > _TWO53 or exp10 < -22 or exp10 > 22:
-        return OK, KIND_SLOW, 0.0, pos
+        return OK, KIND_FLOAT, np.int64(start), -0.0 if neg else 0.0, pos
+    if integer or inexact or mant > _TWO53 or exp10 < -22 or exp10 > 22:
+        return OK, KIND_SLOW, np.int64(start), 0.0, pos
     # Clinger: both operands are exact doubles, so one operation rounds correctly
     f = float(mant) * _POW10[exp10] if exp10 >= 0 else float(mant) / _POW10[-exp10]
-    return OK, KIND_FLOAT, -f if neg else f, pos
-
-
-@njit(cache=True, nogil=True)
-def _parse_token(buf, pos, end, allow_float):
-    """Parse one token starting at ``buf[pos]`` (not blank, not newline).
-
-    Returns (status, kind, int value, float value, position after the token);
-    for KIND_SLOW the int value is the token's offset.
-    """
-    start = pos
-    neg = False
-    c = buf[pos]
-    if c == 45 or c == 43:  # '-' '+'
-        neg = c == 45
-        pos += 1
-    digits = pos
-    mag = np.int64(0)
-    while pos < end:
-        c = buf[pos]
-        if c < 48 or c > 57:
-            break
-        mag = mag * 10 + np.int64(c - 48)  # wraps only past 18 digits, redone below
-        pos += 1
-    nd = pos - digits
-    if nd > 0 and _ends_token(buf, pos, end):
-        if nd > 18:
-            ok, v = _parse_long_int(buf, digits, pos, neg)
-            if not ok:
-                if allow_float:
-                    return OK, KIND_SLOW, np.int64(start), 0.0, pos
-                return OVERFLOW, KIND_INT, np.int64(0), 0.0, pos
-            return OK, KIND_INT, v, float(v), pos
-        v = -mag if neg else mag
-        return OK, KIND_INT, v, float(v), pos
-    if pos < end and (c == 46 or c == 101 or c == 69):  # '.', 'e', 'E': a float
-        status, kind, f, pos = _parse_float(buf, start, end)
-        if status == OK and not allow_float:
-            return NOT_INTEGER, KIND_INT, np.int64(0), 0.0, pos
-        return status, kind, np.int64(start), f, pos
-    return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    return OK, KIND_FLOAT, np.int64(start), -f if neg else f, pos
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -133,14 +133,12 @@ def remove_stale_temporaries(target) -> list[Path]:
             continue
         try:
             os.kill(int(fields[0]), 0)  # its writer still runs (this process included)
-            continue
-        except PermissionError:  # someone else's process: alive
-            continue
         except ProcessLookupError:
+            with contextlib.suppress(FileNotFoundError):
+                (parent / name).unlink()
+                removed.append(parent / name)
+        except PermissionError:  # someone else's process: alive
             pass
-        with contextlib.suppress(FileNotFoundError):
-            (parent / name).unlink()
-            removed.append(parent / name)
     return removed
 
 
@@ -281,11 +279,8 @@ def all_or_none() -> Iterator[None]:
         for tmp, _, _ in pending[renamed:]:
             tmp.unlink(missing_ok=True)
         raise
-    directories = []
-    for _, _, parent in pending:
-        if parent not in directories:
-            directories.append(parent)
-    for directory in directories:  # makes the renames durable; not every platform opens a directory
+    # makes the renames durable; not every platform opens a directory
+    for directory in dict.fromkeys(parent for _, _, parent in pending):
         with contextlib.suppress(OSError):
             fd = os.open(directory, os.O_RDONLY)
             try:

@@ -105,25 +105,14 @@ def read_graph(path) -> EdgeList:
         off = src != dst
         if symmetry == "skew-symmetric" and field == "integer" and (w[off] == T.INT64_MIN).any():
             k = int(np.flatnonzero(off & (w == T.INT64_MIN))[0])
-            raise GraphFormatError(path, _entry_line(buf, start, k),
+            at = scan_records(path, buf, start, spec, k).offset  # where the first k entries end
+            raise GraphFormatError(path, T.line_of(buf, at),
                                    f"value {T.INT64_MIN} has no int64 negation for its skew-symmetric "
                                    "mirror entry")
         mirror_w = -w[off] if symmetry == "skew-symmetric" else w[off]
         src, dst, w = (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]),
                        np.concatenate([w, mirror_w]))
     return EdgeList(n, src, dst, w, source=str(path))
-
-
-def _entry_line(buf: np.ndarray, start: int, k: int) -> int:
-    """1-based line of the k-th entry after ``start`` (error path only)."""
-    pos = start
-    for _ in range(k + 1):
-        pos = first_record(buf, pos, b"%")
-        if pos is None:
-            return eof_line(buf)
-        if _ < k:
-            pos = int(T.end_of_line(buf, pos))
-    return T.line_of(buf, pos)
 
 
 def write_graph(path, edges: EdgeList) -> None:

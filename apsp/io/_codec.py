@@ -41,6 +41,7 @@ from numba import njit
 from ..errors import GraphFormatError
 from ..jit import thread_count
 from ..sizes import check_memory
+from .atomic import atomic_write
 
 
 # -- status codes shared by the scanners --------------------------------------
@@ -604,17 +605,10 @@ def load_bytes(path) -> np.ndarray:
             return _gunzip(path, f)
         size = os.fstat(f.fileno()).st_size
         check_memory(size, f"{path}: reading the file")
-        buf = np.empty(size, dtype=np.uint8)
-        got = 0
-        view = memoryview(buf)
-        while got < size:
-            n = f.readinto(view[got:])
-            if not n:
-                break
-            got += n
-        if got != size or f.read(1):
+        buf = np.fromfile(f, dtype=np.uint8, count=size)
+        if buf.shape[0] != size or f.read(1):
             raise GraphFormatError(path, None, f"the file changed while it was read ({size} bytes "
-                                               f"when opened, {got} read)")
+                                               f"when opened, {buf.shape[0]} read)")
     return buf
 
 
@@ -865,6 +859,14 @@ def write_edges(f, src, dst, weights, *, add: int = 0, prefix: bytes = b"", sep:
         nbytes = format_edges(src[start:start + step], dst[start:start + step], add, w, strs, lens,
                               np.frombuffer(prefix, dtype=np.uint8), sep[0], out)
         f.write(out[:nbytes])
+
+
+def write_edge_file(path, header: str, src, dst, weights, **options) -> None:
+    """``header`` and then the edge records (`write_edges` with ``options``) into ``path``, whole
+    or not at all (gzip by a ``.gz`` suffix)."""
+    with atomic_write(path, gz=True) as f:
+        f.write(header.encode())
+        write_edges(f, src, dst, weights, **options)
 
 
 def last_assignment_wins(src, dst, weight):

@@ -28,7 +28,8 @@ from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
-from ._codec import CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count, write_edges
+from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count,
+                     write_edge_file)
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
@@ -116,9 +117,8 @@ def write_graph(path, edges: EdgeList) -> None:
     if len(bad):
         raise ValueError(f"the homework format holds integer weights; edge {bad[0]} has weight "
                          f"{w[bad[0]].item()!r} (write .snap, .mtx or .gr for other weights)")
-    with atomic_write(path, gz=True) as f:
-        f.write(f"{edges.n} {edges.m}\n".encode())
-        write_edges(f, edges.src, edges.dst, w.astype(np.int64, copy=False), add=1)
+    write_edge_file(path, f"{edges.n} {edges.m}\n", edges.src, edges.dst, w.astype(np.int64, copy=False),
+                    add=1)
 
 
 #: most threads formatting text blocks at once (each holds one CHUNK_BYTES buffer)

@@ -22,7 +22,7 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
 from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record, last_assignment_wins,
-                     line_text, load_bytes, scan_records, write_edges)
+                     line_text, load_bytes, scan_records, write_edge_file, write_edges)
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances"]
@@ -134,11 +134,9 @@ def write_graph(path, edges: EdgeList) -> None:
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
     field = "integer" if w.dtype.kind in "iub" else "real"
-    with atomic_write(path, gz=True) as f:
-        f.write(f"%%MatrixMarket matrix coordinate {field} general\n"
-                f"% apsp graph: entry (i, j, w) is an edge i -> j of weight w\n"
-                f"{edges.n} {edges.n} {src.size}\n".encode())
-        write_edges(f, src, dst, w, add=1)
+    write_edge_file(path, f"%%MatrixMarket matrix coordinate {field} general\n"
+                    f"% apsp graph: entry (i, j, w) is an edge i -> j of weight w\n"
+                    f"{edges.n} {edges.n} {src.size}\n", src, dst, w, add=1)
 
 
 def write_distances(path, dist, first_row: int | None = None) -> None:

@@ -36,12 +36,10 @@ def _header(path, f):
             raise GraphFormatError(path, None, "expected one array (.npy), not an archive (.npz)")
         f.seek(0)
         version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
+        readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in readers:
             raise ValueError(f"format version {version} is not supported")
+        shape, fortran, dtype = readers[version](f)
     except GraphFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - see docstring

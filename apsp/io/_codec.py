@@ -402,10 +402,7 @@ def line_of(buf: np.ndarray, offset: int) -> int:
 
 def token_text(buf: np.ndarray, offset: int, limit: int = 40) -> str:
     """The token starting at ``offset``, for messages."""
-    end = min(buf.shape[0], offset + 200)
-    raw = bytes(buf[offset:end]).split(b"\n", 1)[0]
-    raw = raw.split()[0] if raw.split() else b""
-    text = raw.decode("utf-8", errors="replace")
+    text = (line_text(buf, offset)[:200].split() or [b""])[0].decode("utf-8", errors="replace")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -668,8 +665,7 @@ class Records:
     rows: int
     ints: np.ndarray
     numbers: dict
-    #: OK, or FULL when a further record starts at ``offset``
-    status: int
+    #: where the next record starts (the buffer's end when none follows)
     offset: int
 
 
@@ -782,7 +778,7 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
         raise GraphFormatError(path, line_of(buf, offset), exact[0])
     if exact is not None and rows < count:
         raise GraphFormatError(path, eof_line(buf), exact[1](rows))
-    return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, status=status, offset=offset)
+    return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, offset=offset)
 
 
 def first_record(buf: np.ndarray, pos: int, comment: bytes) -> int | None:

@@ -77,7 +77,7 @@ def read_graph(path) -> EdgeList:
     if header.rows == 0:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'N M'")
     n, m = header.ints[:, 0].tolist()
-    start = header.offset if header.status == T.FULL else buf.shape[0]
+    start = header.offset
     spec = RecordSpec(names=("i", "j", "w"), layout="an edge line 'i j w'", kinds=(T.COL_INT,) * 3,
                       lo=(1, 1, T.INT64_MIN), hi=(n, n, T.INT64_MAX), distinct=True,
                       self_loop_problem="the homework format has no self-loops (i != j)")

@@ -80,7 +80,7 @@ def read_graph(path) -> EdgeList:
     if nrows != ncols:
         raise GraphFormatError(path, T.line_of(buf, size_at),
                                f"the matrix is {nrows} x {ncols}; a graph needs a square one")
-    start = size.offset if size.status == T.FULL else buf.shape[0]
+    start = size.offset
     n = nrows
     if field == "pattern":
         spec = RecordSpec(names=("row", "column"), layout="an entry line 'row column'",

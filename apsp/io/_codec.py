@@ -492,16 +492,11 @@ _WHOLE_LIMIT = 2.0 ** 49
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prints_as_int(v):
-    return v == np.floor(v) and abs(v) < _WHOLE_LIMIT
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _put_float(out, p, v, strs, lens, k):
     """Whole floats as integers, the rest from numpy's repr strings; returns (p, k)."""
     if v == np.inf:
         return _put_inf(out, p), k
-    if _prints_as_int(v):
+    if v == np.floor(v) and abs(v) < _WHOLE_LIMIT:
         return _put_int(out, p, np.int64(v)), k
     for b in range(lens[k]):
         out[p + b] = strs[k, b]

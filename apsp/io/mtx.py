@@ -82,14 +82,11 @@ def read_graph(path) -> EdgeList:
                                f"the matrix is {nrows} x {ncols}; a graph needs a square one")
     start = size.offset
     n = nrows
-    if field == "pattern":
-        spec = RecordSpec(names=("row", "column"), layout="an entry line 'row column'",
-                          kinds=(T.COL_INT, T.COL_INT), lo=(1, 1), hi=(n, n), comment=b"%")
-    else:
-        value_kind = T.COL_INT if field == "integer" else T.COL_NUMBER
-        spec = RecordSpec(names=("row", "column", "value"), layout="an entry line 'row column value'",
-                          kinds=(T.COL_INT, T.COL_INT, value_kind), lo=(1, 1, T.INT64_MIN),
-                          hi=(n, n, T.INT64_MAX), comment=b"%")
+    k = 2 if field == "pattern" else 3  # the fields of an entry
+    names = ("row", "column", "value")[:k]
+    spec = RecordSpec(names=names, layout=f"an entry line '{' '.join(names)}'", comment=b"%",
+                      kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER if field == "real" else T.COL_INT)[:k],
+                      lo=(1, 1, T.INT64_MIN)[:k], hi=(n, n, T.INT64_MAX)[:k])
     rec = scan_records(path, buf, start, spec, nnz, exact=(
         f"more entries than the size line's {nnz}",
         lambda rows: f"file ends after {rows} entries; the size line promises {nnz}"))

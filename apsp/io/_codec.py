@@ -677,8 +677,7 @@ def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
 
     end = buf.shape[0]
     step = (end - pos) // chunks
-    bounds = [pos] + [int(end_of_line(buf, pos + i * step)) for i in range(1, chunks)] + [end]
-    bounds = sorted(set(bounds))
+    bounds = sorted({pos, end, *(int(end_of_line(buf, pos + i * step)) for i in range(1, chunks))})
     pieces = list(zip(bounds[:-1], bounds[1:]))
     with ThreadPoolExecutor(len(pieces)) as pool:
         lines = list(pool.map(lambda p: int(count_newlines(buf, p[0], p[1])), pieces))

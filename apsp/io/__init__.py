@@ -210,7 +210,9 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
         raise IsADirectoryError(f"{p} is a directory, not a graph file")
     if not stat.S_ISREG(mode):  # a pipe (/dev/stdin) or device: read once, into a file the readers can reread
         return _read_spooled(p, fmt, n)
-    module = importlib.import_module(f"{__name__}.{FORMATS[detect_format(p, fmt)][0]}")
+    if fmt is None and name == "homework":
+        name = _sniff(p) or name
+    module = importlib.import_module(f"{__name__}.{FORMATS[name][0]}")
     return module.read_graph(p) if n is None else module.read_graph(p, n=n)
 
 

@@ -279,8 +279,11 @@ def all_or_none() -> Iterator[None]:
         for tmp, _, _ in pending[renamed:]:
             tmp.unlink(missing_ok=True)
         raise
-    # makes the renames durable; not every platform opens a directory
-    for directory in dict.fromkeys(parent for _, _, parent in pending):
+    directories = []
+    for _, _, parent in pending:
+        if parent not in directories:
+            directories.append(parent)
+    for directory in directories:  # makes the renames durable; not every platform opens a directory
         with contextlib.suppress(OSError):
             fd = os.open(directory, os.O_RDONLY)
             try:

@@ -63,23 +63,16 @@ FORMATS = {
 #: and takes --from/--to in the file's own numbering), for inputs without labels
 FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0}
 
-_ALIASES = {
-    "homework": "homework", "hw": "homework", "text": "homework", "txt": "homework",
-    "in": "homework", "out": "homework",
-    "snap": "snap", "edgelist": "snap", "edges": "snap", "el": "snap", "tsv": "snap",
-    "npy": "npy",
-    "mtx": "mtx", "mm": "mtx", "matrixmarket": "mtx",
-    "dimacs": "dimacs", "gr": "dimacs",
-    "metis": "metis", "graph": "metis",
-    "graphml": "graphml",
-    "npz": "npz", "result": "npz",
-}
-
 _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "homework",
              ".snap": "snap", ".edges": "snap", ".el": "snap", ".tsv": "snap",
              ".npy": "npy", ".mtx": "mtx", ".gr": "dimacs",
              ".graph": "metis", ".metis": "metis", ".graphml": "graphml",
              ".npz": "npz"}
+
+#: the names ``fmt`` takes: a format's name, a suffix without its dot, or one of these
+_ALIASES = {**{name: name for name in FORMATS}, **{s[1:]: f for s, f in _SUFFIXES.items() if s},
+            "hw": "homework", "text": "homework", "edgelist": "snap", "mm": "mtx", "matrixmarket": "mtx",
+            "result": "npz"}
 
 
 #: what each column of `FORMATS` lets a format do, for messages

@@ -41,6 +41,7 @@ from numba import njit
 from ..errors import GraphFormatError
 from ..jit import thread_count
 from ..sizes import check_memory
+from .atomic import atomic_write
 
 
 # -- status codes shared by the scanners --------------------------------------
@@ -110,16 +111,20 @@ def _parse_long_int(buf, pos, end, neg):
 
 
 @njit(cache=True, nogil=True)
-def _parse_float(buf, pos, end):
-    """A decimal number with optional fraction and exponent at ``buf[pos]``.
+def _parse_token(buf, pos, end, allow_float):
+    """Parse one token starting at ``buf[pos]`` (not blank, not newline): an integer, or with
+    ``allow_float`` a decimal number with optional fraction and exponent.
 
-    Returns (status, kind, float value, position after the token).
+    Returns (status, kind, int value, float value, position after the token); for a float the
+    int value is the token's offset (numpy parses a KIND_SLOW token from there).
     """
+    start = pos
     neg = False
     c = buf[pos]
     if c == 45 or c == 43:  # '-' '+'
         neg = c == 45
         pos += 1
+    digits = pos
     # mantissa of at most 18 significant digits and a power of ten
     mant = np.int64(0)
     nsig = 0
@@ -150,8 +155,9 @@ def _parse_float(buf, pos, end):
                 inexact = True
         pos += 1
     if ndigits == 0:
-        return BAD_NUMBER, KIND_INT, 0.0, pos
-    if pos < end and (buf[pos] == 101 or buf[pos] == 69):  # 'e' 'E'
+        return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    exponent = pos < end and (buf[pos] == 101 or buf[pos] == 69)  # 'e' 'E'
+    if exponent:
         pos += 1
         eneg = False
         if pos < end and (buf[pos] == 45 or buf[pos] == 43):
@@ -168,57 +174,24 @@ def _parse_float(buf, pos, end):
             edigits += 1
             pos += 1
         if edigits == 0:
-            return BAD_NUMBER, KIND_INT, 0.0, pos
+            return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
         exp10 += -e if eneg else e
     if not _ends_token(buf, pos, end):
-        return BAD_NUMBER, KIND_INT, 0.0, pos
+        return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    integer = not (fraction or exponent)
+    if integer:  # past 18 significant digits, exact digit by digit
+        ok, v = (True, -mant if neg else mant) if exp10 == 0 else _parse_long_int(buf, digits, pos, neg)
+        if ok:
+            return OK, KIND_INT, v, float(v), pos
+    if not allow_float:
+        return OVERFLOW if integer else NOT_INTEGER, KIND_INT, np.int64(0), 0.0, pos
     if mant == 0:
-        return OK, KIND_FLOAT, -0.0 if neg else 0.0, pos
-    if inexact or mant > _TWO53 or exp10 < -22 or exp10 > 22:
-        return OK, KIND_SLOW, 0.0, pos
+        return OK, KIND_FLOAT, np.int64(start), -0.0 if neg else 0.0, pos
+    if integer or inexact or mant > _TWO53 or exp10 < -22 or exp10 > 22:
+        return OK, KIND_SLOW, np.int64(start), 0.0, pos
     # Clinger: both operands are exact doubles, so one operation rounds correctly
     f = float(mant) * _POW10[exp10] if exp10 >= 0 else float(mant) / _POW10[-exp10]
-    return OK, KIND_FLOAT, -f if neg else f, pos
-
-
-@njit(cache=True, nogil=True)
-def _parse_token(buf, pos, end, allow_float):
-    """Parse one token starting at ``buf[pos]`` (not blank, not newline).
-
-    Returns (status, kind, int value, float value, position after the token);
-    for KIND_SLOW the int value is the token's offset.
-    """
-    start = pos
-    neg = False
-    c = buf[pos]
-    if c == 45 or c == 43:  # '-' '+'
-        neg = c == 45
-        pos += 1
-    digits = pos
-    mag = np.int64(0)
-    while pos < end:
-        c = buf[pos]
-        if c < 48 or c > 57:
-            break
-        mag = mag * 10 + np.int64(c - 48)  # wraps only past 18 digits, redone below
-        pos += 1
-    nd = pos - digits
-    if nd > 0 and _ends_token(buf, pos, end):
-        if nd > 18:
-            ok, v = _parse_long_int(buf, digits, pos, neg)
-            if not ok:
-                if allow_float:
-                    return OK, KIND_SLOW, np.int64(start), 0.0, pos
-                return OVERFLOW, KIND_INT, np.int64(0), 0.0, pos
-            return OK, KIND_INT, v, float(v), pos
-        v = -mag if neg else mag
-        return OK, KIND_INT, v, float(v), pos
-    if pos < end and (c == 46 or c == 101 or c == 69):  # '.', 'e', 'E': a float
-        status, kind, f, pos = _parse_float(buf, start, end)
-        if status == OK and not allow_float:
-            return NOT_INTEGER, KIND_INT, np.int64(0), 0.0, pos
-        return status, kind, np.int64(start), f, pos
-    return BAD_NUMBER, KIND_INT, np.int64(0), 0.0, pos
+    return OK, KIND_FLOAT, np.int64(start), -f if neg else f, pos
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -429,10 +402,7 @@ def line_of(buf: np.ndarray, offset: int) -> int:
 
 def token_text(buf: np.ndarray, offset: int, limit: int = 40) -> str:
     """The token starting at ``offset``, for messages."""
-    end = min(buf.shape[0], offset + 200)
-    raw = bytes(buf[offset:end]).split(b"\n", 1)[0]
-    raw = raw.split()[0] if raw.split() else b""
-    text = raw.decode("utf-8", errors="replace")
+    text = (line_text(buf, offset)[:200].split() or [b""])[0].decode("utf-8", errors="replace")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -522,16 +492,11 @@ _WHOLE_LIMIT = 2.0 ** 49
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prints_as_int(v):
-    return v == np.floor(v) and abs(v) < _WHOLE_LIMIT
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _put_float(out, p, v, strs, lens, k):
     """Whole floats as integers, the rest from numpy's repr strings; returns (p, k)."""
     if v == np.inf:
         return _put_inf(out, p), k
-    if _prints_as_int(v):
+    if v == np.floor(v) and abs(v) < _WHOLE_LIMIT:
         return _put_int(out, p, np.int64(v)), k
     for b in range(lens[k]):
         out[p + b] = strs[k, b]
@@ -632,17 +597,10 @@ def load_bytes(path) -> np.ndarray:
             return _gunzip(path, f)
         size = os.fstat(f.fileno()).st_size
         check_memory(size, f"{path}: reading the file")
-        buf = np.empty(size, dtype=np.uint8)
-        got = 0
-        view = memoryview(buf)
-        while got < size:
-            n = f.readinto(view[got:])
-            if not n:
-                break
-            got += n
-        if got != size or f.read(1):
+        buf = np.fromfile(f, dtype=np.uint8, count=size)
+        if buf.shape[0] != size or f.read(1):
             raise GraphFormatError(path, None, f"the file changed while it was read ({size} bytes "
-                                               f"when opened, {got} read)")
+                                               f"when opened, {buf.shape[0]} read)")
     return buf
 
 
@@ -702,8 +660,7 @@ class Records:
     rows: int
     ints: np.ndarray
     numbers: dict
-    #: OK, or FULL when a further record starts at ``offset``
-    status: int
+    #: where the next record starts (the buffer's end when none follows)
     offset: int
 
 
@@ -720,8 +677,7 @@ def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
 
     end = buf.shape[0]
     step = (end - pos) // chunks
-    bounds = [pos] + [int(end_of_line(buf, pos + i * step)) for i in range(1, chunks)] + [end]
-    bounds = sorted(set(bounds))
+    bounds = sorted({pos, end, *(int(end_of_line(buf, pos + i * step)) for i in range(1, chunks))})
     pieces = list(zip(bounds[:-1], bounds[1:]))
     with ThreadPoolExecutor(len(pieces)) as pool:
         lines = list(pool.map(lambda p: int(count_newlines(buf, p[0], p[1])), pieces))
@@ -816,7 +772,7 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
         raise GraphFormatError(path, line_of(buf, offset), exact[0])
     if exact is not None and rows < count:
         raise GraphFormatError(path, eof_line(buf), exact[1](rows))
-    return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, status=status, offset=offset)
+    return Records(rows=rows, ints=out_i[:, :rows], numbers=numbers, offset=offset)
 
 
 def first_record(buf: np.ndarray, pos: int, comment: bytes) -> int | None:
@@ -893,6 +849,14 @@ def write_edges(f, src, dst, weights, *, add: int = 0, prefix: bytes = b"", sep:
         nbytes = format_edges(src[start:start + step], dst[start:start + step], add, w, strs, lens,
                               np.frombuffer(prefix, dtype=np.uint8), sep[0], out)
         f.write(out[:nbytes])
+
+
+def write_edge_file(path, header: str, src, dst, weights, **options) -> None:
+    """``header`` and then the edge records (`write_edges` with ``options``) into ``path``, whole
+    or not at all (gzip by a ``.gz`` suffix)."""
+    with atomic_write(path, gz=True) as f:
+        f.write(header.encode())
+        write_edges(f, src, dst, weights, **options)
 
 
 def last_assignment_wins(src, dst, weight):

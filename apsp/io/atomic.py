@@ -133,14 +133,12 @@ def remove_stale_temporaries(target) -> list[Path]:
             continue
         try:
             os.kill(int(fields[0]), 0)  # its writer still runs (this process included)
-            continue
-        except PermissionError:  # someone else's process: alive
-            continue
         except ProcessLookupError:
+            with contextlib.suppress(FileNotFoundError):
+                (parent / name).unlink()
+                removed.append(parent / name)
+        except PermissionError:  # someone else's process: alive
             pass
-        with contextlib.suppress(FileNotFoundError):
-            (parent / name).unlink()
-            removed.append(parent / name)
     return removed
 
 

@@ -18,8 +18,7 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
 from ._codec import (RecordSpec, check_edges, eof_line, first_record, last_assignment_wins, line_text,
-                     load_bytes, scan_records, write_edges)
-from .atomic import atomic_write
+                     load_bytes, scan_records, write_edge_file)
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -90,6 +89,4 @@ def write_graph(path, edges: EdgeList) -> None:
     """
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
-    with atomic_write(path, gz=True) as f:
-        f.write(f"c written by apsp\np sp {edges.n} {src.size}\n".encode())
-        write_edges(f, src, dst, w, add=1, prefix=b"a ")
+    write_edge_file(path, f"c written by apsp\np sp {edges.n} {src.size}\n", src, dst, w, add=1, prefix=b"a ")

@@ -25,8 +25,7 @@ from ..graph import COMPACT_BYTES_PER_EDGE, EdgeList, compact_ids
 from ..sizes import check_memory
 from . import _codec as T
 from ._codec import (RecordSpec, check_edges, first_record, last_assignment_wins, line_text, load_bytes,
-                     scan_records, write_edges)
-from .atomic import atomic_write
+                     scan_records, write_edge_file)
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -83,11 +82,10 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     nfields = len(line_text(buf, start).split()) if start is not None else 2
     hi = (n - 1) if n is not None else T.INT64_MAX
     layout = {2: "an edge line 'u v'", 3: "an edge line 'u v w'"}.get(nfields, "an edge line 'u v' or 'u v w'")
-    spec = RecordSpec(names=("u", "v", "w"), layout=layout,
-                      kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER), lo=(0, 0, 0), hi=(hi, hi, 0),
-                      ncols_min=nfields if nfields in (2, 3) else 2, comment=_COMMENTS)
-    if nfields == 2:
-        spec.names, spec.kinds, spec.lo, spec.hi = spec.names[:2], spec.kinds[:2], (0, 0), (hi, hi)
+    k = 2 if nfields == 2 else 3  # the fields a record may have
+    spec = RecordSpec(names=("u", "v", "w")[:k], layout=layout, comment=_COMMENTS,
+                      kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER)[:k], lo=(0, 0, 0)[:k], hi=(hi, hi, 0)[:k],
+                      ncols_min=nfields if nfields in (2, 3) else 2)
     pos = start if start is not None else buf.shape[0]
     rec = scan_records(path, buf, pos, spec)
     src, dst = rec.ints[0], rec.ints[1]
@@ -133,8 +131,6 @@ def write_graph(path, edges: EdgeList) -> None:
                              f"strings ({edges.labels[0]!r}, ...): drop the labels "
                              "(EdgeList(..., labels=None)) to write their indices")
         src, dst = edges.labels[src], edges.labels[dst]
-    with atomic_write(path, gz=True) as f:
-        f.write(f"# Directed graph written by apsp\n# Nodes: {edges.n} Edges: {src.size}\n"
-                f"# FromNodeId\tToNodeId\tWeight\n".encode())
-        write_edges(f, src, dst, w, sep=b"\t")
+    write_edge_file(path, f"# Directed graph written by apsp\n# Nodes: {edges.n} Edges: {src.size}\n"
+                    "# FromNodeId\tToNodeId\tWeight\n", src, dst, w, sep=b"\t")
 

@@ -28,7 +28,8 @@ from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
-from ._codec import CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count, write_edges
+from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count,
+                     write_edge_file)
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
@@ -76,7 +77,7 @@ def read_graph(path) -> EdgeList:
     if header.rows == 0:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'N M'")
     n, m = header.ints[:, 0].tolist()
-    start = header.offset if header.status == T.FULL else buf.shape[0]
+    start = header.offset
     spec = RecordSpec(names=("i", "j", "w"), layout="an edge line 'i j w'", kinds=(T.COL_INT,) * 3,
                       lo=(1, 1, T.INT64_MIN), hi=(n, n, T.INT64_MAX), distinct=True,
                       self_loop_problem="the homework format has no self-loops (i != j)")
@@ -116,9 +117,8 @@ def write_graph(path, edges: EdgeList) -> None:
     if len(bad):
         raise ValueError(f"the homework format holds integer weights; edge {bad[0]} has weight "
                          f"{w[bad[0]].item()!r} (write .snap, .mtx or .gr for other weights)")
-    with atomic_write(path, gz=True) as f:
-        f.write(f"{edges.n} {edges.m}\n".encode())
-        write_edges(f, edges.src, edges.dst, w.astype(np.int64, copy=False), add=1)
+    write_edge_file(path, f"{edges.n} {edges.m}\n", edges.src, edges.dst, w.astype(np.int64, copy=False),
+                    add=1)
 
 
 #: most threads formatting text blocks at once (each holds one CHUNK_BYTES buffer)

@@ -58,8 +58,7 @@ def read_graph(path) -> EdgeList:
     if len(fmt_text) > 3 or any(ch not in "01" for ch in fmt_text):
         raise GraphFormatError(path, header_line, f"fmt is {fmt_text!r}; expected up to three "
                                                   "0/1 digits such as 0, 1, 10, 11")
-    fmt = fmt_text.zfill(3)
-    has_size, has_vweights, has_eweights = fmt[0] == "1", fmt[1] == "1", fmt[2] == "1"
+    has_size, has_vweights, has_eweights = (digit == "1" for digit in fmt_text.zfill(3))
     ncon = values[3] if fields >= 4 else 1
     if fields >= 4 and not has_vweights:
         raise GraphFormatError(path, header_line, "ncon is given but fmt has no vertex weights")
@@ -102,8 +101,7 @@ def read_graph(path) -> EdgeList:
                                f"(each edge on both endpoints' lines), found {int(entries.sum()) // stride}")
     # position of every token within its line, to pick neighbours and weights
     line_of_tok = np.repeat(np.arange(nlines, dtype=np.int64), line_ntok)
-    first_tok = np.concatenate([[0], np.cumsum(line_ntok)[:-1]])
-    within = np.arange(ntok, dtype=np.int64) - first_tok[line_of_tok] - lead
+    within = np.arange(ntok, dtype=np.int64) - np.repeat(np.cumsum(line_ntok) - line_ntok, line_ntok) - lead
     is_nbr = (within >= 0) & (within % stride == 0)
     nbr_index = np.flatnonzero(is_nbr)
     src = line_of_tok[nbr_index]

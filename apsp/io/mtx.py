@@ -22,7 +22,7 @@ from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _codec as T
 from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record, last_assignment_wins,
-                     line_text, load_bytes, scan_records, write_edges)
+                     line_text, load_bytes, scan_records, write_edge_file, write_edges)
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances"]
@@ -80,16 +80,13 @@ def read_graph(path) -> EdgeList:
     if nrows != ncols:
         raise GraphFormatError(path, T.line_of(buf, size_at),
                                f"the matrix is {nrows} x {ncols}; a graph needs a square one")
-    start = size.offset if size.status == T.FULL else buf.shape[0]
+    start = size.offset
     n = nrows
-    if field == "pattern":
-        spec = RecordSpec(names=("row", "column"), layout="an entry line 'row column'",
-                          kinds=(T.COL_INT, T.COL_INT), lo=(1, 1), hi=(n, n), comment=b"%")
-    else:
-        value_kind = T.COL_INT if field == "integer" else T.COL_NUMBER
-        spec = RecordSpec(names=("row", "column", "value"), layout="an entry line 'row column value'",
-                          kinds=(T.COL_INT, T.COL_INT, value_kind), lo=(1, 1, T.INT64_MIN),
-                          hi=(n, n, T.INT64_MAX), comment=b"%")
+    k = 2 if field == "pattern" else 3  # the fields of an entry
+    names = ("row", "column", "value")[:k]
+    spec = RecordSpec(names=names, layout=f"an entry line '{' '.join(names)}'", comment=b"%",
+                      kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER if field == "real" else T.COL_INT)[:k],
+                      lo=(1, 1, T.INT64_MIN)[:k], hi=(n, n, T.INT64_MAX)[:k])
     rec = scan_records(path, buf, start, spec, nnz, exact=(
         f"more entries than the size line's {nnz}",
         lambda rows: f"file ends after {rows} entries; the size line promises {nnz}"))
@@ -105,25 +102,14 @@ def read_graph(path) -> EdgeList:
         off = src != dst
         if symmetry == "skew-symmetric" and field == "integer" and (w[off] == T.INT64_MIN).any():
             k = int(np.flatnonzero(off & (w == T.INT64_MIN))[0])
-            raise GraphFormatError(path, _entry_line(buf, start, k),
+            at = scan_records(path, buf, start, spec, k).offset  # where the first k entries end
+            raise GraphFormatError(path, T.line_of(buf, at),
                                    f"value {T.INT64_MIN} has no int64 negation for its skew-symmetric "
                                    "mirror entry")
         mirror_w = -w[off] if symmetry == "skew-symmetric" else w[off]
         src, dst, w = (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]),
                        np.concatenate([w, mirror_w]))
     return EdgeList(n, src, dst, w, source=str(path))
-
-
-def _entry_line(buf: np.ndarray, start: int, k: int) -> int:
-    """1-based line of the k-th entry after ``start`` (error path only)."""
-    pos = start
-    for _ in range(k + 1):
-        pos = first_record(buf, pos, b"%")
-        if pos is None:
-            return eof_line(buf)
-        if _ < k:
-            pos = int(T.end_of_line(buf, pos))
-    return T.line_of(buf, pos)
 
 
 def write_graph(path, edges: EdgeList) -> None:
@@ -145,11 +131,9 @@ def write_graph(path, edges: EdgeList) -> None:
     check_edges(edges)
     src, dst, w = last_assignment_wins(edges.src, edges.dst, edges.weight)
     field = "integer" if w.dtype.kind in "iub" else "real"
-    with atomic_write(path, gz=True) as f:
-        f.write(f"%%MatrixMarket matrix coordinate {field} general\n"
-                f"% apsp graph: entry (i, j, w) is an edge i -> j of weight w\n"
-                f"{edges.n} {edges.n} {src.size}\n".encode())
-        write_edges(f, src, dst, w, add=1)
+    write_edge_file(path, f"%%MatrixMarket matrix coordinate {field} general\n"
+                    f"% apsp graph: entry (i, j, w) is an edge i -> j of weight w\n"
+                    f"{edges.n} {edges.n} {src.size}\n", src, dst, w, add=1)
 
 
 def write_distances(path, dist, first_row: int | None = None) -> None:

@@ -36,12 +36,10 @@ def _header(path, f):
             raise GraphFormatError(path, None, "expected one array (.npy), not an archive (.npz)")
         f.seek(0)
         version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
+        readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in readers:
             raise ValueError(f"format version {version} is not supported")
+        shape, fortran, dtype = readers[version](f)
     except GraphFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - see docstring
@@ -79,22 +77,18 @@ def read_graph(path) -> np.ndarray:
     if size < need:
         raise GraphFormatError(path, None, f"not a readable .npy array: shape {shape} of {dtype} needs "
                                            f"{need} bytes, the file has {size}")
-    order = "F" if fortran else "C"
-    if shape[0] == 0:
-        return np.zeros(shape, dtype=dtype, order=order)
-    if data is not None:
-        return np.frombuffer(data, dtype=dtype, count=shape[0] * shape[1], offset=offset).reshape(
-            shape, order=order)
-    # read, not memory-mapped: a map of a file truncated meanwhile would end in SIGBUS
     count = shape[0] * shape[1]
-    check_memory(count * dtype.itemsize, f"{path}: reading the matrix")
-    with open(path, "rb") as f:
-        f.seek(offset)
-        flat = np.fromfile(f, dtype=dtype, count=count)
+    if data is not None:
+        flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+    else:  # read, not memory-mapped: a map of a file truncated meanwhile would end in SIGBUS
+        check_memory(count * dtype.itemsize, f"{path}: reading the matrix")
+        with open(path, "rb") as f:
+            f.seek(offset)
+            flat = np.fromfile(f, dtype=dtype, count=count)
     if flat.size != count:
         raise GraphFormatError(path, None, f"the file changed while it was read (shape {shape} of "
                                            f"{dtype}, {flat.size} entries found)")
-    return flat.reshape(shape, order=order)
+    return flat.reshape(shape, order="F" if fortran else "C")
 
 
 def write_distances(path, dist, first_row: int | None = None) -> None:

@@ -99,11 +99,8 @@ def read_result(path) -> dict:
         for name in ("predecessors", "successors"):
             if name in arrays and arrays[name].shape != d.shape:
                 raise ValueError(f"{name} of shape {arrays[name].shape}, distances {d.shape}")
-        return dict(distances=d, method=meta.get("method", "unknown"),
-                      backend=meta.get("backend", "unknown"), dtype=d.dtype,
-                      block_size=meta.get("block_size"), predecessors=arrays.get("predecessors"),
-                      successors=arrays.get("successors"), timings=dict(meta.get("timings") or {}),
-                      info=dict(meta.get("info") or {}), sources=arrays.get("sources"),
-                      labels=arrays.get("labels"))
+        return {**dict.fromkeys(_ARRAYS), **arrays, "dtype": d.dtype, "block_size": meta.get("block_size"),
+                "method": meta.get("method", "unknown"), "backend": meta.get("backend", "unknown"),
+                "timings": dict(meta.get("timings") or {}), "info": dict(meta.get("info") or {})}
     except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
         raise GraphFormatError(path, None, f"not a readable apsp result file ({exc})") from None

@@ -360,8 +360,9 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
 
 def _sweep(g: Graph) -> tuple[int, int, int]:
     """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
-    if "_separator_proxy" not in g.__dict__:
-        g.__dict__["_separator_proxy"] = _middle_level(bfs_levels(_structure(g), _largest_component_vertex(g)))
+    if "_separator_proxy" not in g.__dict__:  # a graph without vertices has no component
+        g.__dict__["_separator_proxy"] = (0, 0, 0) if g.n == 0 else _middle_level(
+            bfs_levels(_structure(g), _largest_component_vertex(g)))
     return g.__dict__["_separator_proxy"]
 
 

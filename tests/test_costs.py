@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+import apsp
 from apsp import costs, generate
 from apsp.bench.calibrate import _grid
 from apsp.graph import Graph
@@ -244,3 +245,15 @@ def test_an_ordering_is_built_to_price_nd_fw_only_when_its_own_cost_leaves_room(
     big = _grid(80)
     assert costs.ordering_seconds(big, "cpu", rates) / big.nnz > costs.ordering_seconds(g, "cpu", rates) / g.nnz
     assert costs.ordering_seconds(_grid(10), "cpu", rates) == 0.0
+
+
+@pytest.mark.parametrize("weights", [np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0))])
+def test_a_graph_without_vertices_is_priced_and_solved_by_the_automatic_choice(weights, tmp_path):
+    from apsp.cli import main
+
+    r = apsp.shortest_paths(weights)
+    assert r.distances.shape == (0, 0)
+    assert all(np.isfinite(s) for s in costs.estimates(apsp.as_graph(weights)).values())
+    np.save(tmp_path / "empty.npy", weights)
+    assert main([str(tmp_path / "empty.npy"), str(tmp_path / "out.npy")]) == 0
+    assert np.load(tmp_path / "out.npy").shape == (0, 0)

@@ -464,13 +464,13 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
                 order = ordering_seconds(g, backend, rates)
             rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
             fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
+            if on_gpu and g.n <= DEFAULTS["gpu"][1]:
+                # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
+                work, fixed = 0.0, min(work / rate + fixed, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
+        elif on_gpu:
+            work, rate, fixed = 0.0, 1.0, _fw_gpu_seconds(n, speedup, rates) * (100.0 if method == "reference" else 1.0)
         else:
-            work, rate, fixed = n ** 3, (rates.fw_gpu if on_gpu else rates.fw_cpu) * speedup, 0.0
-            if on_gpu:
-                # a round's launches take the host about fw_round_gpu_seconds: below a few thousand
-                # vertices the GPU waits for them (the rounds' work overlaps them above)
-                rate *= n / (n + rates.fw_gpu_half_n)
-                work = max(work, np.ceil(n / 128.0) * rates.fw_round_gpu_seconds * rate)
+            work, rate, fixed = n ** 3, rates.fw_cpu * speedup, 0.0
             if method == "reference":
                 rate /= 100.0
     elif method in ("dijkstra", "johnson"):
@@ -486,6 +486,20 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
     if on_gpu:
         return float(seconds + _gpu_fixed(g, method, out, rates))
     return float(seconds + out / rates.result_fill)
+
+
+#: nd-fw on the GPU over a graph of one leaf against dense FW on the GPU: the same n^3 work, in its
+#: own launches (measured 0.70-1.10, median 0.9, at n = 1,022-3,000 on the H100 and H200, torch
+#: loaded, 2026-11-27)
+ND_ONE_LEAF_GPU = 0.9
+
+
+def _fw_gpu_seconds(n: float, speedup: float, rates: Rates) -> float:
+    """Dense FW's rounds on the GPU: n^3 updates at the dtype's rate, which small products do not
+    reach (`fw_gpu_half_n`), and at least the host's launches of its rounds: below a few thousand
+    vertices the GPU waits for them (the rounds' work overlaps them above)."""
+    rate = rates.fw_gpu * speedup * n / (n + rates.fw_gpu_half_n) if n else rates.fw_gpu
+    return max(n ** 3 / rate, np.ceil(n / 128.0) * rates.fw_round_gpu_seconds)
 
 
 def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str]]:

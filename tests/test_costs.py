@@ -257,3 +257,26 @@ def test_a_graph_without_vertices_is_priced_and_solved_by_the_automatic_choice(w
     np.save(tmp_path / "empty.npy", weights)
     assert main([str(tmp_path / "empty.npy"), str(tmp_path / "out.npy")]) == 0
     assert np.load(tmp_path / "out.npy").shape == (0, 0)
+
+
+def test_nd_fw_on_the_gpu_over_one_leaf_is_priced_as_dense_fw_in_fewer_launches(monkeypatch):
+    import sys
+    import types
+
+    from apsp.dissection import DEFAULTS
+    from apsp.graph import EdgeList
+
+    # torch counted as loaded: its import is not part of either price
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    rng = np.random.default_rng(0)
+    n, m = 3000, 20000
+    a, b = rng.integers(0, n, m), rng.integers(0, n, m)
+    src, dst = np.minimum(a, b), np.maximum(a, b)  # every edge upwards: no cycle, so negative weights may be
+    keep = src != dst
+    g = Graph.from_edges(EdgeList(n, src[keep], dst[keep], rng.integers(-5, 100, int(keep.sum()))))
+    assert g.n <= DEFAULTS["gpu"][1] and g.has_negative_weights  # one leaf, int32
+    rates = costs.SHIPPED["H100"]
+    nd, fw = costs.estimate(g, "nd-fw", "gpu", rates=rates), costs.estimate(g, "fw", "gpu", rates=rates)
+    assert nd == pytest.approx(costs.ND_ONE_LEAF_GPU * (fw - costs._gpu_fixed(g, "fw", n * n * 4, rates))
+                               + costs._gpu_fixed(g, "nd-fw", n * n * 4, rates))
+    assert costs.fastest(g, "gpu", rates=rates)[0] == ("nd-fw", "gpu")

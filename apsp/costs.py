@@ -489,7 +489,7 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
 
 
 #: nd-fw on the GPU over a graph of one leaf against dense FW on the GPU: the same n^3 work, in its
-#: own launches (measured 0.70-1.10, median 0.9, at n = 1,022-3,000 on the H100 and H200, torch
+#: own launches (measured 0.70-1.11, median 0.92, at n = 1,022-3,000 on the H100 and H200, torch
 #: loaded, 2026-11-27)
 ND_ONE_LEAF_GPU = 0.9
 

@@ -463,25 +463,23 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
                 work, rounds = nd_proxy_work(g, backend)
                 order = ordering_seconds(g, backend, rates)
             rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
-            fixed = order + rounds * (rates.nd_round_gpu_seconds if on_gpu else rates.nd_round_cpu_seconds)
+            seconds = work / rate + (order + rounds * (rates.nd_round_gpu_seconds if on_gpu
+                                                       else rates.nd_round_cpu_seconds))
             if on_gpu and g.n <= DEFAULTS["gpu"][1]:
                 # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
-                work, fixed = 0.0, min(work / rate + fixed, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
-        elif on_gpu:
-            work, rate, fixed = 0.0, 1.0, _fw_gpu_seconds(n, speedup, rates) * (100.0 if method == "reference" else 1.0)
+                seconds = min(seconds, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
         else:
-            work, rate, fixed = n ** 3, rates.fw_cpu * speedup, 0.0
+            seconds = _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
             if method == "reference":
-                rate /= 100.0
+                seconds *= 100.0
     elif method in ("dijkstra", "johnson"):
-        work, rate, fixed = dijkstra_units(g), rates.dijkstra_cpu, rates.search_call_seconds
-        if method == "johnson":  # Bellman-Ford's few passes, then searches on the reweighted graph
-            work = dijkstra_units(g, reweighted=True) + 10.0 * m
+        # Johnson: Bellman-Ford's few passes, then searches on the reweighted graph
+        work = dijkstra_units(g, reweighted=True) + 10.0 * m if method == "johnson" else dijkstra_units(g)
+        seconds = work / rates.dijkstra_cpu + rates.search_call_seconds
     elif method == "bfs":
-        work, rate, fixed = search_units(g), rates.bfs_gpu if on_gpu else rates.bfs_cpu, 0.0
+        seconds = search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
     else:
         raise ValueError(f"no estimate for method {method!r}")
-    seconds = work / rate + fixed
     out = n * n * itemsize if result else 0.0
     if on_gpu:
         return float(seconds + _gpu_fixed(g, method, out, rates))

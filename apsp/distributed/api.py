@@ -277,7 +277,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         checked, cast_to = attempt.checked, attempt.cast_to
         d, d_real, host, stage, negative_here = run.d, run.d_real, run.host, run.stage, run.negative
         del run
-        cleanup = None
+        tmp = None  # the output's temporary file, removed when the job aborts
         labels = None if g is None else g.labels
         g = None  # rank 0 frees the graph before the output stage
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
@@ -295,7 +295,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             with timer("check"):
                 host = cast_agreed(comm, host, cast_to, problem.negative)
             problem.dtype = host.dtype
-        with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
+        with abort_on_failure(comm, stage, lambda: tmp and tmp.unlink(missing_ok=True)):
             if output is None:
                 stage[0] = "gathering the result"
                 with timer("gather"):
@@ -309,10 +309,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     remove_stale_temporaries(target)  # a killed job's leftovers
                     names = (target, out_mod.temp_name(target), out_kind)
                 target, tmp, kind = comm.bcast(names, root=0)
-
-                def cleanup():
-                    tmp.unlink(missing_ok=True)
-
                 with timer("write"):
                     if kind == "npy":
                         out_mod.write_npy(pgrid, layout, host, tmp)

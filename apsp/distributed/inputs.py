@@ -81,10 +81,8 @@ def _fix_diagonal(local, layout, coords):
 def dense_block(g, layout: BlockCyclic, coords, dtype) -> np.ndarray:
     """The local start matrix of ``coords`` cut from a dense graph (same rules as ``fw_matrix``)."""
     dt = np.dtype(dtype)
-    rows = layout.global_indices(coords[0], 0)
-    cols = layout.global_indices(coords[1], 1)
-    local = np.full((len(rows), len(cols)), exactness.inf_value(dt), dtype=dt)
-    sel = np.ix_(rows, cols)
+    local = np.full(layout.local_shape(coords), exactness.inf_value(dt), dtype=dt)
+    sel = layout.global_block(coords)
     np.copyto(local, g.dense[sel], where=g.edge_mask[sel], casting="unsafe")
     return _fix_diagonal(local, layout, coords)
 

@@ -320,7 +320,7 @@ class HostEngine(Engine):
         width = sum(hi - lo for lo, hi in ranges)
         pivot = d[a:b, a:b].to(dev)
         close_block(pivot, neg)
-        row = torch.cat([d[a:b, lo:hi] for lo, hi in ranges], 1).to(dev)
+        row = self._rows_to_device(a, b, ranges)
         col = torch.cat([d[lo:hi, a:b] for lo, hi in ranges], 0).to(dev)
         minplus_update(row, pivot, row, neg)  # phase 2: R = min(R, P* (x) R), C = min(C, C (x) P*)
         minplus_update(col, col, pivot, neg)

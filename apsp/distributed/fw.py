@@ -109,7 +109,8 @@ class DistributedFW:
         return flat.reshape(self.rows, bk)
 
     def _rpanel(self, k):
-        bk, rows = self.lay.tile_size(k), self._rows_of(k)
+        bk = self.lay.tile_size(k)
+        rows = self._rows_of(k)
         if rows is not None:
             return self.d[rows[0]:rows[1], :]
         return self._rbuf[k % 2][: bk * self.cols].reshape(bk, self.cols)

@@ -11,9 +11,12 @@ from mpi4py import MPI
 from .. import exactness
 from ..api import narrow_first
 from ..errors import DtypeError, NegativeCycleError
+from . import inputs, output as out_mod
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
+from .fw import DistributedFW, solve_layout
 from .grid import ProcessGrid
 from .layout import BlockCyclic
+from .local import make_engine
 from .profile import StageTimer, format_rank_table, stage_maxima
 
 
@@ -195,13 +198,11 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         g = problem = target = None
         with timer("read"), agreed(comm, "reading the input"):
             if rank == 0:
-                from .inputs import check_output_path, load_on_root
-
-                g, problem = load_on_root(graph, dtype=dtype, block_size=block_size, backend=chosen,
-                                          directed=directed, unweighted=unweighted, null_value=null_value,
-                                          fmt=fmt)
+                g, problem = inputs.load_on_root(graph, dtype=dtype, block_size=block_size, backend=chosen,
+                                                 directed=directed, unweighted=unweighted,
+                                                 null_value=null_value, fmt=fmt)
                 if output is not None:
-                    target = check_output_path(output)
+                    target = inputs.check_output_path(output)
                     out_kind = output_format(target, out_format)
                     if out_kind == "homework":
                         from ..io.homework import format_rows  # noqa: F401 - fail now if missing
@@ -216,8 +217,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 engine.close()
                 engine = None
             with timer("setup"), agreed(comm, "setting up the local tile engine"):
-                from .local import make_engine
-
                 aware = _resolve_cuda_aware(cuda_aware) if chosen == "gpu" else False
                 engine = make_engine(chosen, pgrid, aware, problem.dtype, problem.negative, device=device,
                                      threads=threads)
@@ -229,13 +228,9 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             prepared = None
             with agreed(comm, "preparing the input for distribution"):
                 if rank == 0 and problem.transport == "edges":
-                    from .inputs import edges_by_rank
-
-                    prepared = edges_by_rank(g, layout, problem.dtype)
+                    prepared = inputs.edges_by_rank(g, layout, problem.dtype)
 
             with agreed(comm, "allocating memory"):
-                from .fw import DistributedFW, solve_layout
-
                 shape = layout.local_shape(pgrid.coords)
                 compute_layout = solve_layout(layout, engine)
                 padded_shape = compute_layout.local_shape(pgrid.coords)
@@ -251,8 +246,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
             stage = ["distributing the input"]
             with abort_on_failure(comm, stage, None):
-                from . import inputs
-
                 with timer("scatter"):
                     if problem.transport == "edges":
                         inputs.scatter_edges(pgrid.cart, layout, pgrid.coords, prepared, host)
@@ -284,7 +277,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         checked, cast_to = attempt.checked, attempt.cast_to
         d, d_real, host, stage, negative_here = run.d, run.d_real, run.host, run.stage, run.negative
         del run
-        cleanup = None
+        tmp = None  # the output's temporary file, removed when the job aborts
         labels = None if g is None else g.labels
         g = None  # rank 0 frees the graph before the output stage
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
@@ -302,17 +295,13 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             with timer("check"):
                 host = cast_agreed(comm, host, cast_to, problem.negative)
             problem.dtype = host.dtype
-        with abort_on_failure(comm, stage, lambda: cleanup and cleanup()):
+        with abort_on_failure(comm, stage, lambda: tmp and tmp.unlink(missing_ok=True)):
             if output is None:
                 stage[0] = "gathering the result"
-                from .output import gather_to_root
-
                 with timer("gather"):
-                    full = gather_to_root(pgrid, layout, host)
+                    full = out_mod.gather_to_root(pgrid, layout, host)
             else:
                 stage[0] = "writing the output"
-                from . import output as out_mod
-
                 names = None
                 if rank == 0:
                     from ..io.atomic import remove_stale_temporaries
@@ -320,10 +309,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                     remove_stale_temporaries(target)  # a killed job's leftovers
                     names = (target, out_mod.temp_name(target), out_kind)
                 target, tmp, kind = comm.bcast(names, root=0)
-
-                def cleanup():
-                    tmp.unlink(missing_ok=True)
-
                 with timer("write"):
                     if kind == "npy":
                         out_mod.write_npy(pgrid, layout, host, tmp)

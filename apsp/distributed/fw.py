@@ -92,17 +92,12 @@ class DistributedFW:
         return (rows * cols + 2 * rows * b + 2 * b * cols + b * b) * np.dtype(dtype).itemsize
 
     # -- geometry of round K -------------------------------------------------
-    def _in_row(self, k):
-        return self.pr == k % self.Pr
-
-    def _in_col(self, k):
-        return self.pc == k % self.Pc
-
     def _rows_of(self, k):
-        return self.lay.local_range(k, 0) if self._in_row(k) else None
+        """Local rows of tile row ``k``, None where this rank's process row holds none of it."""
+        return self.lay.local_range(k, 0) if self.pr == k % self.Pr else None
 
     def _cols_of(self, k):
-        return self.lay.local_range(k, 1) if self._in_col(k) else None
+        return self.lay.local_range(k, 1) if self.pc == k % self.Pc else None
 
     def _cpanel(self, k):
         """Column panel of round ``k`` (rows x bk view). Stored transposed (bk x rows) when the
@@ -115,9 +110,9 @@ class DistributedFW:
 
     def _rpanel(self, k):
         bk = self.lay.tile_size(k)
-        if self._in_row(k):
-            r0, r1 = self._rows_of(k)
-            return self.d[r0:r1, :]
+        rows = self._rows_of(k)
+        if rows is not None:
+            return self.d[rows[0]:rows[1], :]
         return self._rbuf[k % 2][: bk * self.cols].reshape(bk, self.cols)
 
     def _pblock(self, k, host=False):
@@ -191,8 +186,8 @@ class DistributedFW:
         with ``fill_column_panel``) hold every update of rounds ``< k``.
         """
         eng, d = self.eng, self.d
-        in_row, in_col = self._in_row(k), self._in_col(k)
         krows, kcols = self._rows_of(k), self._cols_of(k)
+        in_row, in_col = krows is not None, kcols is not None
         p = self._pblock(k)
         cp = self._cpanel(k)
         if in_col and (k == 0 or fill_column_panel):
@@ -203,10 +198,12 @@ class DistributedFW:
             with self.timer("compute", sync=True):
                 eng.close_block(d[r0:r1, c0:c1])
             self._copy(p, d[r0:r1, c0:c1])
-        if in_row and self.Pc > 1:
-            self._bcast_blocking(p, self.grid.row_comm, k % self.Pc, in_row and in_col, k)
-        if in_col and self.Pr > 1:
-            self._bcast_blocking(p, self.grid.col_comm, k % self.Pr, in_row and in_col, k)
+        for inside, comm, ranks in ((in_row, self.grid.row_comm, self.Pc),
+                                    (in_col, self.grid.col_comm, self.Pr)):
+            if inside and ranks > 1:  # the pivot block, blocking
+                finish = []
+                self._wait([self._ibcast(p, lambda: self._pblock(k, host=True), in_row and in_col, comm,
+                                         k % ranks, finish)], finish)
         if in_row:  # phase 2, pivot row panel, in place in d
             r0, r1 = krows
             rp = d[r0:r1, :]
@@ -222,21 +219,17 @@ class DistributedFW:
                 self._update(cp[r0:r1], cp[r0:r1], p)
         self._post_broadcasts(k)
 
-    def _bcast_blocking(self, p, comm, root, is_root, k):
-        finish = []
-        self._wait([self._ibcast(p, lambda: self._pblock(k, host=True), is_root, comm, root, finish)], finish)
-
     def _post_broadcasts(self, k):
         bk = self.lay.tile_size(k)
         requests, finish = [], []
         if self.Pr > 1:  # row panel down each process column
             requests.append(self._ibcast(
                 self._rpanel(k), lambda: self._hr[k % 2][: bk * self.cols].reshape(bk, self.cols),
-                self._in_row(k), self.grid.col_comm, k % self.Pr, finish))
+                self._rows_of(k) is not None, self.grid.col_comm, k % self.Pr, finish))
         if self.Pc > 1:  # column panel along each process row, as its flat storage
             requests.append(self._ibcast(
                 self._cbuf[k % 2][: self.rows * bk], lambda: self._hc[k % 2][: self.rows * bk],
-                self._in_col(k), self.grid.row_comm, k % self.Pc, finish))
+                self._cols_of(k) is not None, self.grid.row_comm, k % self.Pc, finish))
         self._pending = (requests, finish)
 
     def _ibcast(self, panel, staging, is_root, comm, root, finish):

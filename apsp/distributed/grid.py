@@ -46,13 +46,11 @@ class ProcessGrid:
         # reorder=False keeps ranks row-major in comm's order, as Create_darray assumes
         cart = comm.Create_cart(list(shape), periods=[False, False], reorder=False)
         coords = tuple(int(c) for c in cart.Get_coords(cart.rank))
-        row_comm = cart.Sub([False, True])
-        col_comm = cart.Sub([True, False])
         node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
         node_size, node_rank = node.size, node.rank
         node.Free()
-        return cls(comm=comm, cart=cart, row_comm=row_comm, col_comm=col_comm, shape=shape,
-                   coords=coords, node_size=node_size, node_rank=node_rank)
+        return cls(comm=comm, cart=cart, row_comm=cart.Sub([False, True]), col_comm=cart.Sub([True, False]),
+                   shape=shape, coords=coords, node_size=node_size, node_rank=node_rank)
 
     def free(self) -> None:
         for c in (self.row_comm, self.col_comm, self.cart):

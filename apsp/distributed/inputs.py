@@ -10,7 +10,6 @@ out one rank's block at a time.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +32,6 @@ class Problem:
     block: int
     #: "edges" (Scatterv of edge lists) or "dense" (one block per rank)
     transport: str
-    source: str | None = None
-    nnz: int = 0
     #: the dtype plan (`apsp.exactness.dtype_attempts`): ``(dtype name, checked, cast_to name or None)``,
     #: narrowest first; ``dtype`` is the one being solved in
     attempts: tuple = ()
@@ -59,7 +56,6 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     return g, Problem(n=g.n, dtype=attempts[0].dtype, negative=g.has_negative_weights,
                       block=block_size or DEFAULT_BLOCK[f"distributed-{backend}"],
                       transport="dense" if g.csr is None else "edges",
-                      source=str(graph) if isinstance(graph, (str, os.PathLike)) else g.source, nnz=g.nnz,
                       attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name) for a in attempts),
                       max_abs_weight=g.max_abs_weight)
 
@@ -85,10 +81,8 @@ def _fix_diagonal(local, layout, coords):
 def dense_block(g, layout: BlockCyclic, coords, dtype) -> np.ndarray:
     """The local start matrix of ``coords`` cut from a dense graph (same rules as ``fw_matrix``)."""
     dt = np.dtype(dtype)
-    rows = layout.global_indices(coords[0], 0)
-    cols = layout.global_indices(coords[1], 1)
-    local = np.full((len(rows), len(cols)), exactness.inf_value(dt), dtype=dt)
-    sel = np.ix_(rows, cols)
+    local = np.full(layout.local_shape(coords), exactness.inf_value(dt), dtype=dt)
+    sel = layout.global_block(coords)
     np.copyto(local, g.dense[sel], where=g.edge_mask[sel], casting="unsafe")
     return _fix_diagonal(local, layout, coords)
 

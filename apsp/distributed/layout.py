@@ -87,6 +87,10 @@ class BlockCyclic:
                  for t in self.local_tiles(p, axis)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
+    def global_block(self, coords):
+        """The ``np.ix_`` index of the local matrix at ``coords`` inside the global matrix."""
+        return np.ix_(self.global_indices(coords[0], 0), self.global_indices(coords[1], 1))
+
     def locate(self, g: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
         """For global indices ``g``: (owning grid coordinate, local index there)."""
         g = np.asarray(g, dtype=np.int64)

@@ -45,9 +45,7 @@ def gather_to_root(grid, layout: BlockCyclic, local: np.ndarray):
         comm.Send(np.ascontiguousarray(local), dest=0, tag=21)
         return None
     full = np.empty((layout.n, layout.n), dtype=local.dtype)
-    rows = layout.global_indices(grid.coords[0], 0)
-    cols = layout.global_indices(grid.coords[1], 1)
-    full[np.ix_(rows, cols)] = local
+    full[layout.global_block(grid.coords)] = local
     for r in range(1, comm.size):
         dt = darray_type(layout, r, local.dtype)
         try:
@@ -111,8 +109,7 @@ def _piece_offsets(grid, layout, lengths):
     everyone = grid.row_comm.allgather(lengths)
     full = np.zeros((rows, layout.tiles), dtype=np.int64)
     for q, part in enumerate(everyone):
-        for jl, tj in enumerate(layout.local_tiles(q, 1)):
-            full[:, tj] = part[:, jl]
+        full[:, layout.local_tiles(q, 1)] = part
     row_len = full.sum(axis=1)
     before_in_row = np.cumsum(full, axis=1) - full
     # row starts: every process row's row lengths, placed in global row order

@@ -209,8 +209,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
 
     t0 = time.perf_counter()
     dist_np = to_host(dist)
-    pred_np = to_host(pred) if want_pred else None
-    succ_np = to_host(succ) if want_succ else None
+    pred_np, succ_np = (to_host(t) if want else None for t, want in ((pred, want_pred), (succ, want_succ)))
     timings["d2h"] = time.perf_counter() - t0
     if requested == np.uint16 and diameter > max_level(np.uint16):
         refuse_dtype(np.uint16)

@@ -11,6 +11,7 @@ too, so memory and kernels from either side work together in one process.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 
@@ -139,14 +140,12 @@ def start():
 
 def device_count() -> int:
     """CUDA devices the driver sees (0 when it cannot start)."""
-    try:
+    count = _INT()
+    with contextlib.suppress(OSError, AttributeError):
         lib = _library()
-        if lib.cuInit(0) != 0:
-            return 0
-        count = _INT()
-        return count.value if lib.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
-    except (OSError, AttributeError):
-        return 0
+        if lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
+            return count.value
+    return 0
 
 
 def _attribute(attr: int) -> int:

@@ -253,11 +253,10 @@ def _kernel(fn, signature: dict, constants: dict, aligned: tuple, num_warps: int
 def specialise(fn, args: tuple, kwargs: dict):
     """(signature, constants, aligned argument indices, runtime (type, value) pairs) of a call
     ``fn[grid](*args, **kwargs)``, as Triton's launcher would specialise it."""
-    values = dict(zip([p.name for p in fn.params], args))
-    values.update(kwargs)
+    values = {**dict(zip([p.name for p in fn.params], args)), **kwargs}
     signature, constants, aligned, runtime = {}, {}, [], []
     for i, p in enumerate(fn.params):
-        value = values[p.name] if p.name in values else p.default
+        value = values.get(p.name, p.default)
         kind, constant, divisible = ("constexpr", value, False) if p.is_constexpr else _specialise(p, value)
         signature[p.name] = kind
         if kind == "constexpr":

@@ -33,7 +33,7 @@ device, copied by several threads), so the device never holds a second n x n mat
 """
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import accumulate, product
 
 import numpy as np
 import torch
@@ -204,19 +204,17 @@ class Engine(ScheduleEngine):
                 col = d[lo:hi, k0:k1]
                 minplus_update(col, col, pivot, self.negative, out2=col_t[:, at:at + hi - lo].t())
             # phase 3 (pivot rows and columns again: P* (x) R* = R*, the same values)
-            for lo_i, hi_i, at_i in places:
-                for lo_j, hi_j, _ in places:
-                    minplus_update(d[lo_i:hi_i, lo_j:hi_j], col_t[:, at_i:at_i + hi_i - lo_i].t(),
-                                   d[k0:k1, lo_j:hi_j], self.negative)
+            for (lo_i, hi_i, at_i), (lo_j, hi_j, _) in product(places, repeat=2):
+                minplus_update(d[lo_i:hi_i, lo_j:hi_j], col_t[:, at_i:at_i + hi_i - lo_i].t(),
+                               d[k0:k1, lo_j:hi_j], self.negative)
 
     @staticmethod
     def _pieces(a, b, ranges) -> list[tuple[int, int]]:
         """A node's layout ranges with its pivots ``a:b`` first, the rest in order."""
         pieces = [(a, b)]
         for lo, hi in ranges:
-            if lo <= a and b <= hi:
-                pieces += [(lo, a)] if a > lo else []
-                pieces += [(b, hi)] if hi > b else []
+            if lo <= a and b <= hi:  # the range around the pivots: what is left of it on either side
+                pieces += [(start, stop) for start, stop in ((lo, a), (b, hi)) if stop > start]
             else:
                 pieces.append((lo, hi))
         return pieces
@@ -233,16 +231,20 @@ class Engine(ScheduleEngine):
     def _gathered(self, a, b, ranges, width):
         """The node's ranges gathered into one buffer, pivots first; dense rounds on it; scattered back."""
         pieces = self._pieces(a, b, ranges)
-        places = placed(pieces)
-        buf = self._node_buffer(width, sum(hi - lo for lo, hi in pieces))
-        for lo_i, hi_i, at_i in places:
-            for lo_j, hi_j, at_j in places:
-                buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j].copy_(self.d[lo_i:hi_i, lo_j:hi_j])
+        used = sum(hi - lo for lo, hi in pieces)
+        buf = self._node_buffer(width, used)
+        self._node_copy(buf[:used, :used], pieces, gather=True)
         fw_inplace(buf, self.tile, self.negative, n_pivots=b - a, col_buffer=self.col_t)
-        for lo_i, hi_i, at_i in places:
-            for lo_j, hi_j, at_j in places:
-                self.d[lo_i:hi_i, lo_j:hi_j].copy_(buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j])
+        self._node_copy(buf[:used, :used], pieces, gather=False)
         self.gathered += 1
+
+    def _node_copy(self, buf, pieces, gather: bool) -> None:
+        """The ``pieces x pieces`` entries of the layout matrix into the node buffer ``buf`` (the pieces
+        side by side; ``gather``), or back."""
+        for (lo_i, hi_i, at_i), (lo_j, hi_j, at_j) in product(placed(pieces), repeat=2):
+            there, here = self.d[lo_i:hi_i, lo_j:hi_j], buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j]
+            dst, src = (here, there) if gather else (there, here)
+            dst.copy_(src)
 
     def finalize(self) -> Finalized:
         """The result in vertex order: the cut-off check on the device first (no path recovery when
@@ -304,18 +306,13 @@ class HostEngine(Engine):
         for c0, c1, c in placed(ranges):
             self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
 
-    def _gathered(self, a, b, ranges, width):
-        """The node's ranges (pivots first, as `Engine._gathered`) copied to a device buffer row
-        piece by row piece, its rounds there, and copied back."""
-        pieces = self._pieces(a, b, ranges)
-        at = sum(hi - lo for lo, hi in pieces)
-        buf = self._node_buffer(width, at)
+    def _node_copy(self, buf, pieces, gather: bool) -> None:
+        """`Engine._node_copy` between the host matrix and the device buffer, row piece by row piece."""
         for lo, hi, row in placed(pieces):
-            buf[row:row + hi - lo, :at] = self._rows_to_device(lo, hi, pieces)
-        fw_inplace(buf, self.tile, self.negative, n_pivots=b - a, col_buffer=self.col_t)
-        for lo, hi, row in placed(pieces):
-            self._rows_to_host(buf[row:row + hi - lo, :at], lo, pieces)
-        self.gathered += 1
+            if gather:
+                buf[row:row + hi - lo] = self._rows_to_device(lo, hi, pieces)
+            else:
+                self._rows_to_host(buf[row:row + hi - lo], lo, pieces)
 
     def _too_large(self, a, b, ranges):
         """The pivots as one round of blocked FW, the ranges streamed in row stripes (see above)."""
@@ -323,7 +320,7 @@ class HostEngine(Engine):
         width = sum(hi - lo for lo, hi in ranges)
         pivot = d[a:b, a:b].to(dev)
         close_block(pivot, neg)
-        row = torch.cat([d[a:b, lo:hi] for lo, hi in ranges], 1).to(dev)
+        row = self._rows_to_device(a, b, ranges)
         col = torch.cat([d[lo:hi, a:b] for lo, hi in ranges], 0).to(dev)
         minplus_update(row, pivot, row, neg)  # phase 2: R = min(R, P* (x) R), C = min(C, C (x) P*)
         minplus_update(col, col, pivot, neg)

@@ -34,13 +34,11 @@ def _register(array: np.ndarray) -> bool:
     """Page-lock ``array`` for asynchronous copies; False when CUDA refuses."""
     if array.nbytes == 0:
         return False
-    try:
-        if int(torch.cuda.cudart().cudaHostRegister(array.ctypes.data, array.nbytes, 0)) != 0:
-            torch.cuda.synchronize()  # clears nothing, but surfaces sticky errors early
-            return False
-        return True
-    except (RuntimeError, AttributeError, AssertionError, TypeError):
-        return False
+    with contextlib.suppress(RuntimeError, AttributeError, AssertionError, TypeError):
+        if int(torch.cuda.cudart().cudaHostRegister(array.ctypes.data, array.nbytes, 0)) == 0:
+            return True
+        torch.cuda.synchronize()  # clears nothing, but surfaces sticky errors early
+    return False
 
 
 def _unregister(array: np.ndarray) -> None:

@@ -5,18 +5,16 @@ then), so CPU-only runs never load torch.
 """
 from __future__ import annotations
 
+import torch
+
 
 def cuda_present() -> bool:
     """A real CUDA device (not Triton's CPU interpreter) is what the GPU solver ran on."""
-    import torch
-
     return torch.cuda.is_available()
 
 
 def event_timed_call(fn):
     """``(seconds, value)`` of ``fn()`` timed with CUDA events on a synchronised device."""
-    import torch
-
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -28,16 +26,12 @@ def event_timed_call(fn):
 
 
 def reset_peak_memory() -> None:
-    import torch
-
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
 
 
 def peak_memory() -> dict:
     """Peak bytes allocated and reserved by torch's caching allocator since the last reset."""
-    import torch
-
     torch.cuda.synchronize()
     return {"gpu_peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
             "gpu_peak_reserved_bytes": int(torch.cuda.max_memory_reserved())}
@@ -45,8 +39,6 @@ def peak_memory() -> dict:
 
 def list_devices():
     """CUDA devices torch sees: ``([{index, name, memory_gib, capability}], {torch, cuda})``."""
-    import torch
-
     facts = {"torch": torch.__version__, "cuda": torch.version.cuda}
     devices = []
     if torch.cuda.is_available():

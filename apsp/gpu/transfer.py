@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import cuda
 from .devarray import DeviceArray
 
 #: results above this size go through the staging pipeline; smaller ones in one copy
@@ -106,12 +107,10 @@ def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: T
             token = stager.start(src[a:b], slot, staged)
             draining[slot] = pool.submit(drain, token, staged, out[a:b])
     finally:
-        for job in draining:  # even on an error: no thread may still use a buffer or out
-            if job is not None:
-                job.exception()
-    for job in draining:
-        if job is not None:
-            job.result()
+        for job in filter(None, draining):  # even on an error: no thread may still use a buffer or out
+            job.exception()
+    for job in filter(None, draining):
+        job.result()
 
 
 class _CudaStager:
@@ -142,15 +141,12 @@ class _DriverStager(_CudaStager):
     """`_CudaStager` for `DeviceArray` rows, on a stream of the CUDA driver."""
 
     def __init__(self):
-        from . import cuda
-
-        self.cuda = cuda
         self.stream = cuda.Stream()
         self.stream.wait_event(cuda.current().record_event())  # copy only what the producers finished
 
     def start(self, rows: DeviceArray, slot: int, staged: np.ndarray):
         src, pitch, width, count = rows._rows()
-        self.cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
+        cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
         return self.stream.record_event()
 
 
@@ -162,9 +158,7 @@ def _staging(device):
     with _pinned_lock:
         if key not in _pinned:
             if key == "driver":
-                from .cuda import PinnedBuffer
-
-                bufs = [PinnedBuffer(STAGE_BYTES) for _ in range(STAGES)]
+                bufs = [cuda.PinnedBuffer(STAGE_BYTES) for _ in range(STAGES)]
             else:
                 import torch
 

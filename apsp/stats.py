@@ -177,17 +177,15 @@ def merge_stats(parts: list) -> DistanceStats:
     """One `DistanceStats` from parts over consecutive slices of the sources (the ranks of
     `apsp.distributed.stats`), in order: entries concatenated, histograms added."""
     first = parts[0]
-    totals = [p.total for p in parts]
-    exact = any(t.dtype == object for t in totals)
     hist = None
     if first.histogram is not None:
         hist = np.zeros(max(len(p.histogram) for p in parts), dtype=np.int64)
         for p in parts:
             hist[:len(p.histogram)] += p.histogram
+    # an exact (object) total among int64 ones makes them all Python ints
     joined = {name: np.concatenate([getattr(p, name) for p in parts])
-              for name in ("sources", "reachable", "eccentricity", "harmonic")}
-    return replace(first, **joined, total=np.concatenate([t.astype(object) if exact else t for t in totals]),
-                   pairs=sum(p.pairs for p in parts), histogram=hist,
+              for name in ("sources", "reachable", "total", "eccentricity", "harmonic")}
+    return replace(first, **joined, pairs=sum(p.pairs for p in parts), histogram=hist,
                    info={**first.info, "parts": [p.info for p in parts]})
 
 
@@ -461,11 +459,9 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     sg = SearchGraph.from_csr(g.to_csr(), dt)
     integer = dt.kind in "iu"
     unreachable = exactness.unreachable_value(dt)
-    count = np.zeros(k, dtype=np.int64)
-    total = np.zeros(k, dtype=np.int64 if integer else np.float64)
+    kept = np.int64 if integer else np.float64  # sums and extremes of the distances
+    count, total, ecc, harmonic = (np.zeros(k, dtype=t) for t in (np.int64, kept, kept, np.float64))
     carry = np.zeros(k, dtype=np.int64) if integer else None
-    ecc = np.zeros(k, dtype=np.int64 if integer else np.float64)
-    harmonic = np.zeros(k, dtype=np.float64)
     hist = np.zeros((thread_count(), 1), dtype=np.int64) if histogram else None
     with progress_bar(k, progress, desc=f"stats {kind} n={n}", unit="source") as bar:
         for lo in range(0, k, block_rows):

@@ -404,7 +404,10 @@ def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> dict | N
 def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
     """Peak host (resident, and numpy-traced) and GPU memory of one call of ``solve``."""
     gc.collect()
-    _release_free_heap()
+    # freed heap pages back to the OS (glibc), so that reused memory is not already resident
+    # before the measured call and its peak shows as a rise
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     if on_gpu:
         from ..gpu.timing import cuda_present, reset_peak_memory
 
@@ -429,13 +432,6 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         fields.update(peak_memory())
     del out
     return fields
-
-
-def _release_free_heap() -> None:
-    """Return freed heap pages to the OS (glibc), so reused memory is not already resident
-    before the measured call and its peak shows as a rise."""
-    with suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _rss(key: str) -> int:

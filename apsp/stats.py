@@ -280,7 +280,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     mask[slice(None) if targets is None else source_vertices(targets, n)] = True
     chosen, reason = choose_stats_method(g, method)
     csr = g.to_csr()
-    symmetric = n == 0 or (csr != csr.T).nnz == 0
+    pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
+    pattern.data = np.ones(pattern.nnz, dtype=np.int8)
+    symmetric = n == 0 or ((csr != csr.T).nnz == 0 and (pattern != pattern.T).nnz == 0)
     if direction == "in" and not symmetric:
         g = Graph(n=n, csr=csr.T.tocsr(), source=g.source)
     if chosen == "bfs":

@@ -726,10 +726,8 @@ def _extreme(name, note):
             return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
         if e is None:
             e = eccentricity(G, weight=weight)
-        if name in ("diameter", "radius"):
-            return max(e.values()) if name == "diameter" else min(e.values())
-        best = min(e.values()) if name == "center" else max(e.values())
-        return [v for v in e if e[v] == best]
+        best = (max if name in ("diameter", "periphery") else min)(e.values())
+        return best if name in ("diameter", "radius") else [v for v in e if e[v] == best]
 
     extreme.__name__ = extreme.__qualname__ = name
     return _implements(note)(extreme)

@@ -168,8 +168,7 @@ def source_slices(k: int, parts: int, align: int = 64) -> list[tuple[int, int]]:
     [(0, 0), (0, 10)]
     """
     chunks = -(-k // align)
-    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]
-    cuts[-1] = k
+    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]  # the last is k
     return list(zip(cuts[:-1], cuts[1:]))
 
 

@@ -624,7 +624,7 @@ def run_ceiling(ctx: Context) -> None:
     if why:
         ctx.note(f"ceiling skipped: {why}")
     for dtype in CEILING_DTYPES:
-        rec = {"status": "skipped", "reason": why, "dtype": dtype}
+        rec: dict = {"status": "skipped", "reason": why, "dtype": dtype}
         if not why:
             try:
                 rec = {"status": "ok", "dtype": dtype, "updates_per_s": measure_one_ceiling(dtype),

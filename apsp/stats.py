@@ -132,9 +132,7 @@ class DistanceStats:
 
     def total_distance(self):
         """Sum of every finite distance counted (exact: a Python int for integer distances)."""
-        if self.total.dtype.kind == "f":
-            return math.fsum(self.total.tolist())
-        return sum(self.total.tolist())
+        return (math.fsum if self.total.dtype.kind == "f" else sum)(self.total.tolist())
 
     def wiener_index(self):
         """Sum of the distances between pairs: ordered pairs, or unordered ones when the

@@ -183,8 +183,7 @@ class ApspGraph:
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def number_of_nodes(self) -> int:
-        return len(self.nodes)
+    number_of_nodes = __len__
 
     @cached_property
     def node_array(self) -> np.ndarray:
@@ -195,13 +194,12 @@ class ApspGraph:
     def from_networkx(cls, G, edge_attrs=None) -> "ApspGraph":
         """Convert ``G``, reading each attribute of ``edge_attrs`` ({name: default})."""
         nodes = list(G)
-        index = {node: i for i, node in enumerate(nodes)}
         adjacency = list(G.adjacency())
         targets = list(chain.from_iterable(nbrs for _, nbrs in adjacency))
         data = list(chain.from_iterable(nbrs.values() for _, nbrs in adjacency))
         indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
         np.cumsum([len(nbrs) for _, nbrs in adjacency], out=indptr[1:])
-        indices = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
+        indices = _node_indices(nodes, targets)
         weights, int_weights, missing, float_zero_loops, number_types = {}, {}, {}, {}, {}
         loops = [(i, nbrs[u]) for i, (u, nbrs) in enumerate(adjacency) if u in nbrs]
         multi = G.is_multigraph()
@@ -228,9 +226,7 @@ class ApspGraph:
             return self.source_graph
         import networkx as nx
 
-        cls = {(False, False): nx.Graph, (True, False): nx.DiGraph,
-               (False, True): nx.MultiGraph, (True, True): nx.MultiDiGraph}
-        G = cls[(self.directed, self.multigraph)]()
+        G = getattr(nx, ("Multi" if self.multigraph else "") + ("DiGraph" if self.directed else "Graph"))()
         G.add_nodes_from(self.nodes)
         rows = np.repeat(np.arange(len(self.nodes)), np.diff(self.indptr))
         labels = self.node_array
@@ -457,10 +453,6 @@ def _row_values(dist, reach, i, columns):
     return values.tolist()
 
 
-def _inf():
-    return math.inf
-
-
 # -- the functions -----------------------------------------------------------------
 
 @_implements("Blocked Floyd-Warshall on CPU (Numba) or GPU (Triton).", faster_from=400)
@@ -474,8 +466,7 @@ def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
             raise nx.NetworkXError(
                 "nodelist must contain every node in G with no repeats."
                 "If you wanted a subgraph of G use G.subgraph(nodelist)")
-        unknown = set(nodelist) - set(G.nodes)
-        if unknown:
+        if unknown := set(nodelist) - set(G.nodes):
             raise nx.NetworkXError(f"Nodes {unknown} in nodelist is not in G")
     if n == 0:
         return np.zeros((0, 0))
@@ -485,7 +476,7 @@ def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
         return _networkx("floyd_warshall_numpy", G, nodelist=nodelist, weight=weight)
     dist = result.to_float()
     if nodelist is not None:
-        order = _node_indices(G, nodelist)
+        order = _node_indices(G.nodes, nodelist)
         dist = dist[np.ix_(order, order)]
     return dist
 
@@ -507,7 +498,7 @@ def _floyd_warshall(name, G, weight, empty, predecessors=False):
     float_zero = G.float_zero_loops.get(weight, ())
     dist = {}
     for i, u in enumerate(G.nodes):
-        row = defaultdict(_inf, zip(G.nodes, _row_values(dist_matrix, reach, i, everyone)))
+        row = defaultdict(lambda: math.inf, zip(G.nodes, _row_values(dist_matrix, reach, i, everyone)))
         row[u] = 0.0 if i in float_zero else 0  # networkx's diagonal: see _float_zero_loops
         dist[u] = row
     return G, result, dist
@@ -540,13 +531,22 @@ def floyd_warshall_predecessor_and_distance(G, weight="weight"):
     return pred, dist
 
 
-def _length_dicts(G, result, int_values, keep=None):
-    """Yield (node, {node: length}) per source: the source, then the others by length."""
-    dist_matrix, reach = _rows_as_python(result, int_values)
-    reachable = result.reachable
+def _all_lengths(name, G, used, keep=None, nonnegative=False, **nx_kwargs):
+    """Yield (node, {node: length}) per source, the source first, then the others by length, from
+    apsp's automatic method on edge attribute ``used``; networkx's own (called with ``nx_kwargs``)
+    where it must decide: a negative cycle (its Bellman-Ford raises NetworkXUnbounded where it
+    meets it), negative weights given to Dijkstra (``nonnegative``), mixed int and float weights."""
+    G = _as_apsp(G, used)
+    if len(G) == 0:
+        return
+    result = None if _mixed_numbers(G, used, 1) else _solve(G, used, "auto", nonnegative=nonnegative)
+    if result is None:
+        yield from _networkx(name, G, **nx_kwargs)
+        return
+    dist_matrix, reach = _rows_as_python(result, _int_values(G, used))
     labels = G.node_array
     for i, u in enumerate(G.nodes):
-        ok = reachable[i].copy()
+        ok = result.reachable[i].copy()
         if keep is not None:
             ok &= keep(result.distances[i])
         ok[i] = False
@@ -556,21 +556,6 @@ def _length_dicts(G, result, int_values, keep=None):
         values = _row_values(dist_matrix, reach, i, columns)
         values[0] = 0  # networkx starts every source at the int 0
         yield u, dict(zip(labels[columns].tolist(), values))
-
-
-def _all_lengths(name, G, used, keep=None, nonnegative=False, **nx_kwargs):
-    """The length dicts of apsp's automatic method on edge attribute ``used``; networkx's own
-    (called with ``nx_kwargs``) where it must decide: a negative cycle (its Bellman-Ford raises
-    NetworkXUnbounded where it meets it), negative weights given to Dijkstra (``nonnegative``),
-    mixed int and float weights."""
-    G = _as_apsp(G, used)
-    if len(G) == 0:
-        return
-    result = None if _mixed_numbers(G, used, 1) else _solve(G, used, "auto", nonnegative=nonnegative)
-    if result is None:
-        yield from _networkx(name, G, **nx_kwargs)
-        return
-    yield from _length_dicts(G, result, _int_values(G, used), keep)
 
 
 @_implements("apsp's unweighted all-pairs solver (BFS or Floyd-Warshall).", faster_from=300)
@@ -611,12 +596,8 @@ def _bfs_tree(indptr, indices, source, cutoff):
     while frontier.size and (cutoff is None or cutoff > level):
         starts = indptr[frontier]
         counts = indptr[frontier + 1] - starts
-        total = int(counts.sum())
-        if total == 0:
-            break
         # positions of the frontier's edges, frontier order first, adjacency order second
-        first_of_run = np.cumsum(counts) - counts
-        positions = np.arange(total) + np.repeat(starts - first_of_run, counts)
+        positions = np.arange(counts.sum()) + np.repeat(starts + counts - np.cumsum(counts), counts)
         neighbours = indices[positions]
         owners = np.repeat(frontier, counts)
         new = ~seen[neighbours]
@@ -665,9 +646,10 @@ def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
         return None
 
 
-def _node_indices(G, nodes) -> np.ndarray:
-    index = {node: i for i, node in enumerate(G.nodes)}
-    return np.fromiter((index[v] for v in nodes), dtype=np.int64, count=len(nodes))
+def _node_indices(labels, nodes) -> np.ndarray:
+    """The positions in ``labels`` of ``nodes`` (a list)."""
+    index = {node: i for i, node in enumerate(labels)}
+    return np.fromiter(map(index.__getitem__, nodes), dtype=np.int64, count=len(nodes))
 
 
 def _int_values(G, weight) -> bool:
@@ -682,7 +664,7 @@ def closeness_centrality(G, u=None, distance=None, wf_improved=True):
         return {}
     # networkx's closeness counts the distances *to* each node (the reversed graph when directed)
     stats = None if u is not None and u not in set(G.nodes) else _reduced(
-        G, distance, "in", sources=_node_indices(G, nodes))
+        G, distance, "in", sources=_node_indices(G.nodes, nodes))
     if stats is None:
         return _networkx("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
     values = stats.closeness(wf_improved).tolist()
@@ -698,8 +680,8 @@ def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     rows = list(nbunch)  # networkx's dict follows this set's order
     if not rows:
         return {}
-    stats = _reduced(G, distance, "in", sources=_node_indices(G, rows),
-                     targets=_node_indices(G, list(sources_set)))
+    stats = _reduced(G, distance, "in", sources=_node_indices(G.nodes, rows),
+                     targets=_node_indices(G.nodes, list(sources_set)))
     if stats is None:
         return _networkx("harmonic_centrality", G, nbunch=nbunch, distance=distance,
                          sources=sources_set)
@@ -718,7 +700,7 @@ def eccentricity(G, v=None, sp=None, weight=None):
     nodes = list(nxg.nbunch_iter(v))
     e = {}
     if nodes:
-        stats = _reduced(G, weight, "out", sources=_node_indices(G, nodes), lengths=True)
+        stats = _reduced(G, weight, "out", sources=_node_indices(G.nodes, nodes), lengths=True)
         if stats is None:
             return _networkx("eccentricity", G, v=v, weight=weight)
         if not stats.reaches_all.all():
@@ -744,10 +726,8 @@ def _extreme(name, note):
             return _networkx(name, G, e=e, usebounds=usebounds, weight=weight)
         if e is None:
             e = eccentricity(G, weight=weight)
-        if name in ("diameter", "radius"):
-            return max(e.values()) if name == "diameter" else min(e.values())
-        best = min(e.values()) if name == "center" else max(e.values())
-        return [v for v in e if e[v] == best]
+        best = (max if name in ("diameter", "periphery") else min)(e.values())
+        return best if name in ("diameter", "radius") else [v for v in e if e[v] == best]
 
     extreme.__name__ = extreme.__qualname__ = name
     return _implements(note)(extreme)

@@ -132,9 +132,7 @@ class DistanceStats:
 
     def total_distance(self):
         """Sum of every finite distance counted (exact: a Python int for integer distances)."""
-        if self.total.dtype.kind == "f":
-            return math.fsum(self.total.tolist())
-        return sum(self.total.tolist())
+        return (math.fsum if self.total.dtype.kind == "f" else sum)(self.total.tolist())
 
     def wiener_index(self):
         """Sum of the distances between pairs: ordered pairs, or unordered ones when the
@@ -168,8 +166,7 @@ def source_slices(k: int, parts: int, align: int = 64) -> list[tuple[int, int]]:
     [(0, 0), (0, 10)]
     """
     chunks = -(-k // align)
-    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]
-    cuts[-1] = k
+    cuts = [min(k, align * (chunks * r // parts)) for r in range(parts + 1)]  # the last is k
     return list(zip(cuts[:-1], cuts[1:]))
 
 
@@ -177,17 +174,15 @@ def merge_stats(parts: list) -> DistanceStats:
     """One `DistanceStats` from parts over consecutive slices of the sources (the ranks of
     `apsp.distributed.stats`), in order: entries concatenated, histograms added."""
     first = parts[0]
-    totals = [p.total for p in parts]
-    exact = any(t.dtype == object for t in totals)
     hist = None
     if first.histogram is not None:
         hist = np.zeros(max(len(p.histogram) for p in parts), dtype=np.int64)
         for p in parts:
             hist[:len(p.histogram)] += p.histogram
+    # an exact (object) total among int64 ones makes them all Python ints
     joined = {name: np.concatenate([getattr(p, name) for p in parts])
-              for name in ("sources", "reachable", "eccentricity", "harmonic")}
-    return replace(first, **joined, total=np.concatenate([t.astype(object) if exact else t for t in totals]),
-                   pairs=sum(p.pairs for p in parts), histogram=hist,
+              for name in ("sources", "reachable", "total", "eccentricity", "harmonic")}
+    return replace(first, **joined, pairs=sum(p.pairs for p in parts), histogram=hist,
                    info={**first.info, "parts": [p.info for p in parts]})
 
 
@@ -282,7 +277,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     mask[slice(None) if targets is None else source_vertices(targets, n)] = True
     chosen, reason = choose_stats_method(g, method)
     csr = g.to_csr()
-    symmetric = n == 0 or (csr != csr.T).nnz == 0
+    pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
+    pattern.data = np.ones(pattern.nnz, dtype=np.int8)
+    symmetric = n == 0 or ((csr != csr.T).nnz == 0 and (pattern != pattern.T).nnz == 0)
     if direction == "in" and not symmetric:
         g = Graph(n=n, csr=csr.T.tocsr(), source=g.source)
     if chosen == "bfs":
@@ -461,11 +458,9 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     sg = SearchGraph.from_csr(g.to_csr(), dt)
     integer = dt.kind in "iu"
     unreachable = exactness.unreachable_value(dt)
-    count = np.zeros(k, dtype=np.int64)
-    total = np.zeros(k, dtype=np.int64 if integer else np.float64)
+    kept = np.int64 if integer else np.float64  # sums and extremes of the distances
+    count, total, ecc, harmonic = (np.zeros(k, dtype=t) for t in (np.int64, kept, kept, np.float64))
     carry = np.zeros(k, dtype=np.int64) if integer else None
-    ecc = np.zeros(k, dtype=np.int64 if integer else np.float64)
-    harmonic = np.zeros(k, dtype=np.float64)
     hist = np.zeros((thread_count(), 1), dtype=np.int64) if histogram else None
     with progress_bar(k, progress, desc=f"stats {kind} n={n}", unit="source") as bar:
         for lo in range(0, k, block_rows):

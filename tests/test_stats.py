@@ -284,3 +284,16 @@ def test_averages_divide_by_the_pairs_counted():
     # sources 0 and 1 to targets 2 and 3 (no source among the targets): pairs 0-2, 0-3, 1-2, 1-3
     part = distance_stats(cycle, [0, 1], targets=[2, 3], progress=False)
     assert part.pairs == 4 and part.average_distance() == (2 + 3 + 1 + 2) / 4
+
+
+
+def test_one_way_zero_weight_edges_make_the_graph_directed():
+    """An edge of weight 0 is an edge: 1 -> 2 -> 0 without 0 -> 2 -> 1 is not symmetric, so the
+    distances *to* a vertex come from the reversed graph and the Wiener index is not halved."""
+    g = Graph.from_edges(EdgeList(3, np.array([0, 1, 1, 2]), np.array([1, 0, 2, 0]), np.array([1, 1, 0, 0])))
+    out = distance_stats(g, progress=False)
+    into = distance_stats(g, direction="in", progress=False)
+    assert not out.symmetric and not into.symmetric
+    assert out.total.tolist() == [2, 0, 1]  # 0->1 = 0->2 = 1; 1->0 = 1->2 = 0; 2->0 = 0, 2->1 = 1
+    assert into.total.tolist() == [0, 2, 1]
+    assert out.wiener_index() == 3

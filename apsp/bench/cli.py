@@ -126,9 +126,8 @@ def make_context(args):
             names = ["fw-gpu"] if contestant("fw-gpu").unavailable() is None else ["fw-cpu"]
     for name in names + ([args.baseline] if args.suite == "backends" else []):
         contestant(name)  # unknown names fail here, before anything runs
-    options = {key: getattr(args, key, None) for key in (
-        "quick", "sizes", "backends", "repeat", "warmup", "time_limit", "density", "seed", "dtype", "block",
-        "blocks", "ranks", "mpiexec", "baseline", "check_all_up_to", "check_sources", "interpreter", "argv")}
+    # every option, in the parser's order, but where the results go and how they are shown
+    options = {k: v for k, v in vars(args).items() if k not in ("suite", "directory", "out", "quiet")}
     for key in ("sizes", "repeat", "time_limit", "blocks", "ranks"):  # not given: the suite's
         options[key] = options[key] or defaults.get(key, [])
     options["backends"] = names

@@ -130,15 +130,10 @@ def contestant(spec: str) -> Contestant:
         return Contestant(name=spec, method=spec.split("-", 1)[1], where="cpu", peer=True)
     rest, _, threads_text = spec.partition("@")
     base, _, variant = rest.partition(":")
-    threads = None
-    if threads_text:
-        if not threads_text.isdigit() or int(threads_text) < 1:
-            raise ValueError(f"{spec!r}: '@' takes a positive number of threads, e.g. fw-cpu@4")
-        threads = int(threads_text)
-    if base in _CPU_ONLY:
-        method, where = base, "cpu"
-    else:
-        method, _, where = base.rpartition("-")
+    if threads_text and (not threads_text.isdigit() or int(threads_text) < 1):
+        raise ValueError(f"{spec!r}: '@' takes a positive number of threads, e.g. fw-cpu@4")
+    threads = int(threads_text) if threads_text else None
+    method, where = (base, "cpu") if base in _CPU_ONLY else base.rpartition("-")[::2]
     if method in ("fw", "bfs", *_CPU_ONLY) and where in ("cpu", "gpu"):
         if threads is not None and where != "cpu":
             raise ValueError(f"{spec!r}: '@THREADS' applies to CPU solvers only")

@@ -15,6 +15,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 
@@ -50,10 +51,9 @@ def versions() -> dict:
 
     out = {"python": platform.python_version(), "apsp": __version__}
     for name in VERSIONED:
-        try:
+        out[name] = None
+        with suppress(metadata.PackageNotFoundError):
             out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
     return out
 
 
@@ -66,13 +66,11 @@ def cpu_info() -> dict:
 
 def proc_field(path: str, key: str) -> str | None:
     """The value of the first ``key: value`` line of a ``/proc`` file, or None when unknown."""
-    try:
+    with suppress(OSError):
         for line in Path(path).read_text().splitlines():
             name, _, value = line.partition(":")
             if name.strip() == key:
                 return value.strip()
-    except OSError:
-        pass
     return None
 
 
@@ -87,15 +85,13 @@ def gpu_info() -> list[dict]:
     """One entry per visible NVIDIA GPU (name, memory, driver); empty without one."""
     smi = shutil.which("nvidia-smi")
     if smi:
-        try:
+        with suppress(OSError, subprocess.SubprocessError, ValueError):
             text = subprocess.run(
                 [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"],
                 capture_output=True, text=True, timeout=20, check=True).stdout
             rows = [[part.strip() for part in line.split(",")] for line in text.strip().splitlines()]
             return _only_visible([{"name": name, "memory_bytes": int(float(mem)) * 2**20, "driver": driver}
                                   for name, mem, driver in rows])
-        except (OSError, subprocess.SubprocessError, ValueError):
-            pass
     torch = sys.modules.get("torch")  # only if a GPU backend already imported it
     if torch is not None and torch.cuda.is_available():
         return [{"name": torch.cuda.get_device_name(i),

@@ -40,8 +40,3 @@ def blocked_fw_elements(n: int, block: int) -> int:
 def blocked_fw_bytes(n: int, block: int, itemsize: int) -> int:
     """Bytes moved between main and fast memory by blocked FW (see module docstring)."""
     return blocked_fw_elements(n, block) * int(itemsize)
-
-
-def updates(n: int) -> int:
-    """Min-plus updates of Floyd-Warshall: n^3 (one add and one min each)."""
-    return int(n) ** 3

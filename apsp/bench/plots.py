@@ -80,8 +80,7 @@ def _series(records, key_fields, x_field, y_field):
     for r in records:
         if r.get(y_field) is None or r.get(x_field) is None or not r[y_field] > 0:
             continue
-        key = tuple(r.get(f) for f in key_fields)
-        groups[key].append((r[x_field], r))
+        groups[tuple(r.get(f) for f in key_fields)].append((r[x_field], r))
     return {k: sorted(v, key=lambda t: t[0]) for k, v in groups.items()}
 
 

@@ -33,14 +33,15 @@ STATUSES = ("ok", "skipped", "failed")
 
 @dataclass
 class Results:
+    # in the order of the results file's keys (`to_json`)
     suite: str
-    environment: dict
-    options: dict
-    records: list = field(default_factory=list)
-    plots: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
     complete: bool = False
     interrupted: bool = False
+    environment: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    plots: list = field(default_factory=list)
+    records: list = field(default_factory=list)
 
     def add(self, **record) -> dict:
         record.setdefault("suite", self.suite)
@@ -55,10 +56,7 @@ class Results:
         return [r for r in self.records if r["status"] == "ok"]
 
     def to_json(self) -> dict:
-        return {"schema": SCHEMA, "suite": self.suite, "complete": self.complete,
-                "interrupted": self.interrupted, "environment": self.environment,
-                "options": self.options, "notes": self.notes, "plots": self.plots,
-                "records": self.records}
+        return {"schema": SCHEMA, **vars(self)}
 
     def save(self, out_dir) -> tuple[Path, Path]:
         """Write ``SUITE.json`` and ``SUITE.csv`` whole (temporary file, then rename)."""
@@ -118,6 +116,4 @@ def write_text_atomic(path, text: str) -> None:
 
 def _jsonable(value):
     """numpy scalars and other odd values in records, as JSON."""
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
+    return value.item() if hasattr(value, "item") else str(value)

@@ -9,6 +9,7 @@ KeyboardInterrupt passes through; the caller saves what was gathered.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib.util
 import json
@@ -21,7 +22,9 @@ import sys
 import tempfile
 import tracemalloc
 from collections import defaultdict
+from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +50,7 @@ DEFAULTS = {
                "full": dict(sizes=[1024, 2048, 4096, 8192, 16384], repeat=1, time_limit=120.0)},
     "scaling": {"quick": dict(sizes=[512], repeat=2, time_limit=30.0, ranks=[1, 2]),
                 "full": dict(sizes=[4096], repeat=3, time_limit=300.0, ranks=[1, 2, 4])},
-    "ceiling": {"quick": dict(sizes=[], repeat=1, time_limit=60.0),
-                "full": dict(sizes=[], repeat=1, time_limit=60.0)},
+    "ceiling": dict.fromkeys(("quick", "full"), dict(sizes=[], repeat=1, time_limit=60.0)),
 }
 
 DEFAULT_CONTESTANTS = {
@@ -90,7 +92,6 @@ class Context:
     #: called after each completed size so partial results reach disk
     checkpoint: object = None
     _inputs: dict = field(default_factory=dict, repr=False)  # graphs and references of one size
-    _ceilings: object = None
 
     def note(self, text: str) -> None:
         self.results.notes.append(text)
@@ -121,10 +122,9 @@ class Context:
         return tqdm(total=total, desc=f"bench {self.suite}", file=sys.stderr, disable=not self.progress,
                     leave=False, dynamic_ncols=True)
 
-    def ceiling(self, dtype: str):
-        if self._ceilings is None:
-            self._ceilings = Ceilings(self.out)
-        return self._ceilings.get(dtype)
+    @cached_property
+    def ceilings(self) -> "Ceilings":
+        return Ceilings(self.out)
 
 
 # -- shared measurement ----------------------------------------------------------------
@@ -243,7 +243,7 @@ def _attempt(ctx: Context, c: Contestant, n, measure, fields=None, **extra) -> d
 def _with_ceiling(ctx: Context, c: Contestant, rec: dict) -> dict:
     """GPU Floyd-Warshall rates as a fraction of the card's min-plus ceiling, when known."""
     if c.on_gpu and c.method == "fw" and rec.get("updates_per_s"):
-        value, source = ctx.ceiling(rec["dtype"])
+        value, source = ctx.ceilings.get(rec["dtype"])
         rec.update(ceiling_updates_per_s=value, ceiling_source=source,
                    ceiling_fraction=rec["updates_per_s"] / value if value else None)
     return rec
@@ -289,7 +289,7 @@ def _solve_point(ctx: Context, c: Contestant, n: int, block_size, fields=None, *
         return _measure(ctx, c, c.prepare(g, dtype=ctx.dtype, block=block_size), ctx.reference(c.workload, n))
 
     def rates(rec):
-        return dict(edges=g.nnz, density=ctx.density, updates_per_s=model.updates(n) / rec["time_median_s"],
+        return dict(edges=g.nnz, density=ctx.density, updates_per_s=n ** 3 / rec["time_median_s"],
                     **(fields(rec) if fields else {}))
 
     return _attempt(ctx, c, n, measure, rates, **extra)
@@ -404,7 +404,10 @@ def _memory_point(ctx: Context, c: Contestant, n: int, rss_ok: bool) -> dict | N
 def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
     """Peak host (resident, and numpy-traced) and GPU memory of one call of ``solve``."""
     gc.collect()
-    _release_free_heap()
+    # freed heap pages back to the OS (glibc), so that reused memory is not already resident
+    # before the measured call and its peak shows as a rise
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     if on_gpu:
         from ..gpu.timing import cuda_present, reset_peak_memory
 
@@ -429,17 +432,6 @@ def _peak_of(solve, on_gpu: bool, rss_ok: bool) -> dict:
         fields.update(peak_memory())
     del out
     return fields
-
-
-def _release_free_heap() -> None:
-    """Return freed heap pages to the OS (glibc), so reused memory is not already resident
-    before the measured call and its peak shows as a rise."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _rss(key: str) -> int:
@@ -632,17 +624,14 @@ def run_ceiling(ctx: Context) -> None:
     if why:
         ctx.note(f"ceiling skipped: {why}")
     for dtype in CEILING_DTYPES:
-        if why:
-            ctx.results.add(backend="gpu", n=None, status="skipped", reason=why, dtype=dtype)
-            continue
-        try:
-            value = measure_one_ceiling(dtype)
-        except Exception as exc:
-            ctx.results.add(backend="gpu", n=None, status="failed", reason=f"{type(exc).__name__}: {exc}",
-                            dtype=dtype)
-            continue
-        ctx.results.add(backend="gpu", n=None, status="ok", dtype=dtype, updates_per_s=value,
-                        info={"how": "best_ceiling (fastest emission mode)"})
+        rec: dict = {"status": "skipped", "reason": why, "dtype": dtype}
+        if not why:
+            try:
+                rec = {"status": "ok", "dtype": dtype, "updates_per_s": measure_one_ceiling(dtype),
+                       "info": {"how": "best_ceiling (fastest emission mode)"}}
+            except Exception as exc:
+                rec = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}", "dtype": dtype}
+        ctx.results.add(backend="gpu", n=None, **rec)
 
 
 RUNNERS = {"backends": run_backends, "block": run_block, "breakdown": run_breakdown,

@@ -54,8 +54,7 @@ def _skips(results: Results) -> list[str]:
     reasons: dict = {}
     for r in results.records:
         if r["status"] in ("skipped", "failed"):
-            key = (r["backend"], r["status"], r.get("reason"))
-            reasons.setdefault(key, []).append(r.get("n"))
+            reasons.setdefault((r["backend"], r["status"], r.get("reason")), []).append(r.get("n"))
     if not reasons:
         return []
     lines = ["", "Not measured:", ""]

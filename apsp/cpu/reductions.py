@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .bfs import _LOW_BIT_INDEX, WORD, _bfs_batch
+from .threads import run_split
 
 #: a row's integer sum moves 2^62 into its carry word before it could wrap
 CARRY_UNIT = 1 << 62
@@ -55,11 +56,8 @@ def bfs_stats_tasks(arrays, batches, push_factor, targets, counted, acc, hist) -
     """The batches ``batches`` (sources ``64 b .. 64 b + 63``) on every thread, reduced into
     ``acc`` (count, total, ecc, harmonic; indexed by vertex) and, for the sources marked in
     ``counted``, ``hist`` (threads x n, summed by the caller)."""
-    from .threads import run_split
-
-    ntasks = hist.shape[0]
-    run_split(_bfs_stats_tasks, min(ntasks, len(batches)), *arrays, batches, min(ntasks, len(batches)),
-              push_factor, targets, counted, *acc, hist)
+    ntasks = min(hist.shape[0], len(batches))
+    run_split(_bfs_stats_tasks, ntasks, *arrays, batches, ntasks, push_factor, targets, counted, *acc, hist)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -121,8 +119,6 @@ def _reduce_rows(block, unreachable, targets, count, total, carry, ecc, harmonic
 def reduce_rows(block, unreachable, targets, acc) -> None:
     """Each row of ``block`` (k x n search rows) into entry i of ``acc`` (count, total, carry, ecc,
     harmonic: k-long arrays; carry None for float rows), one thread per range of rows."""
-    from .threads import run_split
-
     run_split(_reduce_rows, block.shape[0], block, unreachable, targets, *acc)
 
 
@@ -143,7 +139,5 @@ def _histogram_rows(block, unreachable, targets, ntasks, hist, lo, hi):
 def histogram_rows(block, unreachable, targets, hist) -> None:
     """The finite distances of ``block`` (integers in ``0..hist.shape[1]-1``) counted into
     ``hist`` (threads x bins, summed by the caller)."""
-    from .threads import run_split
-
     ntasks = min(hist.shape[0], block.shape[0])
     run_split(_histogram_rows, ntasks, block, unreachable, targets, ntasks, hist)

@@ -72,11 +72,6 @@ def _pymetis():
     return pymetis
 
 
-def ordering_available() -> str:
-    """The bisection the dissection uses here: ``"metis"`` (pymetis) or ``"levels"``."""
-    return "metis" if _pymetis() is not None else "levels"
-
-
 def bfs_levels(sub, start: int = 0, sweeps: int = 2) -> np.ndarray:
     """Breadth-first levels of the symmetric pattern ``sub`` from a pseudo-peripheral vertex of
     ``start``'s component: ``sweeps`` searches, each from the farthest vertex the last reached
@@ -205,11 +200,7 @@ class Dissection:
 
     def updates(self) -> int:
         """Min-plus updates (additions) of the whole schedule: per round ``|reach|^2 x tile``."""
-        total = 0
-        for k0, k1, ranges in self.rounds():
-            w = sum(b - a for a, b in ranges)
-            total += w * w * (k1 - k0)
-        return total
+        return sum(sum(b - a for a, b in ranges) ** 2 * (k1 - k0) for k0, k1, ranges in self.rounds())
 
 
 def _structure(csr) -> "object":
@@ -302,9 +293,7 @@ class _Builder:
         cut = (part[coo.row] == 0) & (part[coo.col] == 1)
         left = np.flatnonzero(part == 0)
         right = np.flatnonzero(part == 1)
-        li = np.full(len(part), -1, dtype=np.int64)
-        li[left] = np.arange(len(left))
-        li[right] = np.arange(len(right))
+        li = np.where(part == 0, np.cumsum(part == 0), np.cumsum(part == 1)) - 1  # index within its side
         rows, cols = li[coo.row[cut]], li[coo.col[cut]]
         if len(rows) == 0:
             return np.zeros(0, dtype=np.int64)
@@ -318,21 +307,16 @@ class _Builder:
         z_left = ~matched
         z_right = np.zeros(len(right), dtype=bool)
         frontier = np.flatnonzero(z_left)
-        bip_indptr, bip_indices = bip.indptr, bip.indices
         while len(frontier):
-            nbrs = np.unique(np.concatenate([bip_indices[bip_indptr[u]:bip_indptr[u + 1]] for u in frontier]))
+            nbrs = np.unique(np.concatenate([bip.indices[bip.indptr[u]:bip.indptr[u + 1]] for u in frontier]))
             new_right = nbrs[~z_right[nbrs]]
             z_right[new_right] = True
-            back = match_right[new_right]
-            back = back[(back >= 0)]
-            back = back[~z_left[back]]
-            z_left[back] = True
-            frontier = back
-        has_cut = np.zeros(len(left), dtype=bool)
-        has_cut[rows] = True
-        cover_left = left[has_cut & ~z_left]
-        cover_right = right[z_right]
-        return np.sort(np.concatenate([cover_left, cover_right]))
+            # a new right vertex's partner was not reached before (the matching pairs them one to one)
+            frontier = match_right[new_right]
+            frontier = frontier[frontier >= 0]
+            z_left[frontier] = True
+        # every left vertex outside Z is matched, so it has a cut edge
+        return np.sort(np.concatenate([left[~z_left], right[z_right]]))
 
 
 def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None,
@@ -356,7 +340,8 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
     n = csr.shape[0]
     tile = max(1, int(tile))
     pad = tile if pad is None else max(1, int(pad))
-    ordering = ordering_available() if ordering is None else ordering
+    if ordering is None:  # METIS where installed
+        ordering = "metis" if _pymetis() is not None else "levels"
     if ordering not in ("metis", "levels"):
         raise ValueError(f"unknown ordering {ordering!r}; choose 'metis' or 'levels'")
     if ordering == "metis" and _pymetis() is None:
@@ -369,22 +354,18 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
     # every node was made after its children, each subtree in one run: the order made is a postorder
     nodes = len(builder.own)
     parent = np.full(nodes, -1, dtype=np.int64)
-    start = np.zeros(nodes, dtype=np.int64)
-    own_start = np.zeros(nodes, dtype=np.int64)
-    end = np.zeros(nodes, dtype=np.int64)
+    start, own_start, end = np.zeros((3, nodes), dtype=np.int64)
     pieces = []
     pos = 0
     for t, (own, kids) in enumerate(zip(builder.own, builder.children)):
         parent[kids] = t
         start[t] = start[kids[0]] if kids else pos
         padded = -(-len(own) // pad) * pad
-        piece = np.full(padded, -1, dtype=np.int64)
-        piece[:len(own)] = own
-        pieces.append(piece)
+        pieces.append(np.pad(own, (0, padded - len(own)), constant_values=-1))
         own_start[t] = pos
         pos += padded
         end[t] = pos
-    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    order = np.concatenate(pieces)  # never empty: a graph without vertices has one node
     position = np.empty(n, dtype=np.int64)
     real = order >= 0
     position[order[real]] = np.flatnonzero(real)

@@ -49,6 +49,7 @@ import numpy as np
 
 from .errors import APSPError
 from .io.atomic import atomic_path, remove_stale_temporaries
+from .sizes import format_size
 
 __all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header",
            "CheckpointSession", "DEFAULT_EVERY"]
@@ -83,12 +84,10 @@ def graph_fingerprint(graph) -> str:
     h.update(np.ascontiguousarray(csr.indptr, dtype=np.int64).data)
     h.update(np.ascontiguousarray(csr.indices, dtype=np.int64).data)
     w = csr.data
-    if graph.integral and (w.dtype.kind in "iub" or not w.size or np.abs(w).max() < 2.0 ** 62):
-        h.update(b"int64\n")
-        h.update(np.ascontiguousarray(w, dtype=np.int64).data)
-    else:
-        h.update(b"float64\n")
-        h.update(np.ascontiguousarray(w, dtype=np.float64).data)
+    exact = graph.integral and (w.dtype.kind in "iub" or not w.size or np.abs(w).max() < 2.0 ** 62)
+    wt = np.dtype(np.int64 if exact else np.float64)
+    h.update(f"{wt.name}\n".encode())
+    h.update(np.ascontiguousarray(w, dtype=wt).data)
     return h.hexdigest()
 
 
@@ -221,8 +220,6 @@ class CheckpointSession:
         need = self.n * self.n * self.dtype.itemsize + DATA_OFFSET
         free = shutil.disk_usage(self.path.parent).free
         if need > free:
-            from .sizes import format_size
-
             raise CheckpointError(f"checkpoint {self.path} needs {format_size(need)} free in "
                                   f"{self.path.parent}, but {format_size(free)} are free")
         self._vertices_done = self.start_vertex

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import exactness
 from .graph import vertex_index
+from .paths import walk_back
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -233,7 +234,6 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
 
 def _search(g, s: int, t: int, method: str, dt) -> Route:
     from .cpu import searches
-    from .paths import walk_back
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
@@ -272,7 +272,6 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
 def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
     """`searches.dijkstra_pair` on ``sg`` and its reversed edges (integer distances)."""
     from .cpu import searches
-    from .paths import walk_back
 
     n = g.n
     found = np.int64(np.iinfo(np.int64).max)

@@ -286,9 +286,8 @@ class CheckpointSession:
     def after_round(self, vertices_done: int, read_rows, sync=None) -> None:
         """Record a finished round; save when ``every`` seconds have passed since the last save."""
         self._vertices_done = vertices_done
-        if vertices_done >= self.n or time.monotonic() - self._last < self.every:
-            return
-        self.save(vertices_done, read_rows, sync)
+        if vertices_done < self.n and time.monotonic() - self._last >= self.every:
+            self.save(vertices_done, read_rows, sync)
 
     def interrupted(self, read_rows, sync=None, exc: BaseException | None = None) -> None:
         """Ctrl-C: save the state as of the last finished round, if it is newer than the file.

@@ -95,7 +95,6 @@ def _level_bisection(sub) -> np.ndarray:
     median vertex against the rest, so the cut runs between two adjacent levels. Needs only
     scipy; METIS, where installed, finds smaller cuts on irregular graphs."""
     level = bfs_levels(sub)
-    order = np.argsort(level, kind="stable")
     # cut after the thinnest level among those that leave 35-65% of the vertices on each side
     counts = np.bincount(level)
     below = np.cumsum(counts)
@@ -104,7 +103,7 @@ def _level_bisection(sub) -> np.ndarray:
     if len(middle):
         cut = middle[np.argmin(counts[middle] + counts[np.minimum(middle + 1, len(counts) - 1)])]
     else:
-        cut = level[order[n // 2]]
+        cut = np.sort(level)[n // 2]
     part = (level > cut).astype(np.int64)
     if part.min() == part.max():
         part = (level >= cut).astype(np.int64)
@@ -241,7 +240,7 @@ class _Builder:
         if ncomp > 1:
             return self._split_pieces(verts, ncomp, label)
         part = self._bisect(sub)
-        sep = self._separator(sub, part)
+        sep = _separator(sub, part)
         keep = np.ones(len(verts), dtype=bool)
         keep[sep] = False
         kids = [self.build(verts[keep & (part == side)]) for side in (0, 1)]
@@ -282,41 +281,41 @@ class _Builder:
             part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
         return part
 
-    @staticmethod
-    def _separator(sub, part) -> np.ndarray:
-        """A vertex separator from a bisection: a minimum vertex cover of the cut edges
-        (Koenig's theorem on the bipartite cut graph), which separates the two sides."""
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import maximum_bipartite_matching
 
-        coo = sub.tocoo()
-        cut = (part[coo.row] == 0) & (part[coo.col] == 1)
-        left = np.flatnonzero(part == 0)
-        right = np.flatnonzero(part == 1)
-        li = np.where(part == 0, np.cumsum(part == 0), np.cumsum(part == 1)) - 1  # index within its side
-        rows, cols = li[coo.row[cut]], li[coo.col[cut]]
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.int64)
-        bip = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(len(left), len(right)))
-        match = maximum_bipartite_matching(bip, perm_type="column")  # left -> right or -1
-        # Koenig: Z = vertices reachable from unmatched left vertices by alternating paths;
-        # cover = (left not in Z) + (right in Z)
-        match_right = np.full(len(right), -1, dtype=np.int64)
-        matched = match >= 0
-        match_right[match[matched]] = np.flatnonzero(matched)
-        z_left = ~matched
-        z_right = np.zeros(len(right), dtype=bool)
-        frontier = np.flatnonzero(z_left)
-        while len(frontier):
-            nbrs = np.unique(np.concatenate([bip.indices[bip.indptr[u]:bip.indptr[u + 1]] for u in frontier]))
-            new_right = nbrs[~z_right[nbrs]]
-            z_right[new_right] = True
-            # a new right vertex's partner was not reached before (the matching pairs them one to one)
-            frontier = match_right[new_right]
-            frontier = frontier[frontier >= 0]
-            z_left[frontier] = True
-        # every left vertex outside Z is matched, so it has a cut edge
-        return np.sort(np.concatenate([left[~z_left], right[z_right]]))
+def _separator(sub, part) -> np.ndarray:
+    """A vertex separator from a bisection: a minimum vertex cover of the cut edges
+    (Koenig's theorem on the bipartite cut graph), which separates the two sides."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    coo = sub.tocoo()
+    cut = (part[coo.row] == 0) & (part[coo.col] == 1)
+    left = np.flatnonzero(part == 0)
+    right = np.flatnonzero(part == 1)
+    li = np.where(part == 0, np.cumsum(part == 0), np.cumsum(part == 1)) - 1  # index within its side
+    rows, cols = li[coo.row[cut]], li[coo.col[cut]]
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    bip = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(len(left), len(right)))
+    match = maximum_bipartite_matching(bip, perm_type="column")  # left -> right or -1
+    # Koenig: Z = vertices reachable from unmatched left vertices by alternating paths;
+    # cover = (left not in Z) + (right in Z)
+    match_right = np.full(len(right), -1, dtype=np.int64)
+    matched = match >= 0
+    match_right[match[matched]] = np.flatnonzero(matched)
+    z_left = ~matched
+    z_right = np.zeros(len(right), dtype=bool)
+    frontier = np.flatnonzero(z_left)
+    while len(frontier):
+        nbrs = np.unique(np.concatenate([bip.indices[bip.indptr[u]:bip.indptr[u + 1]] for u in frontier]))
+        new_right = nbrs[~z_right[nbrs]]
+        z_right[new_right] = True
+        # a new right vertex's partner was not reached before (the matching pairs them one to one)
+        frontier = match_right[new_right]
+        frontier = frontier[frontier >= 0]
+        z_left[frontier] = True
+    # every left vertex outside Z is matched, so it has a cut edge
+    return np.sort(np.concatenate([left[~z_left], right[z_right]]))
 
 
 def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None,

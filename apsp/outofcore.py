@@ -35,6 +35,7 @@ integer dtypes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
 import tempfile
@@ -77,7 +78,6 @@ class HostMatrix:
         self.on_disk = bool(on_disk)
         self._nbytes = max(1, self.n * self.n * self.dtype.itemsize)
         self._fd: int | None = None
-        self._array: np.ndarray | None = None
         if on_disk:
             fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=scratch_dir or None)
             try:
@@ -92,16 +92,12 @@ class HostMatrix:
         else:
             self._map = mmap.mmap(-1, self._nbytes)  # anonymous: page-aligned, so the GPU can pin it
 
-    @property
+    @functools.cached_property
     def array(self) -> np.ndarray:
         """The whole matrix (for a file: a memory map of it, made on first use)."""
-        array = self._array
-        if array is None:
-            if self._fd is not None:
-                self._map = mmap.mmap(self._fd, self._nbytes)
-            array = self._array = np.frombuffer(self._map, dtype=self.dtype,
-                                                count=self.n * self.n).reshape(self.n, self.n)
-        return array
+        if self._fd is not None:
+            self._map = mmap.mmap(self._fd, self._nbytes)
+        return np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
 
     def read(self, i0: int, i1: int, out: np.ndarray | None = None) -> np.ndarray:
         """Rows ``i0:i1`` copied into ``out`` (C-contiguous; default a new array)."""

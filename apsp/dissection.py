@@ -351,20 +351,16 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
     else:
         builder._node(np.zeros(0, dtype=np.int64), [])
     # every node was made after its children, each subtree in one run: the order made is a postorder
-    nodes = len(builder.own)
-    parent = np.full(nodes, -1, dtype=np.int64)
-    start, own_start, end = np.zeros((3, nodes), dtype=np.int64)
-    pieces = []
-    pos = 0
-    for t, (own, kids) in enumerate(zip(builder.own, builder.children)):
+    padded = np.array([-(-len(own) // pad) * pad for own in builder.own], dtype=np.int64)
+    end = np.cumsum(padded)
+    own_start = end - padded
+    parent = np.full(len(padded), -1, dtype=np.int64)
+    start = own_start.copy()
+    for t, kids in enumerate(builder.children):  # a subtree starts where its first child's does
         parent[kids] = t
-        start[t] = start[kids[0]] if kids else pos
-        padded = -(-len(own) // pad) * pad
-        pieces.append(np.pad(own, (0, padded - len(own)), constant_values=-1))
-        own_start[t] = pos
-        pos += padded
-        end[t] = pos
-    order = np.concatenate(pieces)  # never empty: a graph without vertices has one node
+        start[t] = start[kids[0]] if kids else own_start[t]
+    order = np.concatenate([np.pad(own, (0, size - len(own)), constant_values=-1)
+                            for own, size in zip(builder.own, padded)])
     position = np.empty(n, dtype=np.int64)
     real = order >= 0
     position[order[real]] = np.flatnonzero(real)

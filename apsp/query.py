@@ -284,12 +284,8 @@ def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
             sg.indptr, sg.indices, sg.weights, rev.indptr, rev.indices, rev.weights, s, t, dist_f,
             dist_b, pred, succ, exactness.unreachable_value(dt), found)
     path = None
-    if length != found:
-        path = walk_back(pred, s, int(meet)) if s != t else [s]
-        v = int(meet)
-        while v != t:
-            v = int(succ[v])
-            path.append(v)
+    if length != found:  # s -> meet along the predecessors, then meet -> t along the successors
+        path = [s] if s == t else walk_back(pred, s, int(meet)) + walk_back(succ, t, int(meet))[::-1][1:]
     return Route(source=s, target=t, path=path, length=None if path is None else int(length),
                  method="bidirectional-dijkstra", dtype=np.dtype(dt), visited=int(visited))
 

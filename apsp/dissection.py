@@ -241,9 +241,8 @@ class _Builder:
             return self._split_pieces(verts, ncomp, label)
         part = self._bisect(sub)
         sep = _separator(sub, part)
-        keep = np.ones(len(verts), dtype=bool)
-        keep[sep] = False
-        kids = [self.build(verts[keep & (part == side)]) for side in (0, 1)]
+        part[sep] = -1  # the separator belongs to neither half
+        kids = [self.build(verts[part == side]) for side in (0, 1)]
         return self._node(verts[sep], kids)
 
     def _split_pieces(self, verts, ncomp, label) -> int:

@@ -452,7 +452,6 @@ class StreamSolve:
         self.n = graph.n
         self.negative = engine.negative
         self.cutoff_band = cutoff_band
-        self._padded = False
 
     def _stripes(self):
         """(i0, i1, rows) over the host matrix; one stripe buffer of the plan's height, reused."""
@@ -477,18 +476,16 @@ class StreamSolve:
                 i1 = min(i1, self.n)
                 graph.fw_matrix(self.host.dtype, out=rows[:i1 - i0, :self.n], rows=(i0, i1))
             self.host.write(i0, rows)
-        self._padded = True
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
         if self.host.n == self.n:
             self.host.write(i0, rows)
             return
-        if not self._padded:  # the padding rows of a resumed matrix
+        if i0 == 0:  # a resume's first rows: its padding rows first (a checkpoint streams from row 0)
             for p0, p1, part in self._stripes():
                 if p1 > self.n:
                     self._isolated(p0, p1, part)
                     self.host.write(p0, part)
-            self._padded = True
         wide = np.empty((i1 - i0, self.host.n), dtype=self.host.dtype)
         self._isolated(i0, i1, wide)
         wide[:, :self.n] = rows

@@ -388,9 +388,8 @@ def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
     """The dissection the ``backend``'s solver runs with these options, and its tile: the tile
     ``opts.block_size``, leaves of ``opts.leaf_size``, else `DEFAULTS` (cached on the graph, so the
     memory plan and the solver share it)."""
-    tile, leaf = DEFAULTS[backend]
-    tile = tile if opts.block_size is None else int(opts.block_size)
-    return plan(graph, tile, opts.leaf_size or leaf), tile
+    tile = opts.block_size or DEFAULTS[backend][0]  # `SolveOptions` holds positive ints or None
+    return plan(graph, tile, opts.leaf_size or DEFAULTS[backend][1]), tile
 
 
 def default_plan(graph, backend: str) -> Dissection:

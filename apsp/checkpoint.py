@@ -96,24 +96,23 @@ def save_checkpoint(path, header: dict, read_rows, n: int, dtype) -> None:
     """Write a checkpoint atomically; ``read_rows(i0, i1)`` gives rows i0..i1-1 of the matrix."""
     dt = np.dtype(dtype)
     step = max(1, _CHUNK // max(1, n * dt.itemsize))
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(b"\0" * DATA_OFFSET)  # header written last, with the checksum
-            crc = 0
-            for i0 in range(0, n, step):
-                rows = np.ascontiguousarray(read_rows(i0, min(n, i0 + step)), dtype=dt)
-                if rows.shape != (min(n, i0 + step) - i0, n):
-                    raise ValueError(f"checkpoint rows {i0}: expected shape {(min(n, i0 + step) - i0, n)}, "
-                                     f"got {rows.shape}")
-                crc = zlib.crc32(rows.data, crc)
-                f.write(rows.data)
-            meta = dict(header, version=VERSION, n=int(n), dtype=dt.name, crc32=crc)
-            meta["header_crc32"] = _header_crc(meta)
-            blob = json.dumps(meta, sort_keys=True).encode()
-            if 16 + len(blob) > DATA_OFFSET:
-                raise ValueError("checkpoint header too long")
-            f.seek(0)
-            f.write(MAGIC + len(blob).to_bytes(8, "little") + blob)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        f.write(b"\0" * DATA_OFFSET)  # header written last, with the checksum
+        crc = 0
+        for i0 in range(0, n, step):
+            rows = np.ascontiguousarray(read_rows(i0, min(n, i0 + step)), dtype=dt)
+            if rows.shape != (min(n, i0 + step) - i0, n):
+                raise ValueError(f"checkpoint rows {i0}: expected shape {(min(n, i0 + step) - i0, n)}, "
+                                 f"got {rows.shape}")
+            crc = zlib.crc32(rows.data, crc)
+            f.write(rows.data)
+        meta = dict(header, version=VERSION, n=int(n), dtype=dt.name, crc32=crc)
+        meta["header_crc32"] = _header_crc(meta)
+        blob = json.dumps(meta, sort_keys=True).encode()
+        if 16 + len(blob) > DATA_OFFSET:
+            raise ValueError("checkpoint header too long")
+        f.seek(0)
+        f.write(MAGIC + len(blob).to_bytes(8, "little") + blob)
 
 
 def _header_crc(meta: dict) -> int:

@@ -215,37 +215,33 @@ def _structure(csr) -> "object":
     return sym
 
 
-class _Builder:
-    def __init__(self, sym, leaf_size: int, seed: int, ordering: str):
-        self.sym = sym
-        self.ordering = ordering
-        self.leaf = max(1, int(leaf_size))
-        self.seed = seed
-        # nodes in creation order; each: (own vertices, children ids)
-        self.own: list[np.ndarray] = []
-        self.children: list[list[int]] = []
+def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], list[list[int]]]:
+    """The dissection tree of the symmetric pattern ``sym`` (leaves of at most ``leaf`` vertices):
+    every node's own vertices and children ids, in the order made."""
+    own: list[np.ndarray] = []
+    children: list[list[int]] = []
 
-    def _node(self, own, children) -> int:
-        self.own.append(np.asarray(own, dtype=np.int64))
-        self.children.append(list(children))
-        return len(self.own) - 1
+    def node(verts, kids) -> int:
+        own.append(np.asarray(verts, dtype=np.int64))
+        children.append(list(kids))
+        return len(own) - 1
 
-    def build(self, verts: np.ndarray) -> int:
-        if len(verts) <= self.leaf:
-            return self._node(verts, [])
+    def build(verts: np.ndarray) -> int:
+        if len(verts) <= leaf:
+            return node(verts, [])
         from scipy.sparse.csgraph import connected_components
 
-        sub = self.sym[verts][:, verts]
+        sub = sym[verts][:, verts]
         ncomp, label = connected_components(sub, directed=False)
         if ncomp > 1:
-            return self._split_pieces(verts, ncomp, label)
-        part = self._bisect(sub)
+            return split_pieces(verts, ncomp, label)
+        part = _bisect(sub, ordering, seed)
         sep = _separator(sub, part)
         part[sep] = -1  # the separator belongs to neither half
-        kids = [self.build(verts[part == side]) for side in (0, 1)]
-        return self._node(verts[sep], kids)
+        kids = [build(verts[part == side]) for side in (0, 1)]
+        return node(verts[sep], kids)
 
-    def _split_pieces(self, verts, ncomp, label) -> int:
+    def split_pieces(verts, ncomp, label) -> int:
         """Disconnected pieces: large ones are dissected, small ones packed into leaves."""
         sizes = np.bincount(label, minlength=ncomp)
         # members of every piece from one sort (not a scan per piece: isolated vertices
@@ -255,30 +251,37 @@ class _Builder:
         kids, pack, packed = [], [], 0
         for c in np.argsort(-sizes, kind="stable"):
             members = by_piece[first[c]:first[c + 1]]
-            if sizes[c] > self.leaf:
-                kids.append(self.build(members))
+            if sizes[c] > leaf:
+                kids.append(build(members))
                 continue
-            if packed + sizes[c] > self.leaf and pack:
-                kids.append(self._node(np.concatenate(pack), []))
+            if packed + sizes[c] > leaf and pack:
+                kids.append(node(np.concatenate(pack), []))
                 pack, packed = [], 0
             pack.append(members)
             packed += sizes[c]
         if pack:
-            kids.append(self._node(np.concatenate(pack), []))
+            kids.append(node(np.concatenate(pack), []))
         if len(kids) == 1:
             return kids[0]
-        return self._node(np.zeros(0, dtype=np.int64), kids)
+        return node(np.zeros(0, dtype=np.int64), kids)
 
-    def _bisect(self, sub) -> np.ndarray:
-        pymetis = _pymetis() if self.ordering == "metis" else None
-        if pymetis is None:
-            return _level_bisection(sub)
-        opts = pymetis.Options(seed=self.seed)
-        _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
-        part = np.asarray(parts, dtype=np.int64)
-        if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
-            part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
-        return part
+    if sym.shape[0]:
+        build(np.arange(sym.shape[0], dtype=np.int64))
+    else:
+        node(np.zeros(0, dtype=np.int64), [])
+    return own, children
+
+
+def _bisect(sub, ordering: str, seed: int) -> np.ndarray:
+    pymetis = _pymetis() if ordering == "metis" else None
+    if pymetis is None:
+        return _level_bisection(sub)
+    opts = pymetis.Options(seed=seed)
+    _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
+    part = np.asarray(parts, dtype=np.int64)
+    if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
+        part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
+    return part
 
 
 def _separator(sub, part) -> np.ndarray:
@@ -344,22 +347,18 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
         raise ValueError(f"unknown ordering {ordering!r}; choose 'metis' or 'levels'")
     if ordering == "metis" and _pymetis() is None:
         raise ImportError("the METIS ordering needs pymetis: pip install pymetis")
-    builder = _Builder(_structure(csr), leaf_size, seed, ordering)
-    if n:
-        builder.build(np.arange(n, dtype=np.int64))
-    else:
-        builder._node(np.zeros(0, dtype=np.int64), [])
+    own, children = _tree(_structure(csr), max(1, int(leaf_size)), seed, ordering)
     # every node was made after its children, each subtree in one run: the order made is a postorder
-    padded = np.array([-(-len(own) // pad) * pad for own in builder.own], dtype=np.int64)
+    padded = np.array([-(-len(verts) // pad) * pad for verts in own], dtype=np.int64)
     end = np.cumsum(padded)
     own_start = end - padded
     parent = np.full(len(padded), -1, dtype=np.int64)
     start = own_start.copy()
-    for t, kids in enumerate(builder.children):  # a subtree starts where its first child's does
+    for t, kids in enumerate(children):  # a subtree starts where its first child's does
         parent[kids] = t
         start[t] = start[kids[0]] if kids else own_start[t]
-    order = np.concatenate([np.pad(own, (0, size - len(own)), constant_values=-1)
-                            for own, size in zip(builder.own, padded)])
+    order = np.concatenate([np.pad(verts, (0, size - len(verts)), constant_values=-1)
+                            for verts, size in zip(own, padded)])
     position = np.empty(n, dtype=np.int64)
     real = order >= 0
     position[order[real]] = np.flatnonzero(real)

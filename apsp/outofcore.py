@@ -285,10 +285,10 @@ def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | No
                 t[...] = work
 
         def load(self, slot: int, buf, i0: int, i1: int) -> None:
-            self.host.read(i0, i1, out=buf)
+            host.read(i0, i1, out=buf)
 
         def store(self, slot: int, buf, i0: int, i1: int) -> None:
-            self.host.write(i0, buf)
+            host.write(i0, buf)
 
         def release(self, slot: int) -> None:
             pass  # copies are synchronous: nothing to wait for before a buffer is reused or read
@@ -296,9 +296,7 @@ def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | No
         wait_loaded = release
         context = staticmethod(contextlib.nullcontext)
 
-    engine = CPUStreamEngine(dtype, negative, threads=threads)
-    engine.host = host
-    return engine
+    return CPUStreamEngine(dtype, negative, threads=threads)
 
 
 # ----------------------------------------------------------------------------- the driver

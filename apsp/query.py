@@ -294,8 +294,8 @@ def _reaches(g, t: int) -> np.ndarray:
     """Mask of the vertices with a path to ``t`` (a search over the reversed edges)."""
     from .cpu import searches
 
-    rev = g.to_csr().T.tocsr()
-    sg = searches.SearchGraph.from_csr(rev, np.float64)  # the weights go unread: no integer cast
+    # float64: the weights go unread, so no integer cast
+    sg = searches.SearchGraph.from_csr(g.to_csr().T.tocsr(), np.float64)
     dist = np.empty(g.n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     queue = np.empty(g.n, dtype=np.int32)

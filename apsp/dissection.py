@@ -80,8 +80,7 @@ def bfs_levels(sub, start: int = 0, sweeps: int = 2) -> np.ndarray:
 
     def levels(start):
         level = shortest_path(sub, method="D", directed=False, unweighted=True, indices=start)
-        level[~np.isfinite(level)] = -1
-        return level.astype(np.int64)
+        return np.nan_to_num(level, posinf=-1).astype(np.int64)  # -1: unreachable (inf)
 
     level = levels(start)
     for _ in range(sweeps):  # the farthest vertex of the last level is nearly peripheral

@@ -49,6 +49,7 @@ import numpy as np
 
 from .errors import APSPError
 from .io.atomic import atomic_path, remove_stale_temporaries
+from .sizes import format_size
 
 __all__ = ["CheckpointError", "graph_fingerprint", "save_checkpoint", "read_header",
            "CheckpointSession", "DEFAULT_EVERY"]
@@ -83,12 +84,10 @@ def graph_fingerprint(graph) -> str:
     h.update(np.ascontiguousarray(csr.indptr, dtype=np.int64).data)
     h.update(np.ascontiguousarray(csr.indices, dtype=np.int64).data)
     w = csr.data
-    if graph.integral and (w.dtype.kind in "iub" or not w.size or np.abs(w).max() < 2.0 ** 62):
-        h.update(b"int64\n")
-        h.update(np.ascontiguousarray(w, dtype=np.int64).data)
-    else:
-        h.update(b"float64\n")
-        h.update(np.ascontiguousarray(w, dtype=np.float64).data)
+    exact = graph.integral and (w.dtype.kind in "iub" or not w.size or np.abs(w).max() < 2.0 ** 62)
+    wt = np.dtype(np.int64 if exact else np.float64)
+    h.update(f"{wt.name}\n".encode())
+    h.update(np.ascontiguousarray(w, dtype=wt).data)
     return h.hexdigest()
 
 
@@ -97,24 +96,23 @@ def save_checkpoint(path, header: dict, read_rows, n: int, dtype) -> None:
     """Write a checkpoint atomically; ``read_rows(i0, i1)`` gives rows i0..i1-1 of the matrix."""
     dt = np.dtype(dtype)
     step = max(1, _CHUNK // max(1, n * dt.itemsize))
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(b"\0" * DATA_OFFSET)  # header written last, with the checksum
-            crc = 0
-            for i0 in range(0, n, step):
-                rows = np.ascontiguousarray(read_rows(i0, min(n, i0 + step)), dtype=dt)
-                if rows.shape != (min(n, i0 + step) - i0, n):
-                    raise ValueError(f"checkpoint rows {i0}: expected shape {(min(n, i0 + step) - i0, n)}, "
-                                     f"got {rows.shape}")
-                crc = zlib.crc32(rows.data, crc)
-                f.write(rows.data)
-            meta = dict(header, version=VERSION, n=int(n), dtype=dt.name, crc32=crc)
-            meta["header_crc32"] = _header_crc(meta)
-            blob = json.dumps(meta, sort_keys=True).encode()
-            if 16 + len(blob) > DATA_OFFSET:
-                raise ValueError("checkpoint header too long")
-            f.seek(0)
-            f.write(MAGIC + len(blob).to_bytes(8, "little") + blob)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        f.write(b"\0" * DATA_OFFSET)  # header written last, with the checksum
+        crc = 0
+        for i0 in range(0, n, step):
+            rows = np.ascontiguousarray(read_rows(i0, min(n, i0 + step)), dtype=dt)
+            if rows.shape != (min(n, i0 + step) - i0, n):
+                raise ValueError(f"checkpoint rows {i0}: expected shape {(min(n, i0 + step) - i0, n)}, "
+                                 f"got {rows.shape}")
+            crc = zlib.crc32(rows.data, crc)
+            f.write(rows.data)
+        meta = dict(header, version=VERSION, n=int(n), dtype=dt.name, crc32=crc)
+        meta["header_crc32"] = _header_crc(meta)
+        blob = json.dumps(meta, sort_keys=True).encode()
+        if 16 + len(blob) > DATA_OFFSET:
+            raise ValueError("checkpoint header too long")
+        f.seek(0)
+        f.write(MAGIC + len(blob).to_bytes(8, "little") + blob)
 
 
 def _header_crc(meta: dict) -> int:
@@ -221,8 +219,6 @@ class CheckpointSession:
         need = self.n * self.n * self.dtype.itemsize + DATA_OFFSET
         free = shutil.disk_usage(self.path.parent).free
         if need > free:
-            from .sizes import format_size
-
             raise CheckpointError(f"checkpoint {self.path} needs {format_size(need)} free in "
                                   f"{self.path.parent}, but {format_size(free)} are free")
         self._vertices_done = self.start_vertex
@@ -289,9 +285,8 @@ class CheckpointSession:
     def after_round(self, vertices_done: int, read_rows, sync=None) -> None:
         """Record a finished round; save when ``every`` seconds have passed since the last save."""
         self._vertices_done = vertices_done
-        if vertices_done >= self.n or time.monotonic() - self._last < self.every:
-            return
-        self.save(vertices_done, read_rows, sync)
+        if vertices_done < self.n and time.monotonic() - self._last >= self.every:
+            self.save(vertices_done, read_rows, sync)
 
     def interrupted(self, read_rows, sync=None, exc: BaseException | None = None) -> None:
         """Ctrl-C: save the state as of the last finished round, if it is newer than the file.

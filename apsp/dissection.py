@@ -72,11 +72,6 @@ def _pymetis():
     return pymetis
 
 
-def ordering_available() -> str:
-    """The bisection the dissection uses here: ``"metis"`` (pymetis) or ``"levels"``."""
-    return "metis" if _pymetis() is not None else "levels"
-
-
 def bfs_levels(sub, start: int = 0, sweeps: int = 2) -> np.ndarray:
     """Breadth-first levels of the symmetric pattern ``sub`` from a pseudo-peripheral vertex of
     ``start``'s component: ``sweeps`` searches, each from the farthest vertex the last reached
@@ -85,8 +80,7 @@ def bfs_levels(sub, start: int = 0, sweeps: int = 2) -> np.ndarray:
 
     def levels(start):
         level = shortest_path(sub, method="D", directed=False, unweighted=True, indices=start)
-        level[~np.isfinite(level)] = -1
-        return level.astype(np.int64)
+        return np.nan_to_num(level, posinf=-1).astype(np.int64)  # -1: unreachable (inf)
 
     level = levels(start)
     for _ in range(sweeps):  # the farthest vertex of the last level is nearly peripheral
@@ -100,7 +94,6 @@ def _level_bisection(sub) -> np.ndarray:
     median vertex against the rest, so the cut runs between two adjacent levels. Needs only
     scipy; METIS, where installed, finds smaller cuts on irregular graphs."""
     level = bfs_levels(sub)
-    order = np.argsort(level, kind="stable")
     # cut after the thinnest level among those that leave 35-65% of the vertices on each side
     counts = np.bincount(level)
     below = np.cumsum(counts)
@@ -109,7 +102,7 @@ def _level_bisection(sub) -> np.ndarray:
     if len(middle):
         cut = middle[np.argmin(counts[middle] + counts[np.minimum(middle + 1, len(counts) - 1)])]
     else:
-        cut = level[order[n // 2]]
+        cut = np.sort(level)[n // 2]
     part = (level > cut).astype(np.int64)
     if part.min() == part.max():
         part = (level >= cut).astype(np.int64)
@@ -205,11 +198,7 @@ class Dissection:
 
     def updates(self) -> int:
         """Min-plus updates (additions) of the whole schedule: per round ``|reach|^2 x tile``."""
-        total = 0
-        for k0, k1, ranges in self.rounds():
-            w = sum(b - a for a, b in ranges)
-            total += w * w * (k1 - k0)
-        return total
+        return sum(sum(b - a for a, b in ranges) ** 2 * (k1 - k0) for k0, k1, ranges in self.rounds())
 
 
 def _structure(csr) -> "object":
@@ -225,38 +214,33 @@ def _structure(csr) -> "object":
     return sym
 
 
-class _Builder:
-    def __init__(self, sym, leaf_size: int, seed: int, ordering: str):
-        self.sym = sym
-        self.ordering = ordering
-        self.leaf = max(1, int(leaf_size))
-        self.seed = seed
-        # nodes in creation order; each: (own vertices, children ids)
-        self.own: list[np.ndarray] = []
-        self.children: list[list[int]] = []
+def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], list[list[int]]]:
+    """The dissection tree of the symmetric pattern ``sym`` (leaves of at most ``leaf`` vertices):
+    every node's own vertices and children ids, in the order made."""
+    own: list[np.ndarray] = []
+    children: list[list[int]] = []
 
-    def _node(self, own, children) -> int:
-        self.own.append(np.asarray(own, dtype=np.int64))
-        self.children.append(list(children))
-        return len(self.own) - 1
+    def node(verts, kids) -> int:
+        own.append(np.asarray(verts, dtype=np.int64))
+        children.append(list(kids))
+        return len(own) - 1
 
-    def build(self, verts: np.ndarray) -> int:
-        if len(verts) <= self.leaf:
-            return self._node(verts, [])
+    def build(verts: np.ndarray) -> int:
+        if len(verts) <= leaf:
+            return node(verts, [])
         from scipy.sparse.csgraph import connected_components
 
-        sub = self.sym[verts][:, verts]
+        sub = sym[verts][:, verts]
         ncomp, label = connected_components(sub, directed=False)
         if ncomp > 1:
-            return self._split_pieces(verts, ncomp, label)
-        part = self._bisect(sub)
-        sep = self._separator(sub, part)
-        keep = np.ones(len(verts), dtype=bool)
-        keep[sep] = False
-        kids = [self.build(verts[keep & (part == side)]) for side in (0, 1)]
-        return self._node(verts[sep], kids)
+            return split_pieces(verts, ncomp, label)
+        part = _bisect(sub, ordering, seed)
+        sep = _separator(sub, part)
+        part[sep] = -1  # the separator belongs to neither half
+        kids = [build(verts[part == side]) for side in (0, 1)]
+        return node(verts[sep], kids)
 
-    def _split_pieces(self, verts, ncomp, label) -> int:
+    def split_pieces(verts, ncomp, label) -> int:
         """Disconnected pieces: large ones are dissected, small ones packed into leaves."""
         sizes = np.bincount(label, minlength=ncomp)
         # members of every piece from one sort (not a scan per piece: isolated vertices
@@ -266,73 +250,73 @@ class _Builder:
         kids, pack, packed = [], [], 0
         for c in np.argsort(-sizes, kind="stable"):
             members = by_piece[first[c]:first[c + 1]]
-            if sizes[c] > self.leaf:
-                kids.append(self.build(members))
+            if sizes[c] > leaf:
+                kids.append(build(members))
                 continue
-            if packed + sizes[c] > self.leaf and pack:
-                kids.append(self._node(np.concatenate(pack), []))
+            if packed + sizes[c] > leaf and pack:
+                kids.append(node(np.concatenate(pack), []))
                 pack, packed = [], 0
             pack.append(members)
             packed += sizes[c]
         if pack:
-            kids.append(self._node(np.concatenate(pack), []))
+            kids.append(node(np.concatenate(pack), []))
         if len(kids) == 1:
             return kids[0]
-        return self._node(np.zeros(0, dtype=np.int64), kids)
+        return node(np.zeros(0, dtype=np.int64), kids)
 
-    def _bisect(self, sub) -> np.ndarray:
-        pymetis = _pymetis() if self.ordering == "metis" else None
-        if pymetis is None:
-            return _level_bisection(sub)
-        opts = pymetis.Options(seed=self.seed)
-        _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
-        part = np.asarray(parts, dtype=np.int64)
-        if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
-            part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
-        return part
+    if sym.shape[0]:
+        build(np.arange(sym.shape[0], dtype=np.int64))
+    else:
+        node(np.zeros(0, dtype=np.int64), [])
+    return own, children
 
-    @staticmethod
-    def _separator(sub, part) -> np.ndarray:
-        """A vertex separator from a bisection: a minimum vertex cover of the cut edges
-        (Koenig's theorem on the bipartite cut graph), which separates the two sides."""
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import maximum_bipartite_matching
 
-        coo = sub.tocoo()
-        cut = (part[coo.row] == 0) & (part[coo.col] == 1)
-        left = np.flatnonzero(part == 0)
-        right = np.flatnonzero(part == 1)
-        li = np.full(len(part), -1, dtype=np.int64)
-        li[left] = np.arange(len(left))
-        li[right] = np.arange(len(right))
-        rows, cols = li[coo.row[cut]], li[coo.col[cut]]
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.int64)
-        bip = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(len(left), len(right)))
-        match = maximum_bipartite_matching(bip, perm_type="column")  # left -> right or -1
-        # Koenig: Z = vertices reachable from unmatched left vertices by alternating paths;
-        # cover = (left not in Z) + (right in Z)
-        match_right = np.full(len(right), -1, dtype=np.int64)
-        matched = match >= 0
-        match_right[match[matched]] = np.flatnonzero(matched)
-        z_left = ~matched
-        z_right = np.zeros(len(right), dtype=bool)
-        frontier = np.flatnonzero(z_left)
-        bip_indptr, bip_indices = bip.indptr, bip.indices
-        while len(frontier):
-            nbrs = np.unique(np.concatenate([bip_indices[bip_indptr[u]:bip_indptr[u + 1]] for u in frontier]))
-            new_right = nbrs[~z_right[nbrs]]
-            z_right[new_right] = True
-            back = match_right[new_right]
-            back = back[(back >= 0)]
-            back = back[~z_left[back]]
-            z_left[back] = True
-            frontier = back
-        has_cut = np.zeros(len(left), dtype=bool)
-        has_cut[rows] = True
-        cover_left = left[has_cut & ~z_left]
-        cover_right = right[z_right]
-        return np.sort(np.concatenate([cover_left, cover_right]))
+def _bisect(sub, ordering: str, seed: int) -> np.ndarray:
+    pymetis = _pymetis() if ordering == "metis" else None
+    if pymetis is None:
+        return _level_bisection(sub)
+    opts = pymetis.Options(seed=seed)
+    _, parts = pymetis.part_graph(2, pymetis.CSRAdjacency(sub.indptr, sub.indices), options=opts)
+    part = np.asarray(parts, dtype=np.int64)
+    if part.min() == part.max():  # METIS gave up (tiny or odd graphs): split by index
+        part = (np.arange(len(part)) >= len(part) // 2).astype(np.int64)
+    return part
+
+
+def _separator(sub, part) -> np.ndarray:
+    """A vertex separator from a bisection: a minimum vertex cover of the cut edges
+    (Koenig's theorem on the bipartite cut graph), which separates the two sides."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    coo = sub.tocoo()
+    cut = (part[coo.row] == 0) & (part[coo.col] == 1)
+    left = np.flatnonzero(part == 0)
+    right = np.flatnonzero(part == 1)
+    li = np.where(part == 0, np.cumsum(part == 0), np.cumsum(part == 1)) - 1  # index within its side
+    rows, cols = li[coo.row[cut]], li[coo.col[cut]]
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    bip = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(len(left), len(right)))
+    match = maximum_bipartite_matching(bip, perm_type="column")  # left -> right or -1
+    # Koenig: Z = vertices reachable from unmatched left vertices by alternating paths;
+    # cover = (left not in Z) + (right in Z)
+    match_right = np.full(len(right), -1, dtype=np.int64)
+    matched = match >= 0
+    match_right[match[matched]] = np.flatnonzero(matched)
+    z_left = ~matched
+    z_right = np.zeros(len(right), dtype=bool)
+    frontier = np.flatnonzero(z_left)
+    while len(frontier):
+        nbrs = np.unique(np.concatenate([bip.indices[bip.indptr[u]:bip.indptr[u + 1]] for u in frontier]))
+        new_right = nbrs[~z_right[nbrs]]
+        z_right[new_right] = True
+        # a new right vertex's partner was not reached before (the matching pairs them one to one)
+        frontier = match_right[new_right]
+        frontier = frontier[frontier >= 0]
+        z_left[frontier] = True
+    # every left vertex outside Z is matched, so it has a cut edge
+    return np.sort(np.concatenate([left[~z_left], right[z_right]]))
 
 
 def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None,
@@ -356,35 +340,24 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
     n = csr.shape[0]
     tile = max(1, int(tile))
     pad = tile if pad is None else max(1, int(pad))
-    ordering = ordering_available() if ordering is None else ordering
+    if ordering is None:  # METIS where installed
+        ordering = "metis" if _pymetis() is not None else "levels"
     if ordering not in ("metis", "levels"):
         raise ValueError(f"unknown ordering {ordering!r}; choose 'metis' or 'levels'")
     if ordering == "metis" and _pymetis() is None:
         raise ImportError("the METIS ordering needs pymetis: pip install pymetis")
-    builder = _Builder(_structure(csr), leaf_size, seed, ordering)
-    if n:
-        builder.build(np.arange(n, dtype=np.int64))
-    else:
-        builder._node(np.zeros(0, dtype=np.int64), [])
+    own, children = _tree(_structure(csr), max(1, int(leaf_size)), seed, ordering)
     # every node was made after its children, each subtree in one run: the order made is a postorder
-    nodes = len(builder.own)
-    parent = np.full(nodes, -1, dtype=np.int64)
-    start = np.zeros(nodes, dtype=np.int64)
-    own_start = np.zeros(nodes, dtype=np.int64)
-    end = np.zeros(nodes, dtype=np.int64)
-    pieces = []
-    pos = 0
-    for t, (own, kids) in enumerate(zip(builder.own, builder.children)):
+    padded = np.array([-(-len(verts) // pad) * pad for verts in own], dtype=np.int64)
+    end = np.cumsum(padded)
+    own_start = end - padded
+    parent = np.full(len(padded), -1, dtype=np.int64)
+    start = own_start.copy()
+    for t, kids in enumerate(children):  # a subtree starts where its first child's does
         parent[kids] = t
-        start[t] = start[kids[0]] if kids else pos
-        padded = -(-len(own) // pad) * pad
-        piece = np.full(padded, -1, dtype=np.int64)
-        piece[:len(own)] = own
-        pieces.append(piece)
-        own_start[t] = pos
-        pos += padded
-        end[t] = pos
-    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        start[t] = start[kids[0]] if kids else own_start[t]
+    order = np.concatenate([np.pad(verts, (0, size - len(verts)), constant_values=-1)
+                            for verts, size in zip(own, padded)])
     position = np.empty(n, dtype=np.int64)
     real = order >= 0
     position[order[real]] = np.flatnonzero(real)
@@ -413,9 +386,8 @@ def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
     """The dissection the ``backend``'s solver runs with these options, and its tile: the tile
     ``opts.block_size``, leaves of ``opts.leaf_size``, else `DEFAULTS` (cached on the graph, so the
     memory plan and the solver share it)."""
-    tile, leaf = DEFAULTS[backend]
-    tile = tile if opts.block_size is None else int(opts.block_size)
-    return plan(graph, tile, opts.leaf_size or leaf), tile
+    tile = opts.block_size or DEFAULTS[backend][0]  # `SolveOptions` holds positive ints or None
+    return plan(graph, tile, opts.leaf_size or DEFAULTS[backend][1]), tile
 
 
 def default_plan(graph, backend: str) -> Dissection:

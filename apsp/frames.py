@@ -20,9 +20,9 @@ def edge_table(result, library: str, sources, max_rows: int):
     require(library, "Result.to_frame")
     rows = np.arange(result.distances.shape[0]) if sources is None else result._rows_of(sources)
     d, unreachable = result.distances, result.unreachable
+    steps = np.split(rows, range(ROWS_PER_STEP, rows.shape[0], ROWS_PER_STEP))
     # count first, so that a table too large is refused before anything of its size exists
-    total = sum(int(np.count_nonzero(d[rows[start:start + ROWS_PER_STEP]] != unreachable))
-                for start in range(0, rows.shape[0], ROWS_PER_STEP))
+    total = sum(int(np.count_nonzero(d[chosen] != unreachable)) for chosen in steps)
     if total > max_rows:
         raise ValueError(f"the table would have {total:,} rows (reachable pairs), more than "
                          f"max_rows={max_rows:,}: pass sources= for fewer rows, or a larger max_rows")
@@ -30,8 +30,7 @@ def edge_table(result, library: str, sources, max_rows: int):
     dst = np.empty(total, dtype=np.int64)
     dist = np.empty(total, dtype=d.dtype)
     at = 0
-    for start in range(0, rows.shape[0], ROWS_PER_STEP):
-        chosen = rows[start:start + ROWS_PER_STEP]
+    for chosen in steps:
         block = d[chosen]
         r, c = np.nonzero(block != unreachable)
         src[at:at + r.shape[0]] = chosen[r]

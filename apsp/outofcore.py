@@ -35,6 +35,7 @@ integer dtypes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
 import tempfile
@@ -43,9 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import exactness
-from .engine import Finalized, run
+from .engine import Finalized, check_block, run
 from .errors import MemoryPlanError
-from .sizes import format_size
+from .sizes import disk_available, format_size
 
 __all__ = ["HostMatrix", "cpu_stream_engine", "stream_fw", "StreamSolve", "solve"]
 
@@ -77,7 +78,6 @@ class HostMatrix:
         self.on_disk = bool(on_disk)
         self._nbytes = max(1, self.n * self.n * self.dtype.itemsize)
         self._fd: int | None = None
-        self._array: np.ndarray | None = None
         if on_disk:
             fd, self.path = tempfile.mkstemp(prefix="apsp-matrix-", suffix=".bin", dir=scratch_dir or None)
             try:
@@ -92,16 +92,12 @@ class HostMatrix:
         else:
             self._map = mmap.mmap(-1, self._nbytes)  # anonymous: page-aligned, so the GPU can pin it
 
-    @property
+    @functools.cached_property
     def array(self) -> np.ndarray:
         """The whole matrix (for a file: a memory map of it, made on first use)."""
-        array = self._array
-        if array is None:
-            if self._fd is not None:
-                self._map = mmap.mmap(self._fd, self._nbytes)
-            array = self._array = np.frombuffer(self._map, dtype=self.dtype,
-                                                count=self.n * self.n).reshape(self.n, self.n)
-        return array
+        if self._fd is not None:
+            self._map = mmap.mmap(self._fd, self._nbytes)
+        return np.frombuffer(self._map, dtype=self.dtype, count=self.n * self.n).reshape(self.n, self.n)
 
     def read(self, i0: int, i1: int, out: np.ndarray | None = None) -> np.ndarray:
         """Rows ``i0:i1`` copied into ``out`` (C-contiguous; default a new array)."""
@@ -220,12 +216,10 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
     """
     if n < 1 or n_pivots < 0 or n_pivots > n:
         raise ValueError(f"bad matrix size n={n}, n_pivots={n_pivots}")
-    for name, value in (("block_size", block), ("ooc_rows", rows)):
-        if value is not None and (int(value) != value or value < 1):
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    block, rows = check_block(block), check_block(rows, "ooc_rows")
     top = max(1, min(MAX_BLOCK, n_pivots or 1))
     if block is not None:
-        blocks = [min(int(block), max(1, n_pivots))]
+        blocks = [min(block, max(1, n_pivots))]
     else:  # align * 2**k, widest first, down to min(align, top)
         widths = {align << k for k in range(top.bit_length()) if align << k <= top}
         blocks = sorted(widths | {min(align, top)}, reverse=True)
@@ -238,7 +232,7 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
                 continue
             for buffers in range(max(1, depth), 0, -1):
                 if rows is not None:
-                    h = min(int(rows), n)
+                    h = min(rows, n)
                 else:
                     h = min((budget - panels) // (buffers * n * itemsize), n, MAX_BUFFER_ELEMENTS // n)
                     if h >= align:
@@ -260,8 +254,6 @@ def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 
 
 def _allocate(fd: int, nbytes: int, path: str) -> None:
     """Reserve every block of the scratch file, or raise MemoryPlanError saying what is missing."""
-    from .sizes import disk_available
-
     try:
         if hasattr(os, "posix_fallocate"):
             os.posix_fallocate(fd, 0, nbytes)
@@ -293,24 +285,18 @@ def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | No
                 t[...] = work
 
         def load(self, slot: int, buf, i0: int, i1: int) -> None:
-            self.host.read(i0, i1, out=buf)
-
-        def wait_loaded(self, slot: int) -> None:
-            pass
+            host.read(i0, i1, out=buf)
 
         def store(self, slot: int, buf, i0: int, i1: int) -> None:
-            self.host.write(i0, buf)
+            host.write(i0, buf)
 
         def release(self, slot: int) -> None:
-            pass
+            pass  # copies are synchronous: nothing to wait for before a buffer is reused or read
 
-        @staticmethod
-        def context():
-            return contextlib.nullcontext()
+        wait_loaded = release
+        context = staticmethod(contextlib.nullcontext)
 
-    engine = CPUStreamEngine(dtype, negative, threads=threads)
-    engine.host = host
-    return engine
+    return CPUStreamEngine(dtype, negative, threads=threads)
 
 
 # ----------------------------------------------------------------------------- the driver
@@ -368,8 +354,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
     pivot = engine.empty((block, block))
     pivot_t = engine.empty((block, block)) if transposed else None
 
-    def phase12(pv):
-        k0, k1 = pv
+    def phase12(k0, k1):
         kb = k1 - k0
         row, col = cur
         p = pivot[:kb, :kb]
@@ -387,8 +372,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
             engine.minplus(c, c, p)
         engine.copy(col_rows(col, k0, k1, kb), p)
 
-    def phase3(buf, i0, i1, pv):
-        k0, k1 = pv
+    def phase3(buf, i0, i1, k0, k1):
         kb = k1 - k0
         row, col = cur
         for ra, rb in ((max(i0, a), min(i1, b)) for a, b in _outside(k0, k1, n)):
@@ -402,8 +386,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
         if pa < pb:
             engine.copy(buf[pa - i0:pb - i0, :], row[pa - k0:pb - k0, :])  # pivot rows: the row panel
 
-    def capture(buf, i0, i1, pv, into):
-        n0, n1 = pv
+    def capture(buf, i0, i1, into, n0, n1):
         nb = n1 - n0
         row, col = into
         engine.copy(col_rows(col, i0, i1, nb), buf[:, n0:n1])
@@ -424,19 +407,19 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
         load(0)
         for g, (r, (i0, i1)) in enumerate(items):
             if r >= 0 and items[g - 1][0] != r:
-                phase12(pivots[r])
+                phase12(*pivots[r])
             if prefetch and g + 1 < len(items):
                 load(g + 1)
             slot = g % nbuf
             buf = bufs[slot][:i1 - i0]
             engine.wait_loaded(slot)
             if r < 0:
-                capture(buf, i0, i1, pivots[0], cur)
+                capture(buf, i0, i1, cur, *pivots[0])
                 engine.release(slot)
             else:
-                phase3(buf, i0, i1, pivots[r])
+                phase3(buf, i0, i1, *pivots[r])
                 if r + 1 < len(pivots):
-                    capture(buf, i0, i1, pivots[r + 1], nxt)
+                    capture(buf, i0, i1, nxt, *pivots[r + 1])
                 engine.store(slot, buf, i0, i1)
             if not prefetch and g + 1 < len(items):
                 load(g + 1)
@@ -467,7 +450,6 @@ class StreamSolve:
         self.n = graph.n
         self.negative = engine.negative
         self.cutoff_band = cutoff_band
-        self._padded = False
 
     def _stripes(self):
         """(i0, i1, rows) over the host matrix; one stripe buffer of the plan's height, reused."""
@@ -492,18 +474,16 @@ class StreamSolve:
                 i1 = min(i1, self.n)
                 graph.fw_matrix(self.host.dtype, out=rows[:i1 - i0, :self.n], rows=(i0, i1))
             self.host.write(i0, rows)
-        self._padded = True
 
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
         if self.host.n == self.n:
             self.host.write(i0, rows)
             return
-        if not self._padded:  # the padding rows of a resumed matrix
+        if i0 == 0:  # a resume's first rows: its padding rows first (a checkpoint streams from row 0)
             for p0, p1, part in self._stripes():
                 if p1 > self.n:
                     self._isolated(p0, p1, part)
                     self.host.write(p0, part)
-            self._padded = True
         wide = np.empty((i1 - i0, self.host.n), dtype=self.host.dtype)
         self._isolated(i0, i1, wide)
         wide[:, :self.n] = rows

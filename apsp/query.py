@@ -33,6 +33,7 @@ import numpy as np
 
 from . import exactness
 from .graph import vertex_index
+from .paths import walk_back
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -214,13 +215,12 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     t0 = time.perf_counter()
     with memory_limit(host_memory):
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
-    s, t = (vertex_index(g.labels, g.n, v, f"{name} vertex")
-            for name, v in (("source", source), ("target", target)))
-    dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
-    method, reason = choose_search(g, dt)
-    # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
-    exactness.check_float_range(dt, g.n, g.max_abs_weight, method, g.has_negative_weights)
-    with memory_limit(host_memory):
+        s, t = (vertex_index(g.labels, g.n, v, f"{name} vertex")
+                for name, v in (("source", source), ("target", target)))
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+        method, reason = choose_search(g, dt)
+        # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
+        exactness.check_float_range(dt, g.n, g.max_abs_weight, method, g.has_negative_weights)
         check_memory(search_bytes(g.n, g.nnz, np.dtype(dt).itemsize, method),
                      f"a {method} search on n = {g.n} vertices and {g.nnz} edges")
     t1 = time.perf_counter()
@@ -233,7 +233,6 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
 
 def _search(g, s: int, t: int, method: str, dt) -> Route:
     from .cpu import searches
-    from .paths import walk_back
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
@@ -272,7 +271,6 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
 def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
     """`searches.dijkstra_pair` on ``sg`` and its reversed edges (integer distances)."""
     from .cpu import searches
-    from .paths import walk_back
 
     n = g.n
     found = np.int64(np.iinfo(np.int64).max)
@@ -286,12 +284,8 @@ def _bidirectional(g, sg, s: int, t: int, dt) -> Route:
             sg.indptr, sg.indices, sg.weights, rev.indptr, rev.indices, rev.weights, s, t, dist_f,
             dist_b, pred, succ, exactness.unreachable_value(dt), found)
     path = None
-    if length != found:
-        path = walk_back(pred, s, int(meet)) if s != t else [s]
-        v = int(meet)
-        while v != t:
-            v = int(succ[v])
-            path.append(v)
+    if length != found:  # s -> meet along the predecessors, then meet -> t along the successors
+        path = [s] if s == t else walk_back(pred, s, int(meet)) + walk_back(succ, t, int(meet))[::-1][1:]
     return Route(source=s, target=t, path=path, length=None if path is None else int(length),
                  method="bidirectional-dijkstra", dtype=np.dtype(dt), visited=int(visited))
 
@@ -300,8 +294,8 @@ def _reaches(g, t: int) -> np.ndarray:
     """Mask of the vertices with a path to ``t`` (a search over the reversed edges)."""
     from .cpu import searches
 
-    rev = g.to_csr().T.tocsr()
-    sg = searches.SearchGraph.from_csr(rev, np.float64)  # the weights go unread: no integer cast
+    # float64: the weights go unread, so no integer cast
+    sg = searches.SearchGraph.from_csr(g.to_csr().T.tocsr(), np.float64)
     dist = np.empty(g.n, dtype=np.int32)
     none = np.empty(1, dtype=np.int32)
     queue = np.empty(g.n, dtype=np.int32)

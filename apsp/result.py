@@ -9,6 +9,7 @@ import numpy as np
 
 from . import exactness
 from .graph import vertex_index, vertex_indices, vertex_labels
+from .paths import NoPathError, reconstruct_path, walk_back
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -182,12 +183,15 @@ class Result:
         apsp.paths.NoPathError
             If there is no path from ``i`` to ``j``.
         """
-        from .paths import NoPathError, reconstruct_path
-
         a, b = self.index_of(i), self.index_of(j)
         try:
-            if self.sources is not None:
-                route = self._path_from_rows(self._row_of(i), a, b)
+            if self.sources is not None:  # each row of predecessors is a whole shortest-path tree
+                row = self._row_of(i)
+                if self.predecessors is None:
+                    raise ValueError("with sources=, solve with return_predecessors=True to get paths")
+                if a != b and self.predecessors[row, b] < 0:
+                    raise NoPathError(f"there is no path from {a} to {b}")
+                route = walk_back(self.predecessors[row], a, b)
             elif self.successors is not None:
                 route = reconstruct_path(self.successors, a, b, kind="successors")
             elif self.predecessors is not None:
@@ -254,17 +258,6 @@ class Result:
         from .frames import edge_table
 
         return edge_table(self, library, sources, max_rows)
-
-    def _path_from_rows(self, row: int, i: int, j: int) -> list[int]:
-        """A route from source i's predecessor row (each row is a whole shortest-path tree)."""
-        from .paths import NoPathError, walk_back
-
-        if self.predecessors is None:
-            raise ValueError("with sources=, solve with return_predecessors=True to get paths")
-        pred = self.predecessors[row]
-        if i != j and pred[j] < 0:
-            raise NoPathError(f"there is no path from {i} to {j}")
-        return walk_back(pred, i, j)
 
 
 def load_result(path: str | os.PathLike[str]) -> Result:

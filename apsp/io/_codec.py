@@ -472,11 +472,12 @@ def _put_int(out, p, v):
     return p + n
 
 
+_INF_TEXT = np.frombuffer(b"INF", dtype=np.uint8).copy()
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _put_inf(out, p):
-    out[p] = 73
-    out[p + 1] = 78
-    out[p + 2] = 70
+    out[p:p + 3] = _INF_TEXT
     return p + 3
 
 
@@ -492,8 +493,7 @@ def _put_float(out, p, v, strs, lens, k):
         return _put_inf(out, p), k
     if v == np.floor(v) and abs(v) < _WHOLE_LIMIT:
         return _put_int(out, p, np.int64(v)), k
-    for b in range(lens[k]):
-        out[p + b] = strs[k, b]
+    out[p:p + lens[k]] = strs[k, :lens[k]]
     return p + lens[k], k + 1
 
 
@@ -528,10 +528,8 @@ def format_edges(src, dst, add, weights, strs, lens, prefix, sep, out):
     p = 0
     k = 0
     for r in range(src.shape[0]):
-        for b in range(prefix.shape[0]):
-            out[p] = prefix[b]
-            p += 1
-        p = _put_int(out, p, src[r] + add)
+        out[p:p + prefix.shape[0]] = prefix
+        p = _put_int(out, p + prefix.shape[0], src[r] + add)
         out[p] = sep
         p = _put_int(out, p + 1, dst[r] + add)
         if weights is not None:

@@ -401,13 +401,10 @@ def token_text(buf: np.ndarray, offset: int, limit: int = 40) -> str:
 
 
 def parse_slow_floats(buf: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, int]:
-    """Parse the tokens at ``offsets`` with numpy (correct rounding, any length).
+    """Parse the tokens at ``offsets`` (int64, at least one) with numpy (correct rounding, any length).
 
     Returns (values, index of the first token numpy refused or -1).
     """
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if offsets.size == 0:
-        return np.zeros(0), -1
     lengths = token_lengths(buf, offsets)
     width = int(lengths.max())
     cols = np.arange(width, dtype=np.int64)
@@ -697,9 +694,7 @@ def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
             for out in (out_i, out_f, out_k):
                 out[:, rows:rows + got] = out[:, int(starts[i]):int(stop)].copy()
         rows += got
-    if rows > cap:
-        return None
-    return rows, out_i, out_f, out_k
+    return None if rows > cap else (rows, out_i, out_f, out_k)
 
 
 def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int | None = None, *,
@@ -789,28 +784,21 @@ def scan_error(path, buf: np.ndarray, status: int, offset: int, col: int,
     tok = token_text(buf, offset)
     name = spec.names[col] if col < len(spec.names) else f"field {col + 1}"
     integer_field = col < len(spec.kinds) and spec.kinds[col] == COL_INT
-    if status == BAD_NUMBER:
-        problem = (f"{name} is {tok!r}, not {'an integer' if integer_field else 'a number'}; "
-                   f"expected {spec.layout}")
-    elif status == NOT_INTEGER:
-        problem = f"{name} is {tok!r}, not an integer"
-    elif status == OVERFLOW:
-        problem = f"{name} {tok} does not fit a 64-bit integer"
-    elif status == TOO_FEW:
-        problem = f"expected {spec.layout}, found {col} field{'s' if col != 1 else ''}"
-    elif status == TOO_MANY:
-        problem = f"expected {spec.layout}, found an extra field {tok!r}"
-    elif status == OUT_OF_RANGE:
-        lo, hi = spec.lo[col], spec.hi[col]
-        problem = f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX else f"is out of range {lo}..{hi}")
-    elif status == SAME_ENDPOINTS:
-        first = line_text(buf, offset).split()
-        value = first[0].decode(errors="replace") if first else "?"
-        problem = f"{spec.names[0]} == {spec.names[1]} == {value}: {spec.self_loop_problem}"
-    elif status == BAD_PREFIX:
-        problem = f"expected {spec.layout}, found {line_text(buf, offset)[:40].decode(errors='replace')!r}"
-    else:
-        problem = f"unreadable (scanner status {status}); expected {spec.layout}"
+    text = line_text(buf, offset)
+    lo, hi = (spec.lo[col], spec.hi[col]) if status == OUT_OF_RANGE else (0, 0)
+    value = (text.split() or [b"?"])[0].decode(errors="replace")
+    problem = {  # every message is built (cheap, and only once per error): one table instead of a chain
+        BAD_NUMBER: f"{name} is {tok!r}, not {'an integer' if integer_field else 'a number'}; "
+                    f"expected {spec.layout}",
+        NOT_INTEGER: f"{name} is {tok!r}, not an integer",
+        OVERFLOW: f"{name} {tok} does not fit a 64-bit integer",
+        TOO_FEW: f"expected {spec.layout}, found {col} field{'s' if col != 1 else ''}",
+        TOO_MANY: f"expected {spec.layout}, found an extra field {tok!r}",
+        OUT_OF_RANGE: f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX
+                                          else f"is out of range {lo}..{hi}"),
+        SAME_ENDPOINTS: f"{' == '.join(spec.names[:2])} == {value}: {spec.self_loop_problem}",
+        BAD_PREFIX: f"expected {spec.layout}, found {text[:40].decode(errors='replace')!r}",
+    }.get(status, f"unreadable (scanner status {status}); expected {spec.layout}")
     return GraphFormatError(path, line, problem)
 
 

@@ -76,12 +76,11 @@ def read_graph(path) -> EdgeList:
     if size_at is None:
         raise GraphFormatError(path, eof_line(buf), "no size line 'rows columns entries'")
     size = scan_records(path, buf, size_at, _SIZE, 1)
-    nrows, ncols, nnz = size.ints[:, 0].tolist()
-    if nrows != ncols:
+    n, ncols, nnz = size.ints[:, 0].tolist()
+    if n != ncols:
         raise GraphFormatError(path, T.line_of(buf, size_at),
-                               f"the matrix is {nrows} x {ncols}; a graph needs a square one")
+                               f"the matrix is {n} x {ncols}; a graph needs a square one")
     start = size.offset
-    n = nrows
     k = 2 if field == "pattern" else 3  # the fields of an entry
     names = ("row", "column", "value")[:k]
     spec = RecordSpec(names=names, layout=f"an entry line '{' '.join(names)}'", comment=b"%",

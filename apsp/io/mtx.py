@@ -91,12 +91,8 @@ def read_graph(path) -> EdgeList:
         lambda rows: f"file ends after {rows} entries; the size line promises {nnz}"))
     src = rec.ints[0] - 1
     dst = rec.ints[1] - 1
-    if field == "pattern":
-        w = np.ones(rec.rows, dtype=np.int64)
-    elif field == "integer":
-        w = rec.ints[2]
-    else:
-        w = rec.numbers[2].astype(np.float64)
+    w = (np.ones(rec.rows, dtype=np.int64) if field == "pattern"
+         else rec.ints[2] if field == "integer" else rec.numbers[2].astype(np.float64))
     if symmetry != "general":
         off = src != dst
         if symmetry == "skew-symmetric" and field == "integer" and (w[off] == T.INT64_MIN).any():

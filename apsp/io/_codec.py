@@ -265,15 +265,12 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
             status, kind, ival, fval, pos = _next_token(buf, tok, end, kind_c == COL_NUMBER)
             if status != OK:
                 return status, tok, row, col
-            if kind_c == COL_INT:
-                if ival < lo[col] or ival > hi[col]:
-                    return OUT_OF_RANGE, tok, row, col
-                out_i[col, row] = ival
-            else:
-                f = fmap[col]
-                out_k[f, row] = kind
-                out_f[f, row] = fval
-                out_i[col, row] = ival
+            if kind_c == COL_INT and (ival < lo[col] or ival > hi[col]):
+                return OUT_OF_RANGE, tok, row, col
+            out_i[col, row] = ival
+            if kind_c == COL_NUMBER:
+                out_k[fmap[col], row] = kind
+                out_f[fmap[col], row] = fval
             col += 1
         if col < ncols_min:
             return TOO_FEW, line_start, row, col

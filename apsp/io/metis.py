@@ -67,8 +67,7 @@ def read_graph(path) -> EdgeList:
     start = int(T.end_of_line(buf, head_at))
 
     # never allocate more than the file can hold, whatever the header claims
-    rest = buf.shape[0] - start
-    cap_tokens = min(n * lead + 2 * m * stride, rest // 2 + 1)
+    cap_tokens = min(n * lead + 2 * m * stride, (buf.shape[0] - start) // 2 + 1)
     cap_lines = min(n, int(T.count_newlines(buf, start, buf.shape[0])) + 1)
     vals = np.empty(cap_tokens, dtype=np.int64)
     line_offset, line_ntok = np.empty((2, cap_lines), dtype=np.int64)

@@ -512,9 +512,8 @@ def _cmd_solve(args) -> int:
         if args.paths:
             write_distances(args.paths, result.successors, fmt="npy")
     else:
-        first_row = None  # the number of the block's first row: k x n, the rows of --rows or --sources
-        if result.sources is not None:
-            first_row = 0 if args.rows is None else _parse_rows(args.rows, g.n)[0]
+        # the number of the block's first row: k x n, the rows of --rows or --sources
+        first_row = None if result.sources is None else (_parse_rows(args.rows, g.n) or (0,))[0]
         with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
             if args.paths:
                 write_distances(args.paths, result.successors, fmt="npy")
@@ -898,11 +897,10 @@ def stats_command(args, compute) -> int:
 
 
 def _stats_summary(g, st, first: int, timings: dict) -> dict:
-    connected = bool(st.reaches_all.all())
     return {
         "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
         "direction": st.direction, "method": st.method, "reason": st.reason,
-        "backend": st.info["backend"], "dtype": st.dtype.name, "connected": connected,
+        "backend": st.info["backend"], "dtype": st.dtype.name, "connected": bool(st.reaches_all.all()),
         "diameter": _stats_value(st.diameter()), "radius": _stats_value(st.radius()),
         "center": [int(v) + first for v in st.center()],
         "periphery": [int(v) + first for v in st.periphery()],
@@ -915,19 +913,15 @@ def _stats_summary(g, st, first: int, timings: dict) -> dict:
 
 
 def _print_stats(summary: dict) -> None:
-    def shown(x):
-        return "inf (some pair has no path)" if x is None else x
-
-    def few(vertices):
-        return " ".join(map(str, vertices[:20])) + (f" ... ({len(vertices)} in all)"
-                                                    if len(vertices) > 20 else "")
-
     print(f"vertices {summary['n']}, edges {summary['edges']}, sources {summary['sources']} "
           f"(distances {summary['direction']}), method {summary['method']}")
     for name in ("diameter", "radius", "center", "periphery", "average distance", "Wiener index",
                  "global efficiency"):
         value = summary[name.lower().replace(" ", "_")]
-        print(f"{name} {few(value) if isinstance(value, list) else shown(value)}")
+        if isinstance(value, list):  # the first 20 vertices
+            more = f" ... ({len(value)} in all)" if len(value) > 20 else ""
+            value = " ".join(map(str, value[:20])) + more
+        print(f"{name} {'inf (some pair has no path)' if value is None else value}")
     if summary["histogram"] is not None:
         print("histogram (distance: pairs) " + ", ".join(
             f"{d}: {c}" for d, c in enumerate(summary["histogram"]) if c))

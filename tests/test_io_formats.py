@@ -185,6 +185,19 @@ def test_graphml_written_by_networkx(tmp_path, directed, weighted):
     assert got == want
 
 
+def test_graphml_gzip_by_content_not_name(tmp_path):
+    g = nx.DiGraph()
+    g.add_edge("a", "b", weight=3)
+    plain, packed = tmp_path / "plain.graphml.gz", tmp_path / "packed.graphml"
+    with open(plain, "wb") as f:  # plain XML under a .gz name
+        nx.write_graphml(g, f)
+    with gzip.open(packed, "wb") as f:  # gzip under a plain name
+        nx.write_graphml(g, f)
+    for path in (plain, packed):
+        e = read_graph(path)
+        assert (e.src.tolist(), e.dst.tolist(), e.weight.tolist(), e.labels.tolist()) == ([0], [1], [3], ["a", "b"])
+
+
 def test_graphml_errors(tmp_path):
     p = tmp_path / "g.graphml"
     p.write_text('<?xml version="1.0"?>\n<graphml>\n<graph edgedefault="directed">\n<node id="a">\n</graph>')

@@ -100,16 +100,13 @@ def guess_format(path, fmt: str | None = None, able: int | None = None) -> str:
     ('homework', 'dimacs', 'snap')
     """
     if fmt is not None:
-        key = str(fmt).lower().lstrip(".")
-        key = key[:-3] if key.endswith(".gz") else key
+        key = str(fmt).lower().lstrip(".").removesuffix(".gz")
         if key not in _ALIASES:
             raise ValueError(f"unknown format {fmt!r}; known formats: {_known(able or 1)}")
         name = _ALIASES[key]
     else:
         p = Path(path)
-        suffix = p.suffix.lower()
-        if suffix == ".gz":
-            suffix = Path(p.stem).suffix.lower()
+        suffix = Path(p.stem if p.suffix.lower() == ".gz" else p).suffix.lower()
         if suffix not in _SUFFIXES:
             raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix {suffix!r}; "
                              f"give it explicitly (fmt= or --format); known formats: {_known(able or 1)}")

@@ -195,6 +195,23 @@ def _parse_token(buf, pos, end, allow_float):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _next_token(buf, pos, end, allow_float):
+    """`_parse_token`'s answer, a plain run of at most 18 digits read here: inlined into the
+    scanners' loops, it saves the call per token (which costs 2x)."""
+    tok = pos
+    ival = np.int64(0)
+    while pos < end:
+        c = buf[pos]
+        if c < 48 or c > 57:
+            break
+        ival = ival * 10 + (c - 48)
+        pos += 1
+    if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
+        return _parse_token(buf, tok, end, allow_float)
+    return OK, KIND_INT, ival, float(ival), pos
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _skip_blanks(buf, pos, end):
     while pos < end and _CLASS[buf[pos]] == _BLANK:
         pos += 1
@@ -228,9 +245,7 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
             pos += 1
             continue
         if _starts_comment(c, comment):
-            while pos < end and buf[pos] != 10:
-                pos += 1
-            pos += 1
+            pos = end_of_line(buf, pos)  # pieces end at line ends: never past ``end``'s line
             continue
         if row >= cap:
             return FULL, line_start, row, 0
@@ -247,29 +262,15 @@ def scan_table(buf, pos, end, ncols_min, ncols_max, col_kind, lo, hi, distinct01
                 return TOO_MANY, pos, row, col
             tok = pos
             kind_c = col_kind[col]
-            # hot path inline: a plain run of at most 18 digits (a call per token costs 2x)
-            ival = np.int64(0)
-            while pos < end:
-                c = buf[pos]
-                if c < 48 or c > 57:
-                    break
-                ival = ival * 10 + (c - 48)
-                pos += 1
-            kind = KIND_INT
-            fval = float(ival)
-            if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
-                status, kind, ival, fval, pos = _parse_token(buf, tok, end, kind_c == COL_NUMBER)
-                if status != OK:
-                    return status, tok, row, col
-            if kind_c == COL_INT:
-                if ival < lo[col] or ival > hi[col]:
-                    return OUT_OF_RANGE, tok, row, col
-                out_i[col, row] = ival
-            else:
-                f = fmap[col]
-                out_k[f, row] = kind
-                out_f[f, row] = fval
-                out_i[col, row] = ival
+            status, kind, ival, fval, pos = _next_token(buf, tok, end, kind_c == COL_NUMBER)
+            if status != OK:
+                return status, tok, row, col
+            if kind_c == COL_INT and (ival < lo[col] or ival > hi[col]):
+                return OUT_OF_RANGE, tok, row, col
+            out_i[col, row] = ival
+            if kind_c == COL_NUMBER:
+                out_k[fmap[col], row] = kind
+                out_f[fmap[col], row] = fval
             col += 1
         if col < ncols_min:
             return TOO_FEW, line_start, row, col
@@ -296,9 +297,7 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
         line_start = pos
         pos = _skip_blanks(buf, pos, end)
         if pos < end and _starts_comment(buf[pos], comment):
-            while pos < end and buf[pos] != 10:
-                pos += 1
-            pos += 1
+            pos = end_of_line(buf, pos)
             continue
         if nlines >= cap_lines:
             if pos < end and buf[pos] != 10:
@@ -313,17 +312,9 @@ def scan_lines(buf, pos, end, comment, out_vals, line_offset, line_ntok, nlines,
             if ntok >= cap_tok:
                 return TOO_MANY_TOKENS, pos, nlines, ntok
             tok = pos
-            ival = np.int64(0)  # the same inline hot path as scan_table's
-            while pos < end:
-                c = buf[pos]
-                if c < 48 or c > 57:
-                    break
-                ival = ival * 10 + (c - 48)
-                pos += 1
-            if pos == tok or pos - tok > 18 or (pos < end and _CLASS[buf[pos]] == 0):
-                status, kind, ival, fval, pos = _parse_token(buf, tok, end, False)
-                if status != OK:
-                    return status, tok, nlines, ntok
+            status, kind, ival, fval, pos = _next_token(buf, tok, end, False)
+            if status != OK:
+                return status, tok, nlines, ntok
             out_vals[ntok] = ival
             ntok += 1
         line_offset[nlines] = line_start
@@ -407,13 +398,10 @@ def token_text(buf: np.ndarray, offset: int, limit: int = 40) -> str:
 
 
 def parse_slow_floats(buf: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, int]:
-    """Parse the tokens at ``offsets`` with numpy (correct rounding, any length).
+    """Parse the tokens at ``offsets`` (int64, at least one) with numpy (correct rounding, any length).
 
     Returns (values, index of the first token numpy refused or -1).
     """
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if offsets.size == 0:
-        return np.zeros(0), -1
     lengths = token_lengths(buf, offsets)
     width = int(lengths.max())
     cols = np.arange(width, dtype=np.int64)
@@ -478,11 +466,12 @@ def _put_int(out, p, v):
     return p + n
 
 
+_INF_TEXT = np.frombuffer(b"INF", dtype=np.uint8).copy()
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _put_inf(out, p):
-    out[p] = 73
-    out[p + 1] = 78
-    out[p + 2] = 70
+    out[p:p + 3] = _INF_TEXT
     return p + 3
 
 
@@ -498,8 +487,7 @@ def _put_float(out, p, v, strs, lens, k):
         return _put_inf(out, p), k
     if v == np.floor(v) and abs(v) < _WHOLE_LIMIT:
         return _put_int(out, p, np.int64(v)), k
-    for b in range(lens[k]):
-        out[p + b] = strs[k, b]
+    out[p:p + lens[k]] = strs[k, :lens[k]]
     return p + lens[k], k + 1
 
 
@@ -534,10 +522,8 @@ def format_edges(src, dst, add, weights, strs, lens, prefix, sep, out):
     p = 0
     k = 0
     for r in range(src.shape[0]):
-        for b in range(prefix.shape[0]):
-            out[p] = prefix[b]
-            p += 1
-        p = _put_int(out, p, src[r] + add)
+        out[p:p + prefix.shape[0]] = prefix
+        p = _put_int(out, p + prefix.shape[0], src[r] + add)
         out[p] = sep
         p = _put_int(out, p + 1, dst[r] + add)
         if weights is not None:
@@ -705,9 +691,7 @@ def _scan_in_chunks(buf, pos, scan_args, fmap, widths, cap, chunks):
             for out in (out_i, out_f, out_k):
                 out[:, rows:rows + got] = out[:, int(starts[i]):int(stop)].copy()
         rows += got
-    if rows > cap:
-        return None
-    return rows, out_i, out_f, out_k
+    return None if rows > cap else (rows, out_i, out_f, out_k)
 
 
 def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int | None = None, *,
@@ -797,28 +781,21 @@ def scan_error(path, buf: np.ndarray, status: int, offset: int, col: int,
     tok = token_text(buf, offset)
     name = spec.names[col] if col < len(spec.names) else f"field {col + 1}"
     integer_field = col < len(spec.kinds) and spec.kinds[col] == COL_INT
-    if status == BAD_NUMBER:
-        problem = (f"{name} is {tok!r}, not {'an integer' if integer_field else 'a number'}; "
-                   f"expected {spec.layout}")
-    elif status == NOT_INTEGER:
-        problem = f"{name} is {tok!r}, not an integer"
-    elif status == OVERFLOW:
-        problem = f"{name} {tok} does not fit a 64-bit integer"
-    elif status == TOO_FEW:
-        problem = f"expected {spec.layout}, found {col} field{'s' if col != 1 else ''}"
-    elif status == TOO_MANY:
-        problem = f"expected {spec.layout}, found an extra field {tok!r}"
-    elif status == OUT_OF_RANGE:
-        lo, hi = spec.lo[col], spec.hi[col]
-        problem = f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX else f"is out of range {lo}..{hi}")
-    elif status == SAME_ENDPOINTS:
-        first = line_text(buf, offset).split()
-        value = first[0].decode(errors="replace") if first else "?"
-        problem = f"{spec.names[0]} == {spec.names[1]} == {value}: {spec.self_loop_problem}"
-    elif status == BAD_PREFIX:
-        problem = f"expected {spec.layout}, found {line_text(buf, offset)[:40].decode(errors='replace')!r}"
-    else:
-        problem = f"unreadable (scanner status {status}); expected {spec.layout}"
+    text = line_text(buf, offset)
+    lo, hi = (spec.lo[col], spec.hi[col]) if status == OUT_OF_RANGE else (0, 0)
+    value = (text.split() or [b"?"])[0].decode(errors="replace")
+    problem = {  # every message is built (cheap, and only once per error): one table instead of a chain
+        BAD_NUMBER: f"{name} is {tok!r}, not {'an integer' if integer_field else 'a number'}; "
+                    f"expected {spec.layout}",
+        NOT_INTEGER: f"{name} is {tok!r}, not an integer",
+        OVERFLOW: f"{name} {tok} does not fit a 64-bit integer",
+        TOO_FEW: f"expected {spec.layout}, found {col} field{'s' if col != 1 else ''}",
+        TOO_MANY: f"expected {spec.layout}, found an extra field {tok!r}",
+        OUT_OF_RANGE: f"{name} {tok} " + (f"must be >= {lo}" if hi >= INT64_MAX
+                                          else f"is out of range {lo}..{hi}"),
+        SAME_ENDPOINTS: f"{' == '.join(spec.names[:2])} == {value}: {spec.self_loop_problem}",
+        BAD_PREFIX: f"expected {spec.layout}, found {text[:40].decode(errors='replace')!r}",
+    }.get(status, f"unreadable (scanner status {status}); expected {spec.layout}")
     return GraphFormatError(path, line, problem)
 
 

@@ -35,6 +35,7 @@ import os
 import stat
 import sys
 import tempfile
+from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -279,11 +280,8 @@ def all_or_none() -> Iterator[None]:
         for tmp, _, _ in pending[renamed:]:
             tmp.unlink(missing_ok=True)
         raise
-    directories = []
-    for _, _, parent in pending:
-        if parent not in directories:
-            directories.append(parent)
-    for directory in directories:  # makes the renames durable; not every platform opens a directory
+    # makes the renames durable; not every platform opens a directory
+    for directory in dict.fromkeys(map(itemgetter(2), pending)):  # each parent once, in order
         with contextlib.suppress(OSError):
             fd = os.open(directory, os.O_RDONLY)
             try:

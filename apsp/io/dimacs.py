@@ -28,20 +28,17 @@ _PROBLEM = "a problem line 'p sp <n> <m>'"
 def _problem_line(path, buf: np.ndarray) -> tuple[int, int, int]:
     at = first_record(buf, 0, b"c")
     if at is None:
-        raise GraphFormatError(path, eof_line(buf) if buf.shape[0] else 1,
-                               f"no problem line; expected {_PROBLEM}")
+        raise GraphFormatError(path, eof_line(buf), f"no problem line; expected {_PROBLEM}")  # 1 if empty
     line = T.line_of(buf, at)
     words = line_text(buf, at).split()
     if words[0] != b"p" or len(words) != 4 or words[1] != b"sp":
         found = b" ".join(words)[:60].decode(errors="replace")
         raise GraphFormatError(path, line, f"expected {_PROBLEM}, found {found!r}")
-    counts = []
-    for name, word in zip(("n", "m"), words[2:]):
-        text = word.decode(errors="replace")
+    texts = [word.decode(errors="replace") for word in words[2:]]
+    for name, text in zip(("n", "m"), texts):
         if not text.isdigit():
             raise GraphFormatError(path, line, f"{name} is {text!r}, not a non-negative integer")
-        counts.append(int(text))
-    n, m = counts
+    n, m = map(int, texts)
     if n > T.INT64_MAX or m > T.INT64_MAX:
         raise GraphFormatError(path, line, "n or m does not fit a 64-bit integer")
     return n, m, int(T.end_of_line(buf, at))

@@ -86,8 +86,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
     spec = RecordSpec(names=("u", "v", "w")[:k], layout=layout, comment=_COMMENTS,
                       kinds=(T.COL_INT, T.COL_INT, T.COL_NUMBER)[:k], lo=(0, 0, 0)[:k], hi=(hi, hi, 0)[:k],
                       ncols_min=nfields if nfields in (2, 3) else 2)
-    pos = start if start is not None else buf.shape[0]
-    rec = scan_records(path, buf, pos, spec)
+    rec = scan_records(path, buf, start if start is not None else buf.shape[0], spec)
     src, dst = rec.ints[0], rec.ints[1]
     weight = rec.numbers[2] if nfields == 3 else np.ones(rec.rows, dtype=np.int64)
     labels = None

@@ -47,11 +47,8 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
         raise ImportError("reading GraphML needs networkx: pip install 'apsp[networkx]'") from exc
     path = Path(path)
     try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as f:
-                g = nx.read_graphml(f)
-        else:
-            g = nx.read_graphml(path)
+        with gzip.open(path, "rb") if is_gzip(path) else open(path, "rb") as f:
+            g = nx.read_graphml(f)
     except ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise GraphFormatError(path, line, f"not well-formed XML ({exc})") from exc
@@ -60,10 +57,8 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
             raise
         raise GraphFormatError(path, None, f"not a readable GraphML graph ({exc})") from exc
     index = {node: k for k, node in enumerate(g.nodes)}
-    triples = [(index[u], index[v], data.get(weight, 1)) for u, v, data in g.edges(data=True)]
-    src = np.fromiter((t[0] for t in triples), dtype=np.int64, count=len(triples))
-    dst = np.fromiter((t[1] for t in triples), dtype=np.int64, count=len(triples))
-    raw = [t[2] for t in triples]
+    src, dst = np.array([(index[u], index[v]) for u, v in g.edges()], dtype=np.int64).reshape(-1, 2).T.copy()
+    raw = [data.get(weight, 1) for _, _, data in g.edges(data=True)]
     bad = [k for k, w in enumerate(raw) if isinstance(w, bool) or not isinstance(w, (int, float))]
     if bad:
         u, v = list(g.edges())[bad[0]][:2]

@@ -67,15 +67,13 @@ def read_graph(path) -> EdgeList:
     start = int(T.end_of_line(buf, head_at))
 
     # never allocate more than the file can hold, whatever the header claims
-    rest = buf.shape[0] - start
-    cap_tokens = min(n * lead + 2 * m * stride, rest // 2 + 1)
+    cap_tokens = min(n * lead + 2 * m * stride, (buf.shape[0] - start) // 2 + 1)
     cap_lines = min(n, int(T.count_newlines(buf, start, buf.shape[0])) + 1)
     vals = np.empty(cap_tokens, dtype=np.int64)
-    line_offset = np.empty(cap_lines, dtype=np.int64)
-    line_ntok = np.empty(cap_lines, dtype=np.int64)
+    line_offset, line_ntok = np.empty((2, cap_lines), dtype=np.int64)
     status, offset, nlines, ntok = T.scan_lines(buf, start, buf.shape[0], np.frombuffer(b"%", np.uint8), vals,
                                                 line_offset, line_ntok, 0, cap_lines, 0)
-    layout = _layout(lead, has_size, has_vweights, ncon, has_eweights)
+    layout = _layout(has_size, has_vweights, ncon, has_eweights)
     if status == T.FULL and cap_lines == n:
         raise GraphFormatError(path, T.line_of(buf, offset), f"more vertex lines than the header's n = {n}")
     if status == T.TOO_MANY_TOKENS:
@@ -143,11 +141,8 @@ def _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights) -> 
                            f"list {u + 1}{with_weight} as often: METIS adjacency must be symmetric")
 
 
-def _layout(lead, has_size, has_vweights, ncon, has_eweights) -> str:
-    parts = []
-    if has_size:
-        parts.append("size")
-    if has_vweights:
-        parts.append(" ".join(["w"] * ncon) if ncon <= 3 else f"{ncon} vertex weights")
-    parts.append("v1 w1 v2 w2 ..." if has_eweights else "v1 v2 ...")
+def _layout(has_size, has_vweights, ncon, has_eweights) -> str:
+    vertex_weights = " ".join(["w"] * ncon) if ncon <= 3 else f"{ncon} vertex weights"
+    entries = "v1 w1 v2 w2 ..." if has_eweights else "v1 v2 ..."
+    parts = ["size"] * has_size + [vertex_weights] * has_vweights + [entries]
     return "an adjacency line '" + " ".join(parts) + "'"

@@ -76,12 +76,11 @@ def read_graph(path) -> EdgeList:
     if size_at is None:
         raise GraphFormatError(path, eof_line(buf), "no size line 'rows columns entries'")
     size = scan_records(path, buf, size_at, _SIZE, 1)
-    nrows, ncols, nnz = size.ints[:, 0].tolist()
-    if nrows != ncols:
+    n, ncols, nnz = size.ints[:, 0].tolist()
+    if n != ncols:
         raise GraphFormatError(path, T.line_of(buf, size_at),
-                               f"the matrix is {nrows} x {ncols}; a graph needs a square one")
+                               f"the matrix is {n} x {ncols}; a graph needs a square one")
     start = size.offset
-    n = nrows
     k = 2 if field == "pattern" else 3  # the fields of an entry
     names = ("row", "column", "value")[:k]
     spec = RecordSpec(names=names, layout=f"an entry line '{' '.join(names)}'", comment=b"%",
@@ -92,12 +91,8 @@ def read_graph(path) -> EdgeList:
         lambda rows: f"file ends after {rows} entries; the size line promises {nnz}"))
     src = rec.ints[0] - 1
     dst = rec.ints[1] - 1
-    if field == "pattern":
-        w = np.ones(rec.rows, dtype=np.int64)
-    elif field == "integer":
-        w = rec.ints[2]
-    else:
-        w = rec.numbers[2].astype(np.float64)
+    w = (np.ones(rec.rows, dtype=np.int64) if field == "pattern"
+         else rec.ints[2] if field == "integer" else rec.numbers[2].astype(np.float64))
     if symmetry != "general":
         off = src != dst
         if symmetry == "skew-symmetric" and field == "integer" and (w[off] == T.INT64_MIN).any():

@@ -31,8 +31,7 @@ def _header(path, f):
     mean "not a readable .npy".
     """
     try:
-        start = f.read(6)
-        if start[:2] == b"PK":
+        if f.read(2) == b"PK":
             raise GraphFormatError(path, None, "expected one array (.npy), not an archive (.npz)")
         f.seek(0)
         version = np.lib.format.read_magic(f)
@@ -82,9 +81,7 @@ def read_graph(path) -> np.ndarray:
         flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     else:  # read, not memory-mapped: a map of a file truncated meanwhile would end in SIGBUS
         check_memory(count * dtype.itemsize, f"{path}: reading the matrix")
-        with open(path, "rb") as f:
-            f.seek(offset)
-            flat = np.fromfile(f, dtype=dtype, count=count)
+        flat = np.fromfile(path, dtype=dtype, count=count, offset=offset)
     if flat.size != count:
         raise GraphFormatError(path, None, f"the file changed while it was read (shape {shape} of "
                                            f"{dtype}, {flat.size} entries found)")

@@ -469,8 +469,10 @@ def _check_result_fits(args, n: int, rows: int) -> None:
 
     need = rows * n
     ram = memory_allowed()[0]  # --host-memory, which `_guarded` set, else the RAM available
+    if need <= ram:  # the disk is asked only when the RAM will not do
+        return
     disk = disk_available(args.scratch_dir or tempfile.gettempdir())
-    if need > max(ram, disk):
+    if need > disk:
         raise MemoryPlanError(
             f"{args.input}: n = {n} vertices; a {rows} x {n} distance matrix needs at least "
             f"{format_size(need)} (one byte per entry), more than the RAM ({format_size(ram)}) or the "

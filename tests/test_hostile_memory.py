@@ -235,3 +235,20 @@ def test_an_address_space_limit_caps_the_memory_available():
     r = _python(code)
     assert r.returncode == 0, r.stderr
     assert int(r.stdout) < 6 << 30
+
+
+def test_a_result_neither_ram_nor_scratch_disk_holds_is_refused_before_the_graph_is_built(tmp_path, tiny_fs):
+    # 1,200 x 1,200 one-byte distances (1.4 MB) fit neither 100 KB of RAM nor the 1 MiB scratch disk;
+    # 600 x 600 (360 KB) fit the disk, so that check passes and the plan decides
+    from test_hostile_files import _graph_file
+
+    for n, refused in ((1200, True), (600, False)):
+        path = tmp_path / f"g{n}.txt"
+        _graph_file(path, n)
+        r = subprocess.run(APSP + ["solve", str(path), "-o", str(tmp_path / "d.npy"), "--host-memory", "100KB",
+                                   "--scratch-dir", str(tiny_fs), "--backend", "cpu"],
+                           capture_output=True, text=True, timeout=300)
+        assert ("one byte per entry" in r.stderr) == refused, r.stderr
+        if refused:
+            assert r.returncode == 1 and f"n = {n} vertices" in r.stderr and "scratch disk (1.00 MiB)" in r.stderr
+            assert not (tmp_path / "d.npy").exists()

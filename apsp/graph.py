@@ -209,8 +209,8 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
 
     Fills ``indptr`` (n + 1 entries) and returns nnz; the first nnz entries of
     ``indices`` and ``data`` (m entries each, also used as scratch) become the distinct
-    columns of each row, sorted, and the weight of the last edge given for each.
-    Endpoints must lie in ``0..n-1``.
+    columns of each row, in input order (sorted where the row is dense enough to scan),
+    and the weight of the last edge given for each. Endpoints must lie in ``0..n-1``.
     """
     m = src.shape[0]
     # stable counting sort by source row: row r's edges, in input order, at start[r]..start[r+1]-1
@@ -220,13 +220,11 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
     for r in range(n):
         start[r + 1] += start[r]
     fill = start[:n].copy()
-    row_dst = indices
-    row_w = data
     for k in range(m):
         r = src[k]
         j = fill[r]
-        row_dst[j] = dst[k]
-        row_w[j] = weight[k]
+        indices[j] = dst[k]
+        data[j] = weight[k]
         fill[r] = j + 1
     # Per row, in input order, each edge overwrites last_w[its column], so the last one wins;
     # stamp[c] == r marks the columns seen in row r, so neither is cleared between rows.
@@ -239,16 +237,14 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
     for r in range(n):
         first = nnz
         for j in range(start[r], start[r + 1]):
-            c = row_dst[j]
+            c = indices[j]
             if stamp[c] != r:
                 stamp[c] = r
-                row_dst[nnz] = c  # nnz <= j: the row's distinct columns, compacted
+                indices[nnz] = c  # nnz <= j: the row's distinct columns, compacted
                 nnz += 1
-            last_w[c] = row_w[j]
+            last_w[c] = data[j]
         d = nnz - first
-        if d == 0:
-            pass
-        elif 4 * d * (1 + np.log2(d)) >= n:
+        if d > 0 and 4 * d * (1 + np.log2(d)) >= n:
             # many distinct columns for n: scanning the stamps beats sorting them
             t = first
             for c in range(n):
@@ -257,33 +253,6 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
                     data[t] = last_w[c]
                     t += 1
         else:
-            # heapsort of indices[first:nnz]: Numba's own sort takes seconds to compile
-            h = d // 2
-            e = d
-            while True:
-                if h > 0:
-                    h -= 1
-                    root = h
-                else:
-                    e -= 1
-                    if e <= 0:
-                        break
-                    top = indices[first]
-                    indices[first] = indices[first + e]
-                    indices[first + e] = top
-                    root = 0
-                while True:  # sift indices[first + root] down the heap of the first e entries
-                    child = 2 * root + 1
-                    if child >= e:
-                        break
-                    if child + 1 < e and indices[first + child + 1] > indices[first + child]:
-                        child += 1
-                    if indices[first + root] >= indices[first + child]:
-                        break
-                    top = indices[first + root]
-                    indices[first + root] = indices[first + child]
-                    indices[first + child] = top
-                    root = child
             for t in range(first, nnz):
                 data[t] = last_w[indices[t]]
         indptr[r + 1] = nnz
@@ -300,7 +269,8 @@ _KERNEL_WEIGHT_DTYPES = frozenset(np.dtype(t) for t in (
 
 def _last_assignment_wins(n: int, src, dst, weight):
     """CSR arrays ``(indptr, indices, data)`` of the edges, dropping earlier duplicates
-    of the same (src, dst) and keeping the last one given; columns sorted within rows.
+    of the same (src, dst) and keeping the last one given; columns distinct within rows, not
+    all sorted.
 
     Endpoints must already lie in ``0..n-1``. Index arrays are int32 when they fit
     (as scipy would choose), int64 otherwise; ``data`` holds ``weight``'s entries,
@@ -456,8 +426,8 @@ class Graph:
             # scipy's own dtype check (float16, byte-swapped, ...), which only its COO path makes
             sp.coo_matrix((w[:0], (indices[:0], indices[:0])), shape=(n, n))
         csr = sp.csr_matrix((w, indices, indptr), shape=(n, n))
-        csr.has_sorted_indices = True  # distinct columns, sorted within each row
-        csr.has_canonical_format = True
+        csr.sort_indices()  # scipy's C++ sort: Numba's own takes seconds to compile
+        csr.has_canonical_format = True  # and the columns are distinct within each row
         return cls(n=n, csr=csr, source=edges.source, labels=edges.labels)
 
     @classmethod

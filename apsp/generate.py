@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .graph import EdgeList
+from .graph import EdgeList, sorted_distinct
 
 KINDS = ("uniform", "link-graph")
 
@@ -132,19 +132,11 @@ def _distinct(draw, m: int, rng, rounds: int | None = None) -> np.ndarray:
     done = 0
     while len(keys) < m and (rounds is None or done < rounds):
         extra = m - len(keys)
-        keys = _sorted_unique(np.concatenate([keys, draw(extra + extra // 8 + 16)]))
+        keys = sorted_distinct(np.concatenate([keys, draw(extra + extra // 8 + 16)]))
         done += 1
     if len(keys) > m:
         keys = np.sort(rng.choice(keys, size=m, replace=False))
     return keys
-
-
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    # sort + neighbour compare: many times faster than np.unique (hash based) on millions of keys
-    a = np.sort(a)
-    keep = np.ones(len(a), dtype=bool)
-    keep[1:] = a[1:] != a[:-1]
-    return a[keep]
 
 
 def _upper_triangle_pair(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

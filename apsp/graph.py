@@ -126,14 +126,17 @@ def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
             return labels, src_ids, dst_ids
         index = np.cumsum(present, dtype=np.int64) - 1
         return labels, index[src_ids], index[dst_ids]
-    ids = np.concatenate([src_ids, dst_ids])
-    ids.sort()
-    distinct = np.empty(ids.shape[0], dtype=bool)
-    distinct[0] = True
-    np.not_equal(ids[1:], ids[:-1], out=distinct[1:])
-    labels = ids[distinct]
-    del ids, distinct  # np.unique's inverse would hold twice as much meanwhile
+    labels = sorted_distinct(np.concatenate([src_ids, dst_ids]))  # np.unique would add an inverse: 2x
     return labels, np.searchsorted(labels, src_ids), np.searchsorted(labels, dst_ids)
+
+
+def sorted_distinct(a: np.ndarray) -> np.ndarray:
+    """The distinct values of ``a``, sorted; sorts ``a`` in place. A sort and a neighbour compare:
+    many times faster than np.unique (hash based) on millions of keys."""
+    a.sort()
+    keep = np.ones(a.shape[0], dtype=bool)
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 def vertex_index(labels: np.ndarray | None, n: int, label, what: str = "vertex") -> int:

@@ -86,19 +86,15 @@ def _check_square(csgraph, sparse_message: str) -> None:
     import scipy.sparse as sp
 
     if sp.issparse(csgraph):
-        if len(csgraph.shape) != 2 or csgraph.shape[0] != csgraph.shape[1]:
-            raise ValueError(sparse_message)
+        not_2d = not_square = sparse_message
     elif np.ma.isMaskedArray(csgraph):
-        if csgraph.ndim != 2:
-            raise ValueError("compressed-sparse graph must be 2-D")
-        if csgraph.shape[0] != csgraph.shape[1]:
-            raise ValueError("compressed-sparse graph must be shape (N, N)")
+        not_2d = "compressed-sparse graph must be 2-D"
+        not_square = "compressed-sparse graph must be shape (N, N)"
     else:
-        shape = np.shape(csgraph)
-        if len(shape) != 2:
-            raise ValueError("graph should have two dimensions")
-        if shape[0] != shape[1]:
-            raise ValueError("graph should be a square array")
+        not_2d, not_square = "graph should have two dimensions", "graph should be a square array"
+    shape = np.shape(csgraph)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(not_square if len(shape) == 2 else not_2d)
 
 
 def _as_scipy_reads_it(csgraph):
@@ -134,15 +130,14 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     import scipy.sparse as sp
     from scipy.sparse.csgraph import csgraph_masked_from_dense, csgraph_to_dense
 
+    _check_square(csgraph, "csgraph should be a square matrix")
     if sp.issparse(csgraph):
-        _check_square(csgraph, "csgraph should be a square matrix")
         if csgraph.format not in ("csr", "csc", "lil"):
             csgraph = _as_scipy_reads_it(csgraph)
         # explicit zeros stay edges; duplicate entries keep the smallest weight
         w = csgraph_to_dense(csgraph, null_value=np.inf)
         return np.ascontiguousarray(w, dtype=np.float64)
     if np.ma.isMaskedArray(csgraph):
-        _check_square(csgraph, "")
         mask = np.ma.getmaskarray(csgraph)
         data = csgraph.data
         reuse = overwrite and data.dtype == np.float64 and data.flags.c_contiguous
@@ -150,7 +145,6 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
         w[mask] = np.inf
         w[w == 0] = np.inf  # scipy: for non-sparse input a zero is never an edge
         return w
-    _check_square(csgraph, "")
     # only an ndarray can be overwritten (scipy on numpy 2 fails for lists here)
     in_place = overwrite and isinstance(csgraph, np.ndarray)
     masked = csgraph_masked_from_dense(csgraph, copy=not in_place, null_value=0,

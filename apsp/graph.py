@@ -308,9 +308,7 @@ def lightest_edges(n: int, rows, cols, data):
     rows, cols, data = rows[order], cols[order], data[order]
     first = np.ones(len(rows), dtype=bool)
     first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    csr = sp.csr_matrix((data[first], (rows[first], cols[first])), shape=(n, n))
-    csr.sort_indices()
-    return csr
+    return sp.csr_matrix((data[first], (rows[first], cols[first])), shape=(n, n))  # columns sorted by tocsr
 
 
 @dataclass
@@ -463,9 +461,7 @@ class Graph:
             a = a.astype(np.int8)
         if a.dtype.kind not in "iuf":
             raise ValueError(f"graph weights must be numeric, got dtype {a.dtype}")
-        mask = np.ones(a.shape, dtype=bool)
-        if a.dtype.kind == "f":
-            mask &= np.isfinite(a)
+        mask = np.isfinite(a)  # all True for integers
         if null_value is not None and not (isinstance(null_value, float) and np.isinf(null_value)):
             mask &= a != null_value
         return cls(n=a.shape[0], dense=a, edge_mask=mask, source=source)
@@ -559,7 +555,6 @@ class Graph:
         if self.csr is None:
             rows, cols = np.nonzero(self.edge_mask)
             self.csr = sp.csr_matrix((self.dense[rows, cols], (rows, cols)), shape=(self.n, self.n))
-            self.csr.sort_indices()
         return self.csr
 
     def fw_matrix(self, dtype, out: np.ndarray | None = None, rows: tuple[int, int] | None = None) -> np.ndarray:

@@ -165,11 +165,8 @@ def book_compile(timings: dict, seconds: float, stages) -> dict:
 def _writable(path: Path) -> bool:
     """Whether Numba could write a cache file in ``path`` (made if missing): the directory, or
     its nearest existing parent, is writable for us."""
-    while not path.exists():
-        if path.parent == path:
-            return False
-        path = path.parent
-    return os.access(path, os.W_OK | os.X_OK)
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    return existing is not None and os.access(existing, os.W_OK | os.X_OK)
 
 
 def use_writable_cache_dir() -> str | None:

@@ -167,19 +167,6 @@ def _symmetrize_min(w: np.ndarray) -> None:
         w[:, lo:hi] = band.T
 
 
-def _graph_for_solver(w: np.ndarray) -> Graph:
-    """Wrap the prepared float64 matrix (inf = no edge) as an apsp Graph.
-
-    Whole-number weights whose distances stay below 2**53 go to an integer
-    dtype (exact, and float64 would be exact too, so results equal scipy's);
-    anything else is summed in float64 like scipy.
-    """
-    g = Graph.from_dense(w, null_value=np.inf)
-    # larger whole numbers are summed in float64 too: no integer dtype rounds as scipy's sums do
-    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
-    return g
-
-
 @contextlib.contextmanager
 def _as_apsp_negative_cycle():
     """Re-raise scipy's NegativeCycleError as apsp's subclass (same message)."""
@@ -267,15 +254,18 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
                                         unweighted=unweighted, overwrite=overwrite)
     _ready_for_floyd_warshall(w, directed, unweighted)
     if n == 0:
-        empty = np.empty((0, 0), dtype=np.int32)
-        return (w, empty) if return_predecessors else w
+        return (w, np.empty((0, 0), dtype=np.int32)) if return_predecessors else w
     if return_predecessors:
         # which of two tied paths a predecessor names depends on scipy's loop order: run it
         pred = scipy_floyd_warshall(w, return_predecessors=True)
         _raise_if_negative_diagonal(w)
         return w, pred
+    g = Graph.from_dense(w, null_value=np.inf)
+    # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64: the
+    # results are scipy's); larger ones are summed in float64 too, as no integer dtype rounds as scipy's sums
+    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
     try:
-        result = shortest_paths(_graph_for_solver(w), method="fw", backend="auto", progress=False)
+        result = shortest_paths(g, method="fw", backend="auto", progress=False)
     except NegativeCycleError:
         # scipy's message names the vertices its own loop leaves negative: run it to know them
         start = _ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted)

@@ -136,22 +136,18 @@ def networkx_report() -> dict:
                       registered=False)
     registered = any(ep.name == "apsp" and ep.value.startswith("apsp.networkx_backend")
                      for ep in metadata.entry_points(group="networkx.backends"))
-    if not registered:
-        return _entry(False, f"networkx {version} found, but the 'apsp' backend is not registered",
-                      ["networkx-register"], networkx=version, registered=False)
-    return _entry(True, f"networkx {version}; backend 'apsp' registered: "
-                        "nx.floyd_warshall_numpy(G, backend='apsp')",
-                  networkx=version, registered=True)
+    detail = (f"networkx {version}; backend 'apsp' registered: nx.floyd_warshall_numpy(G, backend='apsp')"
+              if registered else f"networkx {version} found, but the 'apsp' backend is not registered")
+    return _entry(registered, detail, ["networkx-register"], networkx=version, registered=registered)
 
 
 def ndfw_report() -> dict:
     """Nested-dissection Floyd-Warshall (``method="nd-fw"``, and ``auto``'s choice of it): pymetis."""
     version = _version("pymetis") if _has_module("pymetis") else None
-    if version is None:
-        return _entry(False, "method nd-fw (nested-dissection Floyd-Warshall for sparse graphs) needs "
-                             "pymetis, which is not installed", ["pymetis"], pymetis=None)
-    return _entry(True, f"pymetis {version}; method nd-fw, and auto picks it where it is faster",
-                  pymetis=version)
+    detail = ("method nd-fw (nested-dissection Floyd-Warshall for sparse graphs) needs pymetis, which is not "
+              "installed" if version is None else
+              f"pymetis {version}; method nd-fw, and auto picks it where it is faster")
+    return _entry(version is not None, detail, ["pymetis"], pymetis=version)
 
 
 def scipy_report() -> dict:

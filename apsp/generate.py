@@ -151,20 +151,13 @@ def _upper_triangle_pair(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return i, keys - offset(i) + i + 1
 
 
-def _power_law_weights(n: int, exponent: float, rng) -> np.ndarray:
-    """Chung-Lu weights whose expected degrees follow a power law with ``exponent``."""
-    ranks = np.arange(1, n + 1, dtype=np.float64)
-    w = ranks ** (-1.0 / (exponent - 1.0))
-    return w[rng.permutation(n)]
-
-
 def _link_graph_pairs(n: int, density: float, rng) -> tuple[np.ndarray, np.ndarray]:
     """Directed Chung-Lu graph: P(u -> v) proportional to out_w[u] * in_w[v]."""
     m = int(round(density * n * (n - 1)))
     if m == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    out_p = _capped_probabilities(_power_law_weights(n, LINK_GRAPH_OUT_EXPONENT, rng), m, n)
-    in_p = _capped_probabilities(_power_law_weights(n, LINK_GRAPH_IN_EXPONENT, rng), m, n)
+    out_p = _power_law_probabilities(n, LINK_GRAPH_OUT_EXPONENT, m, rng)
+    in_p = _power_law_probabilities(n, LINK_GRAPH_IN_EXPONENT, m, rng)
 
     def draw(size):
         src = rng.choice(n, size=size, p=out_p)
@@ -176,8 +169,11 @@ def _link_graph_pairs(n: int, density: float, rng) -> tuple[np.ndarray, np.ndarr
     return keys // n, keys % n
 
 
-def _capped_probabilities(w: np.ndarray, m: int, n: int) -> np.ndarray:
-    """Normalise ``w`` so no vertex expects more than (n-1)/4 edges (keeps repeats rare)."""
+def _power_law_probabilities(n: int, exponent: float, m: int, rng) -> np.ndarray:
+    """Chung-Lu probabilities whose expected degrees follow a power law with ``exponent``, over the
+    vertices in random order, capped so no vertex expects more than (n-1)/4 of m edges (keeps
+    repeats rare)."""
+    w = (np.arange(1, n + 1, dtype=np.float64) ** (-1.0 / (exponent - 1.0)))[rng.permutation(n)]
     cap = max((n - 1) / 4.0, 1.0)
     p = w / w.sum()
     for _ in range(50):

@@ -63,13 +63,8 @@ from .graph import Graph
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-#: scipy's "no predecessor" marker
-NULL_PREDECESSOR = -9999
-
 #: integer-valued float64 sums are exact below this bound
 _FLOAT64_EXACT = 2.0 ** 53
-
-_METHODS = ("auto", "FW", "D", "BF", "J")
 
 
 def _pydata_to_scipy(csgraph):

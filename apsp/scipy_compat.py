@@ -134,9 +134,7 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
         return np.ascontiguousarray(w, dtype=np.float64)
     if np.ma.isMaskedArray(csgraph):
         mask = np.ma.getmaskarray(csgraph)
-        data = csgraph.data
-        reuse = overwrite and data.dtype == np.float64 and data.flags.c_contiguous
-        w = data if reuse else np.array(data, dtype=np.float64, order="C")
+        w = (np.asarray if overwrite else np.array)(csgraph.data, dtype=np.float64, order="C")
         w[mask] = np.inf
         w[w == 0] = np.inf  # scipy: for non-sparse input a zero is never an edge
         return w
@@ -144,9 +142,7 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     in_place = overwrite and isinstance(csgraph, np.ndarray)
     masked = csgraph_masked_from_dense(csgraph, copy=not in_place, null_value=0,
                                        nan_null=True, infinity_null=True)
-    w = np.asarray(masked.data, dtype=np.float64)
-    if not w.flags.c_contiguous:
-        w = np.ascontiguousarray(w)
+    w = np.ascontiguousarray(masked.data, dtype=np.float64)
     w[masked.mask] = np.inf
     return w
 

@@ -265,9 +265,7 @@ def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
 _CSR_KERNEL = None
 
 #: weight dtypes the kernel carries itself; others go through it as input positions
-_KERNEL_WEIGHT_DTYPES = frozenset(np.dtype(t) for t in (
-    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float32, np.float64))
+_KERNEL_WEIGHT_DTYPES = frozenset(map(np.dtype, ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")))
 
 
 def _last_assignment_wins(n: int, src, dst, weight):

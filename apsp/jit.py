@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 _clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0, "outside": 0.0}
@@ -85,11 +85,9 @@ def _announce() -> None:
     if stream is None or kind in _notice["printed"]:
         return
     _notice["printed"].add(kind)
-    try:
+    with suppress(ValueError):  # the stream was closed since (a CLI run inside a longer process)
         print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...",
               file=stream, flush=True)
-    except ValueError:  # the stream was closed since (a CLI run inside a longer process)
-        pass
 
 
 @contextmanager
@@ -180,12 +178,9 @@ def use_writable_cache_dir() -> str | None:
     Returns the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR``
     is set).
     """
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return None
-    if _writable(Path(__file__).resolve().parent / "cpu" / "__pycache__"):
-        return None
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if _writable(Path(xdg) / "numba"):
+    install = Path(__file__).resolve().parent / "cpu" / "__pycache__"
+    if os.environ.get("NUMBA_CACHE_DIR") or _writable(install) or _writable(Path(xdg) / "numba"):
         return None
     user = os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else "user")
     fallback = Path(tempfile.gettempdir()) / f"apsp-numba-cache-{user}"

@@ -287,8 +287,7 @@ def _auto_method(csgraph, indices) -> str:
         edges = csgraph.compressed()
     else:
         a = np.asarray(csgraph)
-        edges = a[np.isfinite(a)]
-        edges = edges[edges != 0]
+        edges = a[np.isfinite(a) & (a != 0)]
     if indices is not None or edges.size < n * n / 4:
         return "J" if np.any(edges < 0) else "D"
     return "FW"

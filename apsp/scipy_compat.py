@@ -52,7 +52,6 @@ array([-9999,     0,     0,     1], dtype=int32)
 """
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
@@ -158,16 +157,16 @@ def _symmetrize_min(w: np.ndarray) -> None:
         w[:, lo:hi] = band.T
 
 
-@contextlib.contextmanager
-def _as_apsp_negative_cycle():
-    """Re-raise scipy's NegativeCycleError as apsp's subclass (same message)."""
-    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+def _scipys(function: str, csgraph, **options):
+    """scipy's own ``scipy.sparse.csgraph.<function>``, its NegativeCycleError re-raised as apsp's
+    subclass (same message)."""
+    from scipy.sparse import csgraph as scipy_csgraph
 
     try:
-        yield
+        return getattr(scipy_csgraph, function)(csgraph, **options)
     except NegativeCycleError:
         raise
-    except ScipyNegativeCycleError as exc:
+    except scipy_csgraph.NegativeCycleError as exc:
         raise NegativeCycleError(str(exc)) from exc
 
 
@@ -237,12 +236,8 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     if n and np.isneginf(w).any():
         # only a sparse matrix can store -inf as an edge; no dtype of ours holds
         # such distances, so scipy computes them (same semantics by construction)
-        from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
-
-        with _as_apsp_negative_cycle():
-            return scipy_floyd_warshall(csgraph, directed=directed,
-                                        return_predecessors=return_predecessors,
-                                        unweighted=unweighted, overwrite=overwrite)
+        return _scipys("floyd_warshall", csgraph, directed=directed, return_predecessors=return_predecessors,
+                       unweighted=unweighted, overwrite=overwrite)
     _ready_for_floyd_warshall(w, directed, unweighted)
     if n == 0:
         return (w, np.empty((0, 0), dtype=np.int32)) if return_predecessors else w
@@ -443,13 +438,8 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
             found = None  # scipy's own search raises it, naming the vertex scipy's check finds
         if found is not None:
             return found
-        from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
-
         # only an ndarray can be overwritten (scipy on numpy 2 fails for lists)
-        overwrite = overwrite and isinstance(csgraph, np.ndarray)
-        with _as_apsp_negative_cycle():
-            return scipy_shortest_path(csgraph, method=method, directed=directed,
-                                       return_predecessors=return_predecessors,
-                                       unweighted=unweighted, overwrite=overwrite,
-                                       indices=indices)
+        return _scipys("shortest_path", csgraph, method=method, directed=directed,
+                       return_predecessors=return_predecessors, unweighted=unweighted,
+                       overwrite=overwrite and isinstance(csgraph, np.ndarray), indices=indices)
     raise ValueError("unrecognized method '%s'" % (method,))

@@ -109,8 +109,7 @@ def _uniform_pairs(n: int, density: float, directed: bool, rng) -> tuple[np.ndar
         keys = _distinct_keys(pairs, m, rng)
     if directed:
         # key k in [0, n(n-1)) -> (k // (n-1), k % (n-1)), skipping the diagonal
-        src = keys // (n - 1)
-        dst = keys % (n - 1)
+        src, dst = np.divmod(keys, n - 1)
         dst += dst >= src
         return src, dst
     # key k in [0, n(n-1)/2) -> row-major position in the strict upper triangle

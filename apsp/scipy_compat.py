@@ -357,9 +357,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     kind = "bfs" if unweighted else ("dijkstra" if method == "D" else "johnson")
     rows = search_rows(g, sources, kind, want_pred=return_predecessors, as_float=True)
     dist = rows.dist.reshape(shape)
-    if return_predecessors:
-        return dist, rows.pred.reshape(shape)
-    return dist
+    return (dist, rows.pred.reshape(shape)) if return_predecessors else dist
 
 
 @overload

@@ -51,11 +51,9 @@ def _version(distribution: str) -> str | None:
 
 def _entry(available: bool, detail: str, hint_keys=(), **facts) -> dict:
     """One report entry; when unavailable, the hints for what is missing join the detail."""
-    hints = [] if available else [HINTS[key] for key in hint_keys]
-    hint = "; ".join(hints) or None
-    if hint:
-        detail = f"{detail}. To fix: {hint}"
-    return {"available": bool(available), "detail": detail, "hint": hint, **facts}
+    hint = None if available else "; ".join(HINTS[key] for key in hint_keys) or None
+    return {"available": bool(available), "detail": f"{detail}. To fix: {hint}" if hint else detail,
+            "hint": hint, **facts}
 
 
 def cpu_report() -> dict:

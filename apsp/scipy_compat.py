@@ -329,22 +329,19 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
         return None
     csr = validate_graph(csgraph, directed, np.float64, dense_output=False)  # as scipy reads it
     n = csr.shape[0]
-    weights = csr.data
-    if n == 0 or np.isneginf(weights).any() or (method == "D" and not unweighted
-                                               and (weights < 0).any()):
+    if n == 0 or np.isneginf(csr.data).any() or (method == "D" and not unweighted
+                                                and (csr.data < 0).any()):
         return None
     sources, shape = _source_rows(indices, n)
     if not directed:
         csr = _both_ways(csr)
-        weights = csr.data
     if unweighted and indices is None and not return_predecessors:
         # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
         from .cpu.bfs import solve as all_pairs_hops
         from .engine import SolveOptions
 
         return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
-    if unweighted:
-        weights = np.ones_like(weights)
+    weights = np.ones_like(csr.data) if unweighted else csr.data
     integral = bool(np.all(np.floor(weights) == weights)) if weights.size else True
     negative = bool((weights < 0).any())
     bound = distance_bound(n, float(np.abs(weights).max()) if weights.size else 0.0)

@@ -40,9 +40,8 @@ _EXPORTS = {name: f"apsp.{module}" for module, names in {
 }.items() for name in names}
 
 if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
-    from .api import as_graph as as_graph
+    from .api import as_graph as as_graph, shortest_paths as shortest_paths
     from .result import Result as Result, load_result as load_result
-    from .api import shortest_paths as shortest_paths
     from .exactness import unreachable_value as unreachable_value
     from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
     from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError

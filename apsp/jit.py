@@ -69,10 +69,8 @@ def _answer_numbas_blas_probe() -> None:
     if numbas_check is None or getattr(numbas_check, "answers_probe", False):
         return
 
-    def ensure_blas():
-        if sys._getframe(1).f_code.co_name == "_check_blas":  # arraymath's import-time probe
-            return None
-        return numbas_check()
+    def ensure_blas():  # None for arraymath's import-time probe
+        return None if sys._getframe(1).f_code.co_name == "_check_blas" else numbas_check()
 
     ensure_blas.answers_probe = True
     linalg.ensure_blas = ensure_blas

@@ -134,8 +134,7 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     if np.ma.isMaskedArray(csgraph):
         mask = np.ma.getmaskarray(csgraph)
         w = (np.asarray if overwrite else np.array)(csgraph.data, dtype=np.float64, order="C")
-        w[mask] = np.inf
-        w[w == 0] = np.inf  # scipy: for non-sparse input a zero is never an edge
+        w[mask | (w == 0)] = np.inf  # scipy: for non-sparse input a zero is never an edge
         return w
     # only an ndarray can be overwritten (scipy on numpy 2 fails for lists here)
     in_place = overwrite and isinstance(csgraph, np.ndarray)
@@ -309,8 +308,7 @@ def _both_ways(csr):
     coo = csr.tocoo()
     rows = np.concatenate([coo.row, coo.col])
     order = np.argsort(rows, kind="stable")
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
     cols = np.concatenate([coo.col, coo.row])[order]
     data = np.concatenate([coo.data, coo.data])[order]
     return sp.csr_matrix((data, cols, indptr), shape=(n, n))  # no summing of duplicates

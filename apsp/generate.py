@@ -191,7 +191,6 @@ def _draw_weights(weights, m: int, rng) -> np.ndarray:
     lo, hi = weights  # random_graph checked: two finite numbers
     if hi < lo:
         raise ValueError(f"weights (lo, hi) need lo <= hi, got {weights!r}")
-    integral = all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (lo, hi))
-    if integral:
+    if all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (lo, hi)):  # integers
         return rng.integers(int(lo), int(hi), size=m, endpoint=True, dtype=np.int64)
     return rng.uniform(float(lo), float(hi), size=m)

@@ -575,9 +575,8 @@ class Graph:
             ``min(0, w(i,i))`` on the diagonal.
         """
         dt = np.dtype(dtype)
-        n = self.n
-        i0, i1 = (0, n) if rows is None else rows
-        d = out if out is not None else np.empty((i1 - i0, n), dtype=dt)
+        i0, i1 = (0, self.n) if rows is None else rows
+        d = out if out is not None else np.empty((i1 - i0, self.n), dtype=dt)
         d.fill(exactness.inf_value(dt))
         if self.dense is not None:
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")

@@ -121,9 +121,8 @@ def mpi_report() -> dict:
         (mpi4py, "mpi4py is not installed", "mpi4py"),
         (launcher is not None, "no mpiexec or mpirun on the PATH", "mpiexec"),
         (solver, "the distributed solver apsp.distributed is missing", "reinstall")) if not ok]
-    if problems:
-        return _entry(False, "; ".join(w for w, _ in problems), [h for _, h in problems], **facts)
-    return _entry(True, f"mpi4py {facts['mpi4py']}, launcher {launcher}", **facts)
+    detail = "; ".join(w for w, _ in problems) or f"mpi4py {facts['mpi4py']}, launcher {launcher}"
+    return _entry(not problems, detail, [h for _, h in problems], **facts)
 
 
 def networkx_report() -> dict:

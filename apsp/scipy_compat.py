@@ -91,19 +91,6 @@ def _check_square(csgraph, sparse_message: str) -> None:
         raise ValueError(not_square if len(shape) == 2 else not_2d)
 
 
-def _as_scipy_reads_it(csgraph):
-    """CSR exactly as scipy's own solvers read a COO/DOK/BSR/DIA matrix.
-
-    How explicit zeros and duplicates of those formats survive conversion has
-    changed between scipy versions, so use scipy's validator when it is there.
-    """
-    try:
-        from scipy.sparse.csgraph._validation import validate_graph
-    except ImportError:  # pragma: no cover - private module moved
-        return csgraph.tocsr()
-    return validate_graph(csgraph, directed=True, dense_output=False)
-
-
 def _ready_for_floyd_warshall(w: np.ndarray, directed: bool, unweighted: bool) -> np.ndarray:
     """What scipy's loop does first, in place: every edge 1 if ``unweighted``, a zero diagonal
     (self-loops are ignored) and, for an undirected graph, the lighter of the two directions both ways."""
@@ -123,11 +110,14 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     """
     import scipy.sparse as sp
     from scipy.sparse.csgraph import csgraph_masked_from_dense, csgraph_to_dense
+    from scipy.sparse.csgraph._validation import validate_graph
 
     _check_square(csgraph, "csgraph should be a square matrix")
     if sp.issparse(csgraph):
         if csgraph.format not in ("csr", "csc", "lil"):
-            csgraph = _as_scipy_reads_it(csgraph)
+            # CSR exactly as scipy's own solvers read a COO/DOK/BSR/DIA matrix: how explicit zeros
+            # and duplicates of those formats survive conversion has changed between scipy versions
+            csgraph = validate_graph(csgraph, directed=True, dense_output=False)
         # explicit zeros stay edges; duplicate entries keep the smallest weight
         w = csgraph_to_dense(csgraph, null_value=np.inf)
         return np.ascontiguousarray(w, dtype=np.float64)

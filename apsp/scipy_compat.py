@@ -217,7 +217,6 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
            [1., 4., 0.]])
     """
     from .api import shortest_paths
-    from .cpu.scipyfw import scipy_floyd_warshall
 
     csgraph = _pydata_to_scipy(csgraph)
     w = _weights_matrix(csgraph, overwrite)
@@ -232,9 +231,7 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         return (w, np.empty((0, 0), dtype=np.int32)) if return_predecessors else w
     if return_predecessors:
         # which of two tied paths a predecessor names depends on scipy's loop order: run it
-        pred = scipy_floyd_warshall(w, return_predecessors=True)
-        _raise_if_negative_diagonal(w)
-        return w, pred
+        return w, _scipys_loop(w, return_predecessors=True)
     g = Graph.from_dense(w, null_value=np.inf)
     # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64: the
     # results are scipy's); larger ones are summed in float64 too, as no integer dtype rounds as scipy's sums
@@ -243,9 +240,8 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         result = shortest_paths(g, method="fw", backend="auto", progress=False)
     except NegativeCycleError:
         # scipy's message names the vertices its own loop leaves negative: run it to know them
-        start = _ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted)
-        scipy_floyd_warshall(start, return_predecessors=False)
-        _raise_if_negative_diagonal(start)
+        _scipys_loop(_ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted),
+                     return_predecessors=False)
         raise
     np.copyto(w, result.distances, casting="unsafe")
     if result.distances.dtype != np.float64:
@@ -253,11 +249,16 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     return w
 
 
-def _raise_if_negative_diagonal(dist: np.ndarray) -> None:
-    """scipy's `NegativeCycleError`, word for word, after scipy's loop has run on ``dist``."""
+def _scipys_loop(dist: np.ndarray, return_predecessors: bool) -> np.ndarray | None:
+    """scipy's own Floyd-Warshall loop on ``dist``, in place (`apsp.cpu.scipyfw`): its predecessors
+    (None without), or scipy's `NegativeCycleError`, word for word, where it leaves a negative diagonal."""
+    from .cpu.scipyfw import scipy_floyd_warshall
+
+    pred = scipy_floyd_warshall(dist, return_predecessors=return_predecessors)
     negative = np.where(dist.diagonal() < 0)[0]
     if negative.size:
         raise NegativeCycleError("Negative cycle in nodes %s" % negative, vertices=negative)
+    return pred
 
 
 def _auto_method(csgraph, indices) -> str:

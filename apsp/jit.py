@@ -161,7 +161,7 @@ def book_compile(timings: dict, seconds: float, stages) -> dict:
 def _writable(path: Path) -> bool:
     """Whether Numba could write a cache file in ``path`` (made if missing): the directory, or
     its nearest existing parent, is writable for us."""
-    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    existing = next(filter(Path.exists, (path, *path.parents)), None)
     return existing is not None and os.access(existing, os.W_OK | os.X_OK)
 
 

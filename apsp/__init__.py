@@ -23,35 +23,25 @@ from .jit import use_writable_cache_dir
 
 use_writable_cache_dir()  # a read-only install and home: Numba's cache goes to a temp dir instead
 
-_EXPORTS = {
-    "shortest_paths": "apsp.api",
-    "Result": "apsp.result",
-    "as_graph": "apsp.api",
-    "shortest_path_between": "apsp.query",
-    "distance_stats": "apsp.stats",
-    "DistanceStats": "apsp.stats",
-    "Route": "apsp.query",
-    "floyd_warshall": "apsp.scipy_compat",
-    "shortest_path": "apsp.scipy_compat",
-    "random_graph": "apsp.generate",
-    "reconstruct_path": "apsp.paths",
-    "read_graph": "apsp.io",
-    "write_distances": "apsp.io",
-    "load_result": "apsp.result",
-    "EdgeList": "apsp.graph",
-    "Graph": "apsp.graph",
-    "NegativeCycleError": "apsp.errors",
-    "GraphFormatError": "apsp.errors",
-    "DtypeError": "apsp.errors",
-    "BackendUnavailableError": "apsp.errors",
-    "MemoryPlanError": "apsp.errors",
-    "unreachable_value": "apsp.exactness",
-}
+#: the module of each public name, imported on first use
+_EXPORTS = {name: f"apsp.{module}" for module, names in {
+    "api": ("as_graph", "shortest_paths"),
+    "errors": ("BackendUnavailableError", "DtypeError", "GraphFormatError", "MemoryPlanError",
+               "NegativeCycleError"),
+    "exactness": ("unreachable_value",),
+    "generate": ("random_graph",),
+    "graph": ("EdgeList", "Graph"),
+    "io": ("read_graph", "write_distances"),
+    "paths": ("reconstruct_path",),
+    "query": ("Route", "shortest_path_between"),
+    "result": ("Result", "load_result"),
+    "scipy_compat": ("floyd_warshall", "shortest_path"),
+    "stats": ("DistanceStats", "distance_stats"),
+}.items() for name in names}
 
 if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
-    from .api import as_graph as as_graph
+    from .api import as_graph as as_graph, shortest_paths as shortest_paths
     from .result import Result as Result, load_result as load_result
-    from .api import shortest_paths as shortest_paths
     from .exactness import unreachable_value as unreachable_value
     from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
     from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError

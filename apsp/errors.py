@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
-
 
 class APSPError(Exception):
     """Base class of apsp's own errors."""
 
 
 if TYPE_CHECKING:  # the class `__getattr__` builds, as type checkers see it
+    from numpy.typing import ArrayLike
     from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
     class NegativeCycleError(_ScipyNegativeCycleError, APSPError):
@@ -39,8 +37,7 @@ def __getattr__(name):
             #: vertices whose distance to themselves became negative (0-based), when known
             self.vertices = vertices
 
-    NegativeCycleError.__module__ = __name__
-    NegativeCycleError.__qualname__ = "NegativeCycleError"
+    NegativeCycleError.__qualname__ = "NegativeCycleError"  # its __module__ is this one already
     globals()[name] = NegativeCycleError
     return NegativeCycleError
 

@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .graph import EdgeList
+from .graph import EdgeList, sorted_distinct
 
 KINDS = ("uniform", "link-graph")
 
@@ -109,8 +109,7 @@ def _uniform_pairs(n: int, density: float, directed: bool, rng) -> tuple[np.ndar
         keys = _distinct_keys(pairs, m, rng)
     if directed:
         # key k in [0, n(n-1)) -> (k // (n-1), k % (n-1)), skipping the diagonal
-        src = keys // (n - 1)
-        dst = keys % (n - 1)
+        src, dst = np.divmod(keys, n - 1)
         dst += dst >= src
         return src, dst
     # key k in [0, n(n-1)/2) -> row-major position in the strict upper triangle
@@ -132,19 +131,11 @@ def _distinct(draw, m: int, rng, rounds: int | None = None) -> np.ndarray:
     done = 0
     while len(keys) < m and (rounds is None or done < rounds):
         extra = m - len(keys)
-        keys = _sorted_unique(np.concatenate([keys, draw(extra + extra // 8 + 16)]))
+        keys = sorted_distinct(np.concatenate([keys, draw(extra + extra // 8 + 16)]))
         done += 1
     if len(keys) > m:
         keys = np.sort(rng.choice(keys, size=m, replace=False))
     return keys
-
-
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    # sort + neighbour compare: many times faster than np.unique (hash based) on millions of keys
-    a = np.sort(a)
-    keep = np.ones(len(a), dtype=bool)
-    keep[1:] = a[1:] != a[:-1]
-    return a[keep]
 
 
 def _upper_triangle_pair(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,20 +150,13 @@ def _upper_triangle_pair(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return i, keys - offset(i) + i + 1
 
 
-def _power_law_weights(n: int, exponent: float, rng) -> np.ndarray:
-    """Chung-Lu weights whose expected degrees follow a power law with ``exponent``."""
-    ranks = np.arange(1, n + 1, dtype=np.float64)
-    w = ranks ** (-1.0 / (exponent - 1.0))
-    return w[rng.permutation(n)]
-
-
 def _link_graph_pairs(n: int, density: float, rng) -> tuple[np.ndarray, np.ndarray]:
     """Directed Chung-Lu graph: P(u -> v) proportional to out_w[u] * in_w[v]."""
     m = int(round(density * n * (n - 1)))
     if m == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    out_p = _capped_probabilities(_power_law_weights(n, LINK_GRAPH_OUT_EXPONENT, rng), m, n)
-    in_p = _capped_probabilities(_power_law_weights(n, LINK_GRAPH_IN_EXPONENT, rng), m, n)
+    out_p = _power_law_probabilities(n, LINK_GRAPH_OUT_EXPONENT, m, rng)
+    in_p = _power_law_probabilities(n, LINK_GRAPH_IN_EXPONENT, m, rng)
 
     def draw(size):
         src = rng.choice(n, size=size, p=out_p)
@@ -184,8 +168,11 @@ def _link_graph_pairs(n: int, density: float, rng) -> tuple[np.ndarray, np.ndarr
     return keys // n, keys % n
 
 
-def _capped_probabilities(w: np.ndarray, m: int, n: int) -> np.ndarray:
-    """Normalise ``w`` so no vertex expects more than (n-1)/4 edges (keeps repeats rare)."""
+def _power_law_probabilities(n: int, exponent: float, m: int, rng) -> np.ndarray:
+    """Chung-Lu probabilities whose expected degrees follow a power law with ``exponent``, over the
+    vertices in random order, capped so no vertex expects more than (n-1)/4 of m edges (keeps
+    repeats rare)."""
+    w = (np.arange(1, n + 1, dtype=np.float64) ** (-1.0 / (exponent - 1.0)))[rng.permutation(n)]
     cap = max((n - 1) / 4.0, 1.0)
     p = w / w.sum()
     for _ in range(50):
@@ -204,7 +191,6 @@ def _draw_weights(weights, m: int, rng) -> np.ndarray:
     lo, hi = weights  # random_graph checked: two finite numbers
     if hi < lo:
         raise ValueError(f"weights (lo, hi) need lo <= hi, got {weights!r}")
-    integral = all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (lo, hi))
-    if integral:
+    if all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (lo, hi)):  # integers
         return rng.integers(int(lo), int(hi), size=m, endpoint=True, dtype=np.int64)
     return rng.uniform(float(lo), float(hi), size=m)

@@ -51,11 +51,9 @@ def _version(distribution: str) -> str | None:
 
 def _entry(available: bool, detail: str, hint_keys=(), **facts) -> dict:
     """One report entry; when unavailable, the hints for what is missing join the detail."""
-    hints = [] if available else [HINTS[key] for key in hint_keys]
-    hint = "; ".join(hints) or None
-    if hint:
-        detail = f"{detail}. To fix: {hint}"
-    return {"available": bool(available), "detail": detail, "hint": hint, **facts}
+    hint = None if available else "; ".join(HINTS[key] for key in hint_keys) or None
+    return {"available": bool(available), "detail": f"{detail}. To fix: {hint}" if hint else detail,
+            "hint": hint, **facts}
 
 
 def cpu_report() -> dict:
@@ -123,9 +121,8 @@ def mpi_report() -> dict:
         (mpi4py, "mpi4py is not installed", "mpi4py"),
         (launcher is not None, "no mpiexec or mpirun on the PATH", "mpiexec"),
         (solver, "the distributed solver apsp.distributed is missing", "reinstall")) if not ok]
-    if problems:
-        return _entry(False, "; ".join(w for w, _ in problems), [h for _, h in problems], **facts)
-    return _entry(True, f"mpi4py {facts['mpi4py']}, launcher {launcher}", **facts)
+    detail = "; ".join(w for w, _ in problems) or f"mpi4py {facts['mpi4py']}, launcher {launcher}"
+    return _entry(not problems, detail, [h for _, h in problems], **facts)
 
 
 def networkx_report() -> dict:
@@ -136,22 +133,18 @@ def networkx_report() -> dict:
                       registered=False)
     registered = any(ep.name == "apsp" and ep.value.startswith("apsp.networkx_backend")
                      for ep in metadata.entry_points(group="networkx.backends"))
-    if not registered:
-        return _entry(False, f"networkx {version} found, but the 'apsp' backend is not registered",
-                      ["networkx-register"], networkx=version, registered=False)
-    return _entry(True, f"networkx {version}; backend 'apsp' registered: "
-                        "nx.floyd_warshall_numpy(G, backend='apsp')",
-                  networkx=version, registered=True)
+    detail = (f"networkx {version}; backend 'apsp' registered: nx.floyd_warshall_numpy(G, backend='apsp')"
+              if registered else f"networkx {version} found, but the 'apsp' backend is not registered")
+    return _entry(registered, detail, ["networkx-register"], networkx=version, registered=registered)
 
 
 def ndfw_report() -> dict:
     """Nested-dissection Floyd-Warshall (``method="nd-fw"``, and ``auto``'s choice of it): pymetis."""
     version = _version("pymetis") if _has_module("pymetis") else None
-    if version is None:
-        return _entry(False, "method nd-fw (nested-dissection Floyd-Warshall for sparse graphs) needs "
-                             "pymetis, which is not installed", ["pymetis"], pymetis=None)
-    return _entry(True, f"pymetis {version}; method nd-fw, and auto picks it where it is faster",
-                  pymetis=version)
+    detail = ("method nd-fw (nested-dissection Floyd-Warshall for sparse graphs) needs pymetis, which is not "
+              "installed" if version is None else
+              f"pymetis {version}; method nd-fw, and auto picks it where it is faster")
+    return _entry(version is not None, detail, ["pymetis"], pymetis=version)
 
 
 def scipy_report() -> dict:

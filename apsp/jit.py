@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 _clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0, "outside": 0.0}
@@ -69,10 +69,8 @@ def _answer_numbas_blas_probe() -> None:
     if numbas_check is None or getattr(numbas_check, "answers_probe", False):
         return
 
-    def ensure_blas():
-        if sys._getframe(1).f_code.co_name == "_check_blas":  # arraymath's import-time probe
-            return None
-        return numbas_check()
+    def ensure_blas():  # None for arraymath's import-time probe
+        return None if sys._getframe(1).f_code.co_name == "_check_blas" else numbas_check()
 
     ensure_blas.answers_probe = True
     linalg.ensure_blas = ensure_blas
@@ -85,11 +83,9 @@ def _announce() -> None:
     if stream is None or kind in _notice["printed"]:
         return
     _notice["printed"].add(kind)
-    try:
+    with suppress(ValueError):  # the stream was closed since (a CLI run inside a longer process)
         print(f"apsp: compiling {_notice['label']} (first run only; cached for later runs)...",
               file=stream, flush=True)
-    except ValueError:  # the stream was closed since (a CLI run inside a longer process)
-        pass
 
 
 @contextmanager
@@ -165,11 +161,8 @@ def book_compile(timings: dict, seconds: float, stages) -> dict:
 def _writable(path: Path) -> bool:
     """Whether Numba could write a cache file in ``path`` (made if missing): the directory, or
     its nearest existing parent, is writable for us."""
-    while not path.exists():
-        if path.parent == path:
-            return False
-        path = path.parent
-    return os.access(path, os.W_OK | os.X_OK)
+    existing = next(filter(Path.exists, (path, *path.parents)), None)
+    return existing is not None and os.access(existing, os.W_OK | os.X_OK)
 
 
 def use_writable_cache_dir() -> str | None:
@@ -183,12 +176,9 @@ def use_writable_cache_dir() -> str | None:
     Returns the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR``
     is set).
     """
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return None
-    if _writable(Path(__file__).resolve().parent / "cpu" / "__pycache__"):
-        return None
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if _writable(Path(xdg) / "numba"):
+    install = Path(__file__).resolve().parent / "cpu" / "__pycache__"
+    if os.environ.get("NUMBA_CACHE_DIR") or _writable(install) or _writable(Path(xdg) / "numba"):
         return None
     user = os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else "user")
     fallback = Path(tempfile.gettempdir()) / f"apsp-numba-cache-{user}"

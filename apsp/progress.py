@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 
 
-class _Silent:
+class _Silent(AbstractContextManager):  # its __enter__ returns the bar
     shown = False  #: whether anything is displayed (callers skip work done only for the display)
 
     def update(self, n: int = 1) -> None:
@@ -12,9 +13,6 @@ class _Silent:
 
     def set_to(self, done: int) -> None:
         pass
-
-    def __enter__(self):
-        return self
 
     def __exit__(self, *exc):
         pass

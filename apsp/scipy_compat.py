@@ -52,7 +52,6 @@ array([-9999,     0,     0,     1], dtype=int32)
 """
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
@@ -63,13 +62,8 @@ from .graph import Graph
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-#: scipy's "no predecessor" marker
-NULL_PREDECESSOR = -9999
-
 #: integer-valued float64 sums are exact below this bound
 _FLOAT64_EXACT = 2.0 ** 53
-
-_METHODS = ("auto", "FW", "D", "BF", "J")
 
 
 def _pydata_to_scipy(csgraph):
@@ -86,32 +80,15 @@ def _check_square(csgraph, sparse_message: str) -> None:
     import scipy.sparse as sp
 
     if sp.issparse(csgraph):
-        if len(csgraph.shape) != 2 or csgraph.shape[0] != csgraph.shape[1]:
-            raise ValueError(sparse_message)
+        not_2d = not_square = sparse_message
     elif np.ma.isMaskedArray(csgraph):
-        if csgraph.ndim != 2:
-            raise ValueError("compressed-sparse graph must be 2-D")
-        if csgraph.shape[0] != csgraph.shape[1]:
-            raise ValueError("compressed-sparse graph must be shape (N, N)")
+        not_2d = "compressed-sparse graph must be 2-D"
+        not_square = "compressed-sparse graph must be shape (N, N)"
     else:
-        shape = np.shape(csgraph)
-        if len(shape) != 2:
-            raise ValueError("graph should have two dimensions")
-        if shape[0] != shape[1]:
-            raise ValueError("graph should be a square array")
-
-
-def _as_scipy_reads_it(csgraph):
-    """CSR exactly as scipy's own solvers read a COO/DOK/BSR/DIA matrix.
-
-    How explicit zeros and duplicates of those formats survive conversion has
-    changed between scipy versions, so use scipy's validator when it is there.
-    """
-    try:
-        from scipy.sparse.csgraph._validation import validate_graph
-    except ImportError:  # pragma: no cover - private module moved
-        return csgraph.tocsr()
-    return validate_graph(csgraph, directed=True, dense_output=False)
+        not_2d, not_square = "graph should have two dimensions", "graph should be a square array"
+    shape = np.shape(csgraph)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(not_square if len(shape) == 2 else not_2d)
 
 
 def _ready_for_floyd_warshall(w: np.ndarray, directed: bool, unweighted: bool) -> np.ndarray:
@@ -133,31 +110,27 @@ def _weights_matrix(csgraph, overwrite: bool) -> np.ndarray:
     """
     import scipy.sparse as sp
     from scipy.sparse.csgraph import csgraph_masked_from_dense, csgraph_to_dense
+    from scipy.sparse.csgraph._validation import validate_graph
 
+    _check_square(csgraph, "csgraph should be a square matrix")
     if sp.issparse(csgraph):
-        _check_square(csgraph, "csgraph should be a square matrix")
         if csgraph.format not in ("csr", "csc", "lil"):
-            csgraph = _as_scipy_reads_it(csgraph)
+            # CSR exactly as scipy's own solvers read a COO/DOK/BSR/DIA matrix: how explicit zeros
+            # and duplicates of those formats survive conversion has changed between scipy versions
+            csgraph = validate_graph(csgraph, directed=True, dense_output=False)
         # explicit zeros stay edges; duplicate entries keep the smallest weight
         w = csgraph_to_dense(csgraph, null_value=np.inf)
         return np.ascontiguousarray(w, dtype=np.float64)
     if np.ma.isMaskedArray(csgraph):
-        _check_square(csgraph, "")
         mask = np.ma.getmaskarray(csgraph)
-        data = csgraph.data
-        reuse = overwrite and data.dtype == np.float64 and data.flags.c_contiguous
-        w = data if reuse else np.array(data, dtype=np.float64, order="C")
-        w[mask] = np.inf
-        w[w == 0] = np.inf  # scipy: for non-sparse input a zero is never an edge
+        w = (np.asarray if overwrite else np.array)(csgraph.data, dtype=np.float64, order="C")
+        w[mask | (w == 0)] = np.inf  # scipy: for non-sparse input a zero is never an edge
         return w
-    _check_square(csgraph, "")
     # only an ndarray can be overwritten (scipy on numpy 2 fails for lists here)
     in_place = overwrite and isinstance(csgraph, np.ndarray)
     masked = csgraph_masked_from_dense(csgraph, copy=not in_place, null_value=0,
                                        nan_null=True, infinity_null=True)
-    w = np.asarray(masked.data, dtype=np.float64)
-    if not w.flags.c_contiguous:
-        w = np.ascontiguousarray(w)
+    w = np.ascontiguousarray(masked.data, dtype=np.float64)
     w[masked.mask] = np.inf
     return w
 
@@ -173,29 +146,16 @@ def _symmetrize_min(w: np.ndarray) -> None:
         w[:, lo:hi] = band.T
 
 
-def _graph_for_solver(w: np.ndarray) -> Graph:
-    """Wrap the prepared float64 matrix (inf = no edge) as an apsp Graph.
-
-    Whole-number weights whose distances stay below 2**53 go to an integer
-    dtype (exact, and float64 would be exact too, so results equal scipy's);
-    anything else is summed in float64 like scipy.
-    """
-    g = Graph.from_dense(w, null_value=np.inf)
-    # larger whole numbers are summed in float64 too: no integer dtype rounds as scipy's sums do
-    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
-    return g
-
-
-@contextlib.contextmanager
-def _as_apsp_negative_cycle():
-    """Re-raise scipy's NegativeCycleError as apsp's subclass (same message)."""
-    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+def _scipys(function: str, csgraph, **options):
+    """scipy's own ``scipy.sparse.csgraph.<function>``, its NegativeCycleError re-raised as apsp's
+    subclass (same message)."""
+    from scipy.sparse import csgraph as scipy_csgraph
 
     try:
-        yield
+        return getattr(scipy_csgraph, function)(csgraph, **options)
     except NegativeCycleError:
         raise
-    except ScipyNegativeCycleError as exc:
+    except scipy_csgraph.NegativeCycleError as exc:
         raise NegativeCycleError(str(exc)) from exc
 
 
@@ -257,7 +217,6 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
            [1., 4., 0.]])
     """
     from .api import shortest_paths
-    from .cpu.scipyfw import scipy_floyd_warshall
 
     csgraph = _pydata_to_scipy(csgraph)
     w = _weights_matrix(csgraph, overwrite)
@@ -265,28 +224,24 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     if n and np.isneginf(w).any():
         # only a sparse matrix can store -inf as an edge; no dtype of ours holds
         # such distances, so scipy computes them (same semantics by construction)
-        from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
-
-        with _as_apsp_negative_cycle():
-            return scipy_floyd_warshall(csgraph, directed=directed,
-                                        return_predecessors=return_predecessors,
-                                        unweighted=unweighted, overwrite=overwrite)
+        return _scipys("floyd_warshall", csgraph, directed=directed, return_predecessors=return_predecessors,
+                       unweighted=unweighted, overwrite=overwrite)
     _ready_for_floyd_warshall(w, directed, unweighted)
     if n == 0:
-        empty = np.empty((0, 0), dtype=np.int32)
-        return (w, empty) if return_predecessors else w
+        return (w, np.empty((0, 0), dtype=np.int32)) if return_predecessors else w
     if return_predecessors:
         # which of two tied paths a predecessor names depends on scipy's loop order: run it
-        pred = scipy_floyd_warshall(w, return_predecessors=True)
-        _raise_if_negative_diagonal(w)
-        return w, pred
+        return w, _scipys_loop(w, return_predecessors=True)
+    g = Graph.from_dense(w, null_value=np.inf)
+    # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64: the
+    # results are scipy's); larger ones are summed in float64 too, as no integer dtype rounds as scipy's sums
+    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
     try:
-        result = shortest_paths(_graph_for_solver(w), method="fw", backend="auto", progress=False)
+        result = shortest_paths(g, method="fw", backend="auto", progress=False)
     except NegativeCycleError:
         # scipy's message names the vertices its own loop leaves negative: run it to know them
-        start = _ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted)
-        scipy_floyd_warshall(start, return_predecessors=False)
-        _raise_if_negative_diagonal(start)
+        _scipys_loop(_ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted),
+                     return_predecessors=False)
         raise
     np.copyto(w, result.distances, casting="unsafe")
     if result.distances.dtype != np.float64:
@@ -294,11 +249,16 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
     return w
 
 
-def _raise_if_negative_diagonal(dist: np.ndarray) -> None:
-    """scipy's `NegativeCycleError`, word for word, after scipy's loop has run on ``dist``."""
+def _scipys_loop(dist: np.ndarray, return_predecessors: bool) -> np.ndarray | None:
+    """scipy's own Floyd-Warshall loop on ``dist``, in place (`apsp.cpu.scipyfw`): its predecessors
+    (None without), or scipy's `NegativeCycleError`, word for word, where it leaves a negative diagonal."""
+    from .cpu.scipyfw import scipy_floyd_warshall
+
+    pred = scipy_floyd_warshall(dist, return_predecessors=return_predecessors)
     negative = np.where(dist.diagonal() < 0)[0]
     if negative.size:
         raise NegativeCycleError("Negative cycle in nodes %s" % negative, vertices=negative)
+    return pred
 
 
 def _auto_method(csgraph, indices) -> str:
@@ -312,8 +272,7 @@ def _auto_method(csgraph, indices) -> str:
         edges = csgraph.compressed()
     else:
         a = np.asarray(csgraph)
-        edges = a[np.isfinite(a)]
-        edges = edges[edges != 0]
+        edges = a[np.isfinite(a) & (a != 0)]
     if indices is not None or edges.size < n * n / 4:
         return "J" if np.any(edges < 0) else "D"
     return "FW"
@@ -340,8 +299,7 @@ def _both_ways(csr):
     coo = csr.tocoo()
     rows = np.concatenate([coo.row, coo.col])
     order = np.argsort(rows, kind="stable")
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
     cols = np.concatenate([coo.col, coo.row])[order]
     data = np.concatenate([coo.data, coo.data])[order]
     return sp.csr_matrix((data, cols, indptr), shape=(n, n))  # no summing of duplicates
@@ -360,22 +318,19 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
         return None
     csr = validate_graph(csgraph, directed, np.float64, dense_output=False)  # as scipy reads it
     n = csr.shape[0]
-    weights = csr.data
-    if n == 0 or np.isneginf(weights).any() or (method == "D" and not unweighted
-                                               and (weights < 0).any()):
+    if n == 0 or np.isneginf(csr.data).any() or (method == "D" and not unweighted
+                                                and (csr.data < 0).any()):
         return None
     sources, shape = _source_rows(indices, n)
     if not directed:
         csr = _both_ways(csr)
-        weights = csr.data
     if unweighted and indices is None and not return_predecessors:
         # every source: the bit-parallel BFS (64 sources a pass) writes the float64 matrix itself
         from .cpu.bfs import solve as all_pairs_hops
         from .engine import SolveOptions
 
         return all_pairs_hops(csr, SolveOptions(dtype=np.dtype(np.float64))).dist
-    if unweighted:
-        weights = np.ones_like(weights)
+    weights = np.ones_like(csr.data) if unweighted else csr.data
     integral = bool(np.all(np.floor(weights) == weights)) if weights.size else True
     negative = bool((weights < 0).any())
     bound = distance_bound(n, float(np.abs(weights).max()) if weights.size else 0.0)
@@ -388,9 +343,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     kind = "bfs" if unweighted else ("dijkstra" if method == "D" else "johnson")
     rows = search_rows(g, sources, kind, want_pred=return_predecessors, as_float=True)
     dist = rows.dist.reshape(shape)
-    if return_predecessors:
-        return dist, rows.pred.reshape(shape)
-    return dist
+    return (dist, rows.pred.reshape(shape)) if return_predecessors else dist
 
 
 @overload
@@ -469,13 +422,8 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
             found = None  # scipy's own search raises it, naming the vertex scipy's check finds
         if found is not None:
             return found
-        from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
-
         # only an ndarray can be overwritten (scipy on numpy 2 fails for lists)
-        overwrite = overwrite and isinstance(csgraph, np.ndarray)
-        with _as_apsp_negative_cycle():
-            return scipy_shortest_path(csgraph, method=method, directed=directed,
-                                       return_predecessors=return_predecessors,
-                                       unweighted=unweighted, overwrite=overwrite,
-                                       indices=indices)
+        return _scipys("shortest_path", csgraph, method=method, directed=directed,
+                       return_predecessors=return_predecessors, unweighted=unweighted,
+                       overwrite=overwrite and isinstance(csgraph, np.ndarray), indices=indices)
     raise ValueError("unrecognized method '%s'" % (method,))

@@ -45,9 +45,7 @@ def json_ready(value):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_ready(v) for v in value]
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return value
+    return value.tolist() if hasattr(value, "tolist") else value
 
 
 def save_result(path, result) -> None:

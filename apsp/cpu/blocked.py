@@ -107,13 +107,11 @@ def _close_small(t, floor, inf):
             if tik >= inf:
                 continue
             ti = t[i]
-            if floor is not None:
-                for j in range(m):
-                    v = cast(tik + tk[j])
-                    ti[j] = min(ti[j], v if v > floor else floor)
-            else:
-                for j in range(m):
-                    ti[j] = min(ti[j], cast(tik + tk[j]))
+            for j in range(m):
+                v = cast(tik + tk[j])
+                if floor is not None:  # pruned by Numba where floor is None
+                    v = v if v > floor else floor
+                ti[j] = min(ti[j], v)
 
 
 @njit(cache=True, nogil=True)

@@ -9,7 +9,7 @@ for ``q < 4`` (``q < 1`` in ``_relax1``), ``k < kk``, ``j < s``, 4 values of k p
     c[ci+q, cj+j] = min(c[ci+q, cj+j], a[ai+q, ak+k] + b[bk+k, bj+j])
 
 (clamped at ``floor`` unless ``floor`` is None). Numba drops the
-clamp a None ``floor`` rules out, so each variant compiles only its own loop. Sums are cast back to the matrix dtype so the SIMD
+branch a None ``floor`` rules out, so each variant compiles only its own loop. Sums are cast back to the matrix dtype so the SIMD
 loop runs at the dtype's width; the callers guarantee they cannot overflow.
 """
 from numba import njit
@@ -34,24 +34,32 @@ def _relax4(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
             b1 = b[bk + k + 1, bj:bj + s]
             b2 = b[bk + k + 2, bj:bj + s]
             b3 = b[bk + k + 3, bj:bj + s]
-            for j in range(s):
-                y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
-                if floor is not None:
+            if floor is not None:
+                for j in range(s):
+                    y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
                     v = v if v > floor else floor
-                c0[j] = min(c0[j], v)
-                v = min(cast(a10 + y0), cast(a11 + y1), cast(a12 + y2), cast(a13 + y3))
-                if floor is not None:
+                    c0[j] = min(c0[j], v)
+                    v = min(cast(a10 + y0), cast(a11 + y1), cast(a12 + y2), cast(a13 + y3))
                     v = v if v > floor else floor
-                c1[j] = min(c1[j], v)
-                v = min(cast(a20 + y0), cast(a21 + y1), cast(a22 + y2), cast(a23 + y3))
-                if floor is not None:
+                    c1[j] = min(c1[j], v)
+                    v = min(cast(a20 + y0), cast(a21 + y1), cast(a22 + y2), cast(a23 + y3))
                     v = v if v > floor else floor
-                c2[j] = min(c2[j], v)
-                v = min(cast(a30 + y0), cast(a31 + y1), cast(a32 + y2), cast(a33 + y3))
-                if floor is not None:
+                    c2[j] = min(c2[j], v)
+                    v = min(cast(a30 + y0), cast(a31 + y1), cast(a32 + y2), cast(a33 + y3))
                     v = v if v > floor else floor
-                c3[j] = min(c3[j], v)
+                    c3[j] = min(c3[j], v)
+            else:
+                for j in range(s):
+                    y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
+                    c0[j] = min(c0[j], v)
+                    v = min(cast(a10 + y0), cast(a11 + y1), cast(a12 + y2), cast(a13 + y3))
+                    c1[j] = min(c1[j], v)
+                    v = min(cast(a20 + y0), cast(a21 + y1), cast(a22 + y2), cast(a23 + y3))
+                    c2[j] = min(c2[j], v)
+                    v = min(cast(a30 + y0), cast(a31 + y1), cast(a32 + y2), cast(a33 + y3))
+                    c3[j] = min(c3[j], v)
         k += 4
 
 
@@ -68,22 +76,32 @@ def _relax1(c, ci, cj, a, ai, ak, b, bk, bj, kk, s, floor, inf):
             b1 = b[bk + k + 1, bj:bj + s]
             b2 = b[bk + k + 2, bj:bj + s]
             b3 = b[bk + k + 3, bj:bj + s]
-            for j in range(s):
-                y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
-                v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
-                if floor is not None:
+            if floor is not None:
+                for j in range(s):
+                    y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
                     v = v if v > floor else floor
-                c0[j] = min(c0[j], v)
+                    c0[j] = min(c0[j], v)
+            else:
+                for j in range(s):
+                    y0 = b0[j]; y1 = b1[j]; y2 = b2[j]; y3 = b3[j]
+                    v = min(cast(a00 + y0), cast(a01 + y1), cast(a02 + y2), cast(a03 + y3))
+                    c0[j] = min(c0[j], v)
         k += 4
     while k < kk:
         a00 = a[ai + 0, ak + k + 0]
         lo = a00
         if lo < inf:  # otherwise no row reaches these k: nothing to do
             b0 = b[bk + k + 0, bj:bj + s]
-            for j in range(s):
-                y0 = b0[j]
-                v = cast(a00 + y0)
-                if floor is not None:
+            if floor is not None:
+                for j in range(s):
+                    y0 = b0[j]
+                    v = cast(a00 + y0)
                     v = v if v > floor else floor
-                c0[j] = min(c0[j], v)
+                    c0[j] = min(c0[j], v)
+            else:
+                for j in range(s):
+                    y0 = b0[j]
+                    v = cast(a00 + y0)
+                    c0[j] = min(c0[j], v)
         k += 1

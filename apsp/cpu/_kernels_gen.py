@@ -30,7 +30,7 @@ for ``q < 4`` (``q < 1`` in ``_relax1``), ``k < kk``, ``j < s``, {KS} values of 
     c[ci+q, cj+j] = min(c[ci+q, cj+j], a[ai+q, ak+k] + b[bk+k, bj+j])
 
 (clamped at ``floor`` unless ``floor`` is None). Numba drops the
-clamp a None ``floor`` rules out, so each variant compiles only its own loop. Sums are cast back to the matrix dtype so the SIMD
+branch a None ``floor`` rules out, so each variant compiles only its own loop. Sums are cast back to the matrix dtype so the SIMD
 loop runs at the dtype's width; the callers guarantee they cannot overflow.
 """
 from numba import njit
@@ -38,14 +38,15 @@ from numba import njit
 '''
 
 
-def _update_lines(rows: int, ks: int) -> list[str]:
+def _update_lines(rows: int, ks: int, negative: bool) -> list[str]:
     lines = ["; ".join(f"y{p} = b{p}[j]" for p in range(ks))]
     for q in range(rows):
         # Numba lowers min() of scalars to compare-and-select, the loop the SIMD code is made of
         sums = [f"cast(a{q}{p} + y{p})" for p in range(ks)]
         lines.append(f"v = min({', '.join(sums)})" if ks > 1 else f"v = {sums[0]}")
-        # tested on the argument itself, so Numba prunes the clamp a None floor rules out
-        lines += ["if floor is not None:", "    v = v if v > floor else floor", f"c{q}[j] = min(c{q}[j], v)"]
+        if negative:
+            lines.append("v = v if v > floor else floor")
+        lines.append(f"c{q}[j] = min(c{q}[j], v)")
     return lines
 
 
@@ -64,8 +65,11 @@ def _kernel(rows: int) -> list[str]:
         out.append(f"        lo = min({', '.join(names)})" if len(names) > 1 else f"        lo = {names[0]}")
         out.append("        if lo < inf:  # otherwise no row reaches these k: nothing to do")
         out.extend(f"            b{p} = b[bk + k + {p}, bj:bj + s]" for p in range(ks))
-        out.append("            for j in range(s):")
-        out.extend("                " + line for line in _update_lines(rows, ks))
+        for negative in (True, False):
+            # tested on the argument itself, so Numba prunes the loop a None floor rules out
+            out.append("            if floor is not None:" if negative else "            else:")
+            out.append("                for j in range(s):")
+            out.extend("                    " + line for line in _update_lines(rows, ks, negative))
         out.append(f"        k += {ks}")
     return out + ["", ""]
 

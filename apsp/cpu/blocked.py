@@ -138,12 +138,11 @@ def _close(t, floor, inf):
         for i in range(w):
             for j in range(w):
                 t[s0 + i, s0 + j] = p[i, j]
+        sides = _pieces(m, s0, s1, m, 0)  # the ranges before and after the sub-pivot
         # pieces 0-1: row panel left/right of the sub-pivot, 2-3: column panel above/below,
         # 4-7: the four rectangles outside the sub-pivot rows and columns
         for piece in range(8):
-            q = piece % 2
-            lo = 0 if q == 0 else s1  # the range beside the sub-pivot this piece covers
-            hi = s0 if q == 0 else m
+            lo, hi = sides[piece % 2]  # the range beside the sub-pivot this piece covers
             if hi <= lo:
                 continue
             if piece < 2:  # R = min(R, P (x) R) with a copy of R as b (exact: P is closed)
@@ -155,9 +154,7 @@ def _close(t, floor, inf):
             elif piece < 4:  # C = min(C, C (x) P)
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, p, lo, s0, lo, s0, 0, 0, hi - lo, w
             else:  # D = min(D, C (x) R)
-                q2 = (piece - 4) // 2
-                lo2 = 0 if q2 == 0 else s1
-                hi2 = s0 if q2 == 0 else m
+                lo2, hi2 = sides[(piece - 4) // 2]
                 if hi2 <= lo2:
                     continue
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, t, lo2, lo, lo2, s0, s0, lo, hi2 - lo2, hi - lo

@@ -665,9 +665,8 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
             run_split(_search_chunk, groups, g.indptr, g.indices, g.weights, sources, done, hi, code, dist,
                       pred, hop, want_pred, want_hop, unreachable, h, shift, groups, packed, as_float,
                       fdist, nbuckets, small_weights)
-            spent = time.perf_counter() - t0
             bar.update(hi - done)
-            per_source = spent / (hi - done)
+            per_source = (time.perf_counter() - t0) / (hi - done)
             done = hi
             chunk = max(4 * threads, int(CHUNK_SECONDS / max(per_source, 1e-9)))
     return Rows(dist=fdist if as_float else dist, pred=pred if want_pred else None,

@@ -116,11 +116,9 @@ def _bfs_batch(out_ptr, out_idx, in_ptr, in_idx, s0, ns, dist, max_level, unreac
     one = np.uint64(1)
     full = ~zero if ns == WORD else (one << np.uint64(ns)) - one
     want_parent = want_pred or want_succ
+    ws_bits[:] = zero
     visited, frontier, nxt = ws_bits[0], ws_bits[1], ws_bits[2]
     flist, nlist = ws_lists[0], ws_lists[1]
-    visited[:] = zero
-    frontier[:] = zero
-    nxt[:] = zero
     if stats is None:
         found[:, :] = not_found
     nfront = 0

@@ -26,7 +26,6 @@ negative diagonal entry. Paths come afterwards from the distances
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -35,7 +34,7 @@ from .. import exactness
 from ..engine import DEFAULT_BLOCK as SOLVER_BLOCKS
 from ..engine import Finalized, SolveOptions, SolveOutput, drive, run
 from ._kernels import _relax1, _relax4
-from .threads import run_split, thread_count, wait_all
+from .threads import run_split, thread_count
 
 #: default tile edge (measured: `apsp.engine.DEFAULT_BLOCK`)
 DEFAULT_BLOCK = SOLVER_BLOCKS["cpu"]
@@ -139,12 +138,11 @@ def _close(t, floor, inf):
         for i in range(w):
             for j in range(w):
                 t[s0 + i, s0 + j] = p[i, j]
+        sides = _pieces(m, s0, s1, m, 0)  # the ranges before and after the sub-pivot
         # pieces 0-1: row panel left/right of the sub-pivot, 2-3: column panel above/below,
         # 4-7: the four rectangles outside the sub-pivot rows and columns
         for piece in range(8):
-            q = piece % 2
-            lo = 0 if q == 0 else s1  # the range beside the sub-pivot this piece covers
-            hi = s0 if q == 0 else m
+            lo, hi = sides[piece % 2]  # the range beside the sub-pivot this piece covers
             if hi <= lo:
                 continue
             if piece < 2:  # R = min(R, P (x) R) with a copy of R as b (exact: P is closed)
@@ -156,9 +154,7 @@ def _close(t, floor, inf):
             elif piece < 4:  # C = min(C, C (x) P)
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, p, lo, s0, lo, s0, 0, 0, hi - lo, w
             else:  # D = min(D, C (x) R)
-                q2 = (piece - 4) // 2
-                lo2 = 0 if q2 == 0 else s1
-                hi2 = s0 if q2 == 0 else m
+                lo2, hi2 = sides[(piece - 4) // 2]
                 if hi2 <= lo2:
                     continue
                 a, b, ci, cj, ai, ak, bk, bj, r, s = t, t, lo2, lo, lo2, s0, s0, lo, hi2 - lo2, hi - lo
@@ -167,10 +163,10 @@ def _close(t, floor, inf):
 
 @njit(cache=True, nogil=True, inline="always")
 def _pieces(n, k0, k1, width, t):
-    """Piece ``t`` of ``[0, n)`` cut every ``width``, minus ``[k0, k1)``: up to two ranges."""
+    """Piece ``t`` of ``[0, n)`` cut every ``width``, minus ``[k0, k1)``: two ranges, either may be empty."""
     j0 = t * width
     j1 = min(j0 + width, n)
-    return j0, min(j1, k0), max(j0, k1), j1
+    return (j0, min(j1, k0)), (max(j0, k1), j1)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -212,35 +208,20 @@ def _tasks(d, pivot, pivot_t, k0, k1, phase, panel_cols, strip_cols, floor, inf,
     the row panel in L2.
     """
     n = d.shape[0]
-    m = k1 - k0
     for t in range(t0, t1):
-        ranges = rows = cols = (0, 0, 0, 0)
         if phase == 2:
             npieces = (n + panel_cols - 1) // panel_cols
             column_panel = t >= npieces
-            piece = t - npieces if column_panel else t
-            ranges = _pieces(n, k0, k1, panel_cols, piece)
-            parts = 2
-        else:
-            ncs = (n + strip_cols - 1) // strip_cols
-            rows = _pieces(n, k0, k1, STRIP_ROWS, t // ncs)
-            cols = _pieces(n, k0, k1, strip_cols, t % ncs)
-            column_panel = False
-            parts = 4
-        for part in range(parts):
-            if phase == 2:
-                o0 = ranges[0] if part == 0 else ranges[2]
-                o1 = ranges[1] if part == 0 else ranges[3]
-                if o1 > o0:
-                    _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, o0, o1, floor, inf)
-                continue
-            ia = rows[0] if part < 2 else rows[2]
-            ib = rows[1] if part < 2 else rows[3]
-            ja = cols[0] if part % 2 == 0 else cols[2]
-            jb = cols[1] if part % 2 == 0 else cols[3]
-            if ia >= ib or ja >= jb:
-                continue
-            _relax(d, ia, ja, d, ia, k0, d, k0, ja, ib - ia, m, jb - ja, floor, inf)
+            for lo, hi in _pieces(n, k0, k1, panel_cols, t - npieces if column_panel else t):
+                if hi > lo:
+                    _panel_piece(d, pivot, pivot_t, k0, k1, column_panel, lo, hi, floor, inf)
+            continue
+        ncs = (n + strip_cols - 1) // strip_cols
+        cols = _pieces(n, k0, k1, strip_cols, t % ncs)
+        for ia, ib in _pieces(n, k0, k1, STRIP_ROWS, t // ncs):
+            for ja, jb in cols:
+                if ia < ib and ja < jb:
+                    _relax(d, ia, ja, d, ia, k0, d, k0, ja, ib - ia, k1 - k0, jb - ja, floor, inf)
 
 
 def _round(d, k0, k1, floor, inf):
@@ -421,7 +402,6 @@ class CPUEngine:
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = whole_when_small
         self.threads = max(1, threads or thread_count())  # as the rounds split (`run_split`)
-        self._pool = None
         self.d = None
         self.n = n
 
@@ -456,23 +436,13 @@ class CPUEngine:
             a = np.array(a, order="C")
         work = max(1, c.shape[0] * c.shape[1] * a.shape[1])
         parts = min(self.threads, rows, max(1, work // (1 << 22))) if parallel else 1
-        if parts <= 1:
-            minplus_update(c, a, b, self.negative)
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads)
-        cuts = np.linspace(0, rows, parts + 1).astype(int)
-        jobs = [self._pool.submit(minplus_update, c[r0:r1], a[r0:r1], b, self.negative)
-                for r0, r1 in zip(cuts[:-1], cuts[1:]) if r1 > r0]
-        wait_all(jobs)
+        run_split(_minplus_rows, rows, c, a, b, self.negative, threads=parts)
 
     def sync(self) -> None:
         pass
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        pass
 
     # -- the in-core matrix --------------------------------------------------------------
     def use(self, d: np.ndarray) -> None:
@@ -519,6 +489,10 @@ class CPUEngine:
     def finalize(self) -> Finalized:
         suspect = exactness.finalize_checked(self.d, self.negative, self.cutoff_band)
         return Finalized(self.d, cutoff_suspected=suspect)
+
+
+def _minplus_rows(c, a, b, negative, lo, hi) -> None:
+    minplus_update(c[lo:hi], a[lo:hi], b, negative)
 
 
 def available_cores() -> int:

@@ -83,15 +83,11 @@ class Engine(ScheduleEngine):
 
     def pivots(self, a, b, ranges):
         for k0 in range(a, b, self.tile):
-            self._round(k0, min(k0 + self.tile, b), ranges)
-
-    def _round(self, k0, k1, ranges):
-        panel = _pieces(ranges, k0, k1, self.panel_cols)
-        panels = np.concatenate([np.c_[np.zeros(len(panel), np.int64), panel],
-                                 np.c_[np.ones(len(panel), np.int64), panel]])
-        rows = _pieces(ranges, k0, k1, STRIP_ROWS)
-        cols = _pieces(ranges, k0, k1, self.strip_cols)
-        _round(self.d, k0, k1, panels, rows, cols, *self.args)
+            k1 = min(k0 + self.tile, b)
+            panel = _pieces(ranges, k0, k1, self.panel_cols)
+            panels = np.c_[np.repeat(np.arange(2, dtype=np.int64), len(panel)), np.tile(panel, (2, 1))]
+            rows = _pieces(ranges, k0, k1, STRIP_ROWS)
+            _round(self.d, k0, k1, panels, rows, _pieces(ranges, k0, k1, self.strip_cols), *self.args)
 
     def layout_diagonal(self) -> np.ndarray:
         return np.diagonal(self.d)
@@ -100,12 +96,10 @@ class Engine(ScheduleEngine):
         pass
 
     def finalize(self) -> Finalized:
-        """The distances in vertex order (in place), unreachable pairs marked."""
-        if self.dtype.kind == "f":
-            return Finalized(unpermute_inplace(self.d, self.nd.position))
+        """The distances in vertex order (in place), unreachable pairs marked (floats: inf already)."""
         inf = exactness.inf_value(self.dtype)
-        return Finalized(unpermute_inplace(self.d, self.nd.position, limit=inf // 2 if self.negative else inf - 1,
-                                           unreachable=exactness.unreachable_value(self.dtype)))
+        limit = None if self.dtype.kind == "f" else inf // 2 if self.negative else inf - 1
+        return Finalized(unpermute_inplace(self.d, self.nd.position, limit, exactness.unreachable_value(self.dtype)))
 
 
 @njit(cache=True, parallel=True)
@@ -123,16 +117,15 @@ def _start_matrix(d, rows, cols, w, inf):
 
 
 @njit(cache=True, parallel=True)
-def _permute_columns(d, position, limit, unreachable, finalize):
-    """Each row in place: ``row[j] = row[position[j]]``; with ``finalize`` entries above ``limit``
-    become ``unreachable``."""
+def _permute_columns(d, position, limit, unreachable):
+    """Each row in place: ``row[j] = row[position[j]]``, entries above ``limit`` ``unreachable``."""
     n = d.shape[0]
     for i in prange(n):
         row = d[i]
         tmp = row.copy()
         for j in range(n):
             v = tmp[position[j]]
-            if finalize and v > limit:
+            if v > limit:
                 v = unreachable
             row[j] = v
 
@@ -162,13 +155,11 @@ def _permute_rows(d, position):
             i = j
 
 
-def unpermute_inplace(d: np.ndarray, position: np.ndarray, limit=None, unreachable=None) -> np.ndarray:
+def unpermute_inplace(d: np.ndarray, position: np.ndarray, limit=None, unreachable=0) -> np.ndarray:
     """``d[i, j] = d_old[position[i], position[j]]`` in place (``position`` a permutation of
-    ``0..n-1``); optionally finalizing (entries above ``limit`` become ``unreachable``)."""
-    finalize = limit is not None
-    lim = d.dtype.type(limit if finalize else 0)
-    unr = d.dtype.type(unreachable if finalize else 0)
-    _permute_columns(d, position, lim, unr, finalize)
+    ``0..n-1``); entries above ``limit`` (None: none) become ``unreachable``."""
+    top = np.inf if d.dtype.kind == "f" else np.iinfo(d.dtype).max
+    _permute_columns(d, position, d.dtype.type(top if limit is None else limit), d.dtype.type(unreachable))
     _permute_rows(d, position)
     return d
 

@@ -278,40 +278,37 @@ def zero_cycles(zout_indptr, zout_nbr, zin_indptr, zin_nbr):
         if part[r] >= 0:
             continue
         part[r] = parts
-        queue[0] = r
-        head = 0
-        tail = 1
-        while head < tail:
-            v = queue[head]
-            head += 1
-            for e in range(zin_indptr[v], zin_indptr[v + 1]):
-                u = zin_nbr[e]
-                if part[u] < 0:
-                    part[u] = parts
-                    to_root[u] = v
-                    queue[tail] = u
-                    tail += 1
+        tail = _tree_from(r, zin_indptr, zin_nbr, part, -1, parts, to_root, queue)
         if tail > 1:  # a single vertex is left to the level search
             for i in range(tail):
                 members[starts[kept] + i] = queue[i]
             roots[kept] = r
             starts[kept + 1] = starts[kept] + tail
-            # the walks out of r inside the part
-            queue[0] = r
-            head = 0
-            reached = 1
-            while head < reached:
-                x = queue[head]
-                head += 1
-                for e in range(zout_indptr[x], zout_indptr[x + 1]):
-                    y = zout_nbr[e]
-                    if part[y] == parts and y != r and from_root[y] < 0:
-                        from_root[y] = x
-                        queue[reached] = y
-                        reached += 1
+            _tree_from(r, zout_indptr, zout_nbr, part, parts, parts, from_root, queue)  # the walks out of r
             kept += 1
         parts += 1
     return to_root, from_root, starts[:kept + 1].copy(), members[:starts[kept]].copy(), roots[:kept].copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tree_from(r, indptr, nbr, part, allowed, label, tree, queue):
+    """Breadth-first from ``r`` along ``nbr`` to the vertices ``y != r`` with ``part[y] == allowed``
+    and ``tree[y]`` unset: ``part[y] = label``, ``tree[y]`` the vertex ``y`` was reached from.
+    Leaves ``r`` and the vertices reached in ``queue``; returns how many."""
+    queue[0] = r
+    head = 0
+    tail = 1
+    while head < tail:
+        x = queue[head]
+        head += 1
+        for e in range(indptr[x], indptr[x + 1]):
+            y = nbr[e]
+            if part[y] == allowed and y != r and tree[y] < 0:
+                part[y] = label
+                tree[y] = x
+                queue[tail] = y
+                tail += 1
+    return tail
 
 
 @njit(cache=True, parallel=True)

@@ -17,13 +17,6 @@ from ..paths import NO_VERTEX
 from .oracle import WORK_INF, floyd_warshall_reference, narrowed, relax_through, widened
 
 
-def _raise_if_negative_cycle(diag: np.ndarray) -> None:
-    if (diag < 0).any():
-        from ..errors import NegativeCycleError
-
-        raise NegativeCycleError("Negative cycle detected", vertices=np.flatnonzero(diag < 0))
-
-
 def floyd_warshall_with_paths(d: np.ndarray):
     """Textbook FW on start matrix ``d`` (INF sentinel), tracking next hops and predecessors.
 
@@ -66,7 +59,11 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         d, succ, pred = floyd_warshall_with_paths(start)
     else:
         d = floyd_warshall_reference(start)
-    _raise_if_negative_cycle(np.diagonal(d))
+    on_cycles = np.flatnonzero(np.diagonal(d) < 0)
+    if len(on_cycles):
+        from ..errors import NegativeCycleError
+
+        raise NegativeCycleError("Negative cycle detected", vertices=on_cycles)
     exactness.finalize_unreachable(d, graph.has_negative_weights)
     return SolveOutput(dist=d, successors=succ if opts.successors else None,
                        predecessors=pred if opts.predecessors else None)

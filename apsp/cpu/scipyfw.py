@@ -20,29 +20,18 @@ NULL_PREDECESSOR = -9999
 
 
 @njit(cache=True, nogil=True)
-def _step_rows(dist, pred, k, store_pred, lo, hi):
+def _step_rows(dist, pred, k, store_pred, in_order, lo, hi):
+    """Rows ``lo..hi-1`` of step ``k``. ``in_order`` (None or True, pruned by Numba): after a
+    negative cycle made ``dist[k, k]`` negative, scipy's loop as written, ``dist[i, k]`` re-read."""
     n = dist.shape[1]
     for i in range(lo, hi):
         dik = dist[i, k]  # fixed during step k while dist[k, k] is 0
         if dik == np.inf:
             continue
         for j in range(n):
+            if in_order is not None:
+                dik = dist[i, k]
             through = dik + dist[k, j]
-            if through < dist[i, j]:
-                dist[i, j] = through
-                if store_pred:
-                    pred[i, j] = pred[k, j]
-
-
-@njit(cache=True, nogil=True)
-def _step_in_order(dist, pred, k, store_pred):
-    """Step ``k`` after a negative cycle made ``dist[k, k]`` negative: scipy's loop as written."""
-    n = dist.shape[1]
-    for i in range(n):
-        if dist[i, k] == np.inf:
-            continue
-        for j in range(n):
-            through = dist[i, k] + dist[k, j]
             if through < dist[i, j]:
                 dist[i, j] = through
                 if store_pred:
@@ -60,7 +49,7 @@ def scipy_floyd_warshall(dist: np.ndarray, return_predecessors: bool) -> np.ndar
         pred.flat[:: n + 1] = NULL_PREDECESSOR
     for k in range(n):
         if dist[k, k] < 0:
-            _step_in_order(dist, pred, np.int64(k), return_predecessors)
+            _step_rows(dist, pred, np.int64(k), return_predecessors, True, 0, n)
         else:
-            run_split(_step_rows, n, dist, pred, np.int64(k), return_predecessors)
+            run_split(_step_rows, n, dist, pred, np.int64(k), return_predecessors, None)
     return pred if return_predecessors else None

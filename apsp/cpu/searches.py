@@ -242,19 +242,13 @@ def dijkstra_pair(indptr, indices, weights, rindptr, rindices, rweights, s, t, d
     from the meeting vertex to s and ``succ`` on to t. ``no_route`` (the widest
     value of the sum's type) when t cannot be reached. Needs ``s != t``.
     """
-    n = dist_f.shape[0]
-    for v in range(n):
-        dist_f[v] = unreachable
-        dist_b[v] = unreachable
-        pred[v] = NO_VERTEX
-        succ[v] = NO_VERTEX
+    _start_row(s, dist_f, pred, pred, True, False, unreachable)
+    _start_row(t, dist_b, succ, succ, True, False, unreachable)
     m = max(indices.shape[0], 1) + 1
     fk = np.empty(m, dtype=dist_f.dtype)
     fv = np.empty(m, dtype=np.int32)
     bk = np.empty(m, dtype=dist_f.dtype)
     bv = np.empty(m, dtype=np.int32)
-    dist_f[s] = 0
-    dist_b[t] = 0
     fk[0] = 0
     fv[0] = s
     bk[0] = 0
@@ -671,9 +665,8 @@ def search_rows(g: SearchGraph, sources: np.ndarray, kind: str, *, want_pred: bo
             run_split(_search_chunk, groups, g.indptr, g.indices, g.weights, sources, done, hi, code, dist,
                       pred, hop, want_pred, want_hop, unreachable, h, shift, groups, packed, as_float,
                       fdist, nbuckets, small_weights)
-            spent = time.perf_counter() - t0
             bar.update(hi - done)
-            per_source = spent / (hi - done)
+            per_source = (time.perf_counter() - t0) / (hi - done)
             done = hi
             chunk = max(4 * threads, int(CHUNK_SECONDS / max(per_source, 1e-9)))
     return Rows(dist=fdist if as_float else dist, pred=pred if want_pred else None,

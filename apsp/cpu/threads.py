@@ -13,10 +13,11 @@ from ..jit import thread_count
 _POOL = {"pool": None, "workers": 0}
 
 
-def run_split(kernel, ntasks: int, *args) -> None:
+def run_split(kernel, ntasks: int, *args, threads: int | None = None) -> None:
     """``kernel(*args, lo, hi)`` over tasks ``0..ntasks-1``, one contiguous range per thread
-    (`thread_count`); this thread runs the first range. Returns when every range is done (`wait_all`)."""
-    threads = min(thread_count(), ntasks)
+    (``threads``, default `thread_count`); this thread runs the first range. Returns when every
+    range is done (`wait_all`)."""
+    threads = min(threads or thread_count(), ntasks)
     if threads <= 1:
         kernel(*args, 0, ntasks)
         return

@@ -466,12 +466,11 @@ def _put_int(out, p, v):
     return p + n
 
 
-_INF_TEXT = np.frombuffer(b"INF", dtype=np.uint8).copy()
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _put_inf(out, p):
-    out[p:p + 3] = _INF_TEXT
+    out[p] = 73
+    out[p + 1] = 78
+    out[p + 2] = 70
     return p + 3
 
 
@@ -487,7 +486,8 @@ def _put_float(out, p, v, strs, lens, k):
         return _put_inf(out, p), k
     if v == np.floor(v) and abs(v) < _WHOLE_LIMIT:
         return _put_int(out, p, np.int64(v)), k
-    out[p:p + lens[k]] = strs[k, :lens[k]]
+    for b in range(lens[k]):
+        out[p + b] = strs[k, b]
     return p + lens[k], k + 1
 
 
@@ -522,8 +522,10 @@ def format_edges(src, dst, add, weights, strs, lens, prefix, sep, out):
     p = 0
     k = 0
     for r in range(src.shape[0]):
-        out[p:p + prefix.shape[0]] = prefix
-        p = _put_int(out, p + prefix.shape[0], src[r] + add)
+        for b in range(prefix.shape[0]):
+            out[p] = prefix[b]
+            p += 1
+        p = _put_int(out, p, src[r] + add)
         out[p] = sep
         p = _put_int(out, p + 1, dst[r] + add)
         if weights is not None:

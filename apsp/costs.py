@@ -13,7 +13,7 @@ the bound alone and never dissected. `fastest` is the smallest estimate.
 What a call pays once in a process is priced where a method needs it and the process has not paid it:
 ``import torch`` (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
 first compile of a method's Numba kernels is not: it is paid once per machine and kept in Numba's
-disk cache (on the 2-core box, cold: FW 3.5 s, Dijkstra 5.5 s, BFS 5.4 s, nd-fw 12.9 s), so pricing it
+disk cache (on the 2-core box, cold: FW 3.5 s, Dijkstra and BFS 4-5.5 s, nd-fw 10-13 s), so pricing it
 would keep the automatic choice on whichever method compiled first (there, a 10,000-vertex road graph
 would stay on Dijkstra, 2.7 s a call, because nd-fw's 0.4 s solve had a 13 s compile still to come).
 The CLI says when a compile makes the user wait.

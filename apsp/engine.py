@@ -70,6 +70,19 @@ DEFAULT_BLOCK = {"cpu": 256, "gpu": 128, "distributed-cpu": 128, "distributed-gp
 GPU_VARIANTS = ("blocked", "classic", "naive")
 
 
+@dataclass(frozen=True)
+class NdGpuBudget:
+    """What GPU nested-dissection FW's rounds may hold and how they weigh a batch, decided by the plan
+    (`apsp.plan.nd_gpu_budget`) and read by the engine (`apsp.gpu.ndfw.Engine`)."""
+
+    #: device bytes the gathered node buffers (and a level's batch) may take
+    gather_bytes: int
+    #: the batch model: a kernel launch costs ``launch_seconds``; the extra updates of a batch's
+    #: common shape run at ``batch_rate`` per second
+    launch_seconds: float
+    batch_rate: float
+
+
 def check_block(value, name: str = "block_size") -> int | None:
     """``value`` as a positive int (None stays None); ValueError otherwise.
 
@@ -116,6 +129,8 @@ class SolveOptions:
     runtime: str | None = None
     #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
     memory: object = None
+    #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
+    nd_gpu: NdGpuBudget | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")

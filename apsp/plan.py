@@ -28,9 +28,9 @@ import numpy as np
 
 from . import costs, exactness
 from .cpu.threads import thread_count
-from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
+from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, NdGpuBudget, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
-from .gpu import gpu_available
+from .gpu import MachineFacts, gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
@@ -89,6 +89,9 @@ class Plan:
     #: the graph's worst-case distance bound and whether its weights are whole numbers (the dtype's why)
     distance_bound: int | float = 0
     integral: bool = True
+    #: the machine as the plan found it (`apsp.gpu.MachineFacts`: the GPU, its count, this process's
+    #: device, its free memory where a GPU runs); the steps' ``device`` is its ``device``
+    machine: MachineFacts | None = None
 
     def why(self, info: dict) -> str:
         """Why this method, backend and dtype ran, in a few words (``-v``); ``info`` is the run's."""
@@ -130,13 +133,17 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
-def choose_backend(backend: str, method: str, n: int, usable: bool | None = None) -> str:
+def choose_backend(backend: str, method: str, n: int, usable: bool | None = None,
+                   facts: MachineFacts | None = None) -> str:
     """The backend that runs ``method``: the one asked for, else the GPU for the methods it runs
-    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`)."""
+    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`, or ``facts``
+    when the caller has them)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if facts is not None and usable is None:
+        usable = facts.available()[0]
     if backend == "gpu":
-        ok, why = gpu_available(explicit=True)
+        ok, why = facts.available(explicit=True) if facts is not None else gpu_available(explicit=True)
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
@@ -169,8 +176,9 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     row (BFS only while `few_sources_for_bfs`; else its bit-parallel sweep of every source), so
     its price is scaled by rows / n; a full solve keeps its price (its rows are kept), and nested
     dissection is not a candidate (a whole-graph dissection is never computed for some rows).
-    ``machine``: `machine_facts`'s ``(GPU usable, its rates)``, when the caller has asked already."""
-    usable, rates = machine or machine_facts()
+    ``machine``: `machine_facts`'s ``(facts, rates)``, when the caller has asked already."""
+    facts, rates = machine or machine_facts()
+    usable = facts.available()[0]
     gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
     pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
              if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
@@ -185,11 +193,15 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     return method, where
 
 
-def machine_facts() -> tuple[bool, costs.Rates]:
-    """Whether the automatic choice may use a GPU here (`gpu_available`), and the rates that price
-    this machine's methods (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
-    usable, name = gpu_available()
-    return usable, costs.rates_for(name if usable else None)
+def machine_facts(device=None) -> tuple[MachineFacts, costs.Rates]:
+    """The machine, asked once a plan: `apsp.gpu.machine_facts` (the GPU, whether the automatic
+    choice may use it, this process's ``device``), and the rates that price this machine's methods
+    (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
+    from . import gpu
+
+    facts = gpu.machine_facts(device)
+    usable, name = facts.available()
+    return facts, costs.rates_for(name if usable else None)
 
 
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
@@ -297,7 +309,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     picked = None
-    machine = machine_facts()
+    machine = machine_facts(options.get("device"))
     if method == "auto":
         only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
         picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
@@ -310,7 +322,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if picked is not None and backend == "auto":
         where = picked[1]
     else:
-        where = choose_backend(backend, chosen, g.n, machine[0])
+        where = choose_backend(backend, chosen, g.n, facts=machine[0])
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
     rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
@@ -326,6 +338,9 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if checkpoint and chosen != "fw":
         raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     steps, fallback, runtime = [], None, None
+    facts = machine[0].measured() if where == "gpu" else machine[0]  # free memory: read once
+    if where == "gpu":
+        options = {**options, "device": facts.device}
     budget = options.get("host_memory")  # one reading of the RAM for every attempt
     host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
     for attempt in attempts:
@@ -335,7 +350,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                             sources=sources if rows_by_search else None, cutoff_band=band, **options)
         step_method, refusal = ("fw" if fallback else chosen), None
         try:
-            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit)
+            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit,
+                                 facts=facts)
         except MemoryPlanError as exc:
             memory, refusal = None, exc
             if method == "auto" and step_method == "nd-fw":
@@ -344,9 +360,11 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                 step_method = "fw"
                 try:
                     memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to,
-                                                  host_limit=host_limit), None
+                                                  host_limit=host_limit, facts=facts), None
                 except MemoryPlanError as again:
                     refusal = again
+        if step_method == "nd-fw" and where == "gpu" and memory is not None:
+            opts = replace(opts, nd_gpu=nd_gpu_budget(g, opts, facts, memory))
         if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
             runtime = runtime or gpu_runtime(opts)
             opts = replace(opts, runtime=runtime)
@@ -370,7 +388,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
+                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral,
+                machine=facts)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -464,19 +483,6 @@ def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -
     return need
 
 
-def _interpreted() -> bool:
-    from .gpu import interpreting
-
-    if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
-        return False
-    try:
-        import torch
-
-        return interpreting() and not torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - the GPU backend needs torch anyway
-        return False
-
-
 #: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
 #: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
 #: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
@@ -521,7 +527,8 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None,
+                facts: MachineFacts | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.engine.SolveOptions`):
@@ -533,6 +540,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.exactness.cast_checked`),
     whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
+    ``facts``: the plan's `apsp.gpu.MachineFacts` (default: asked here, for ``opts.device``).
 
     Returns
     -------
@@ -560,7 +568,11 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     n = graph.n
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
-    interpreted = backend == "gpu" and _interpreted()
+    if backend == "gpu" and facts is None:
+        from .gpu import machine_facts as gpu_facts
+
+        facts = gpu_facts(opts.device)
+    interpreted = backend == "gpu" and facts.interpreted
     if host_limit is None:
         host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
@@ -570,10 +582,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         elif interpreted:
             gpu_limit = host_limit
         else:
-            from .gpu import device_memory
-
-            free, _ = device_memory(opts.device)
-            gpu_limit = max(0, free - GPU_HEADROOM)
+            facts = facts.measured()
+            gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
@@ -705,3 +715,63 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
     ways.append("the distributed solver (mpiexec -n P apsp ... --distributed) splits the matrix "
                 "across P processes and nodes")
     return "; ".join(ways) + "."
+
+
+# ----------------------------------------------------------------------------- the GPU engines' budgets
+#: GPU nd-fw's gathered node buffers may take this share of the device memory left after its load
+ND_GATHER_SHARE = 0.8
+#: GPU nd-fw's batch model (`apsp.gpu.ndfw.Engine.batches`): a kernel launch from Python costs about
+#: `ND_LAUNCH_SECONDS`; a batch's extra updates (the common shape's padding) run at about
+#: `ND_BATCH_RATE` (int32 products on an H100/H200; int16 runs faster, which only favours batching more)
+ND_LAUNCH_SECONDS = 2e-5
+ND_BATCH_RATE = 1.2e13
+#: the GPU reductions' blocks (`apsp.gpu.reductions`) leave a tenth of the free memory to torch's
+#: allocator and Triton, and `REDUCTIONS_HEADROOM` beside the block's bit arrays: more than a solve's
+#: `GPU_HEADROOM`, since the level and counting kernels' launches keep their own scratch beside arrays
+#: that fill the card
+REDUCTIONS_SHARE = 0.9
+REDUCTIONS_HEADROOM = 1 << 30
+
+
+def nd_gpu_budget(graph, opts: SolveOptions, facts: MachineFacts, memory: MemoryPlan | None = None) -> NdGpuBudget:
+    """GPU nd-fw's gather budget and batch model (`apsp.engine.NdGpuBudget`). Streamed (``memory``
+    out of core): the GPU budget less the planned panels. In core: `ND_GATHER_SHARE` of the device
+    memory the engine's load leaves free (the layout matrix, its column panel, the edges uploaded
+    to build it); under the interpreter without a bound."""
+    if memory is not None and memory.out_of_core:
+        gather = max(0, memory.gpu_limit - memory.gpu_bytes)
+    elif facts.interpreted:
+        gather = int(ND_GATHER_SHARE * (1 << 62))
+    else:
+        from .dissection import dissection_for
+
+        nd, tile = dissection_for(graph, opts, "gpu")
+        dt = np.dtype(opts.dtype)
+        size = nd_aligned(nd.size, False)
+        loaded = matrix_bytes(size, dt) + tile * size * dt.itemsize + graph.nnz * (16 + dt.itemsize)
+        gather = int(ND_GATHER_SHARE * max(0, (facts.measured().free or 0) - loaded))
+    return NdGpuBudget(gather, ND_LAUNCH_SECONDS, ND_BATCH_RATE)
+
+
+def reduction_words(graph, facts: MachineFacts, gpu_memory=None) -> int:
+    """32-bit words (32 sources each) per block of the GPU reductions (`apsp.gpu.reductions.bfs_stats`):
+    the three n x words bit arrays within the budget (``gpu_memory``, else `REDUCTIONS_SHARE` of what
+    the device has free once the CSR and the accumulators are on it; small blocks interpreted), or
+    `MemoryPlanError` if not even one word fits."""
+    n = graph.n
+    if gpu_memory is not None:
+        budget = parse_size(gpu_memory)
+    elif facts.interpreted:
+        budget = REDUCTIONS_HEADROOM + 48 * n + (64 << 20)
+    else:
+        index = 4 if n < 2**31 - 1 and graph.nnz < 2**31 - 1 else 8
+        uploaded = (n + 1 + graph.nnz) * index + n + 4 * 8 * n  # in-CSR, the targets, the accumulators
+        budget = int(REDUCTIONS_SHARE * max(0, (facts.measured().free or 0) - uploaded))
+    fits = (budget - REDUCTIONS_HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
+    if fits < 1:
+        raise MemoryPlanError(
+            f"the GPU reductions for n={n} need at least {format_size(REDUCTIONS_HEADROOM + 60 * n)} of GPU "
+            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
+            f"allowed (gpu_memory); use backend='cpu'")
+    return int(min(max(1, (n + 31) // 32), fits))
+

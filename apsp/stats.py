@@ -214,7 +214,7 @@ def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
 def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
                    method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
                    directed: bool = True, unweighted: bool = False, progress: bool | None = None,
-                   host_memory=None, gpu_memory=None) -> DistanceStats:
+                   host_memory=None, gpu_memory=None, device=None) -> DistanceStats:
     """Per-source reductions of the shortest distances, computed without the distance matrix.
 
     Parameters
@@ -248,6 +248,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         RAM budget of the working set (default what the system has available).
     gpu_memory : int or str, optional
         GPU memory for a block's bit arrays (default what the device has free).
+    device : str, optional
+        The GPU to run on ("cuda:1"; default this process's: its node rank's GPU under MPI, as
+        `apsp.gpu.rank_device` says, else the first).
 
     Returns
     -------
@@ -276,6 +279,11 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     mask = np.zeros(n, dtype=np.bool_)
     mask[slice(None) if targets is None else source_vertices(targets, n)] = True
     chosen, reason = choose_stats_method(g, method)
+    facts = None
+    if backend != "cpu":  # the one device question of the call
+        from .gpu import machine_facts
+
+        facts = machine_facts(device)
     csr = g.to_csr()
     pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
     pattern.data = np.ones(pattern.nnz, dtype=np.int8)
@@ -291,24 +299,29 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
-    if chosen == "dijkstra" and method == "auto" and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory):
+    if chosen == "dijkstra" and method == "auto" and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory, facts):
         where, chosen = "gpu", "nd-fw"
         reason = ("non-negative weights on the GPU: nested-dissection Floyd-Warshall on the device, "
                   "its rows reduced there")
     else:
-        where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram)
+        where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram, facts)
     plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
     t0 = time.perf_counter()
     gpu_info = {}
     if where == "gpu":
+        from .engine import SolveOptions
         from .gpu import give_back_memory
         from .gpu.reductions import bfs_stats, ndfw_stats
+        from .plan import nd_gpu_budget, reduction_words
 
+        facts = facts.measured()
         try:
             if chosen == "nd-fw":
-                acc, gpu_info = ndfw_stats(g, src, mask, dt, progress=progress)
+                acc, gpu_info = ndfw_stats(g, src, mask, dt, budget=nd_gpu_budget(g, SolveOptions(dtype=dt), facts),
+                                           device=facts.device, progress=progress)
             else:
-                acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+                acc, gpu_info = bfs_stats(g, src, mask, words=reduction_words(g, facts, gpu_memory),
+                                          device=facts.device, progress=progress)
                 batched = True
         except BaseException as exc:  # the card as it was found, also after a failure
             give_back_memory(exc)
@@ -332,17 +345,17 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
                                "bit_parallel": batched, "backend": where, **gpu_info})
 
 
-def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
+def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory, facts) -> bool:
     """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
     from .dissection import dissection_for
     from .engine import SolveOptions
-    from .plan import GPU_HEADROOM, gpu_available, incore_needs
+    from .plan import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
 
-    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
+    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not facts.available(
             explicit=backend == "gpu")[0]:
         return False
     if backend == "auto" and estimate(g, "nd-fw", "gpu", result=False) > estimate(g, "dijkstra", "cpu", result=False):
@@ -352,15 +365,13 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     _, need = incore_needs(g.n, dt, "nd-fw", "gpu", block=tile, layout=nd.size)
     if gpu_memory is not None:
         return need <= parse_size(gpu_memory)
-    from .gpu import device_memory
-
-    return need <= device_memory()[0] - GPU_HEADROOM
+    return need <= (facts.measured().free or 0) - GPU_HEADROOM
 
 
-def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
-    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
+def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool, facts) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram (``facts``: the
+    call's `apsp.gpu.MachineFacts`)."""
     from .errors import BackendUnavailableError
-    from .plan import gpu_available
 
     if backend not in ("auto", "cpu", "gpu"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
@@ -373,11 +384,11 @@ def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: boo
                              f"the card; this graph needs {method!r} here: use backend='cpu'")
         if histogram:
             raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
-        ok, why = gpu_available(explicit=True)
+        ok, why = facts.available(explicit=True)
         if not ok:
             raise BackendUnavailableError(f"backend='gpu': {why}")
         return "gpu"
-    return "gpu" if method == "bfs" and bit_parallel and not histogram and gpu_available()[0] \
+    return "gpu" if method == "bfs" and bit_parallel and not histogram and facts.available()[0] \
         else "cpu"
 
 

@@ -76,16 +76,9 @@ def output_format(path, fmt=None) -> str:
 def _gpu_here(forced: bool) -> tuple[bool, str]:
     """Can this rank run the GPU engine? "auto" wants a real CUDA device; a forced
     ``backend="gpu"`` also accepts Triton's interpreter (TRITON_INTERPRET=1)."""
-    try:
-        import torch
+    from ..gpu import machine_facts
 
-        from ..gpu import device_status
-
-        if not forced and not torch.cuda.is_available():
-            return False, "torch sees no CUDA device"
-        return device_status()
-    except ImportError as exc:
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
+    return machine_facts().available(explicit=forced)
 
 
 def _choose_backend(comm, backend: str) -> str:

@@ -23,7 +23,6 @@ uint16 arithmetic); a user's integer dtype is used as given and refused with
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -34,7 +33,6 @@ import triton.language as tl
 from .. import exactness
 from ..cpu.bfs import NO_VERTEX, csr_arrays, finish_dtype, max_level, recast, refuse_dtype
 from ..engine import SolveOptions, SolveOutput
-from ..errors import BackendUnavailableError
 from .transfer import to_host
 
 #: default tile: vertices per program, 32-bit words (x32 sources) per program, warps
@@ -119,13 +117,10 @@ def _bfs_level_kernel(
 
 
 def _device(wanted) -> torch.device:
-    if wanted is not None:
-        return torch.device(wanted)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return torch.device("cpu")
-    raise BackendUnavailableError("GPU BFS needs a CUDA device (or TRITON_INTERPRET=1 for testing)")
+    """The device asked for (the plan's), else `apsp.gpu.default_device`: one rule for the interpreter."""
+    from . import default_device
+
+    return torch.device(wanted) if wanted is not None else default_device()
 
 
 def _sync(device):

@@ -11,7 +11,7 @@ expander-like graphs, whose middle BFS level holds a large share of the vertices
 the bound alone and never dissected. `fastest` is the smallest estimate.
 
 What a call pays once in a process is priced where a method needs it and the process has not paid it:
-``import torch`` (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
+torch's import (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
 first compile of a method's Numba kernels is not: it is paid once per machine and kept in Numba's
 disk cache (on the 2-core box, cold: FW 3.5 s, Dijkstra and BFS 4-5.5 s, nd-fw 10-13 s), so pricing it
 would keep the automatic choice on whichever method compiled first (there, a 10,000-vertex road graph
@@ -430,7 +430,7 @@ def cached_ordering(g: Graph, backend: str):
 
 # -- the estimates ------------------------------------------------------------
 
-#: seconds of ``import torch`` in a process that has not imported it (3-5 s of the homework command
+#: seconds of torch's import in a process that has not imported it (3-5 s of the homework command
 #: on the GPU hosts, DEVELOPING.md): the GPU engines of nd-fw and BFS run on torch tensors, dense FW
 #: also on the CUDA driver (`apsp.plan.gpu_runtime`)
 TORCH_IMPORT_SECONDS = 3.0

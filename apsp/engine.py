@@ -131,6 +131,8 @@ class SolveOptions:
     memory: object = None
     #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
     nd_gpu: NdGpuBudget | None = None
+    #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
+    hops: object = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")

@@ -222,7 +222,7 @@ def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str
 
 def gpu_runtime(opts: SolveOptions) -> str:
     """In-core GPU FW's runtime: "driver", the CUDA driver without torch (`apsp.gpu.rounds.DriverRuntime`;
-    ``import torch`` alone costs 3-5 s of a short command), for a distances-only blocked solve on
+    torch's import alone costs 3-5 s of a short command), for a distances-only blocked solve on
     device 0 while torch is not imported; else "torch". ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
@@ -363,6 +363,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                                                   host_limit=host_limit, facts=facts), None
                 except MemoryPlanError as again:
                     refusal = again
+        if step_method == "bfs" and where == "gpu":
+            opts = replace(opts, hops=exactness.gpu_hop_dtypes(attempt.dtype))
         if step_method == "nd-fw" and where == "gpu" and memory is not None:
             opts = replace(opts, nd_gpu=nd_gpu_budget(g, opts, facts, memory))
         if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:

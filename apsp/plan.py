@@ -227,11 +227,11 @@ def gpu_runtime(opts: SolveOptions) -> str:
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
         return forced
-    from .gpu import torch_free
+    from . import gpu
 
     plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
              and opts.device in (None, 0, "cuda", "cuda:0"))
-    return "driver" if plain and torch_free() else "torch"
+    return "driver" if plain and gpu.torch_free() else "torch"
 
 
 # ----------------------------------------------------------------------------- dtypes

@@ -182,6 +182,15 @@ def default_device():
     raise BackendUnavailableError("no CUDA device is visible to torch (and TRITON_INTERPRET is not set)")
 
 
+def make_current(device) -> None:
+    """Make the torch ``device`` the current CUDA device where it is another one: Triton launches
+    its kernels on the current device (a rank's own GPU, ``cuda:1``, would otherwise get them on 0)."""
+    import torch
+
+    if device.type == "cuda" and device.index is not None and device.index != torch.cuda.current_device():
+        torch.cuda.set_device(device)
+
+
 def device_memory(device=None) -> tuple[int, int]:
     """(free, total) bytes of the GPU; under the interpreter, the host's available RAM."""
     if torch_free() and device in (None, 0, "cuda", "cuda:0"):

@@ -118,9 +118,11 @@ def _bfs_level_kernel(
 
 def _device(wanted) -> torch.device:
     """The device asked for (the plan's), else `apsp.gpu.default_device`: one rule for the interpreter."""
-    from . import default_device
+    from . import default_device, make_current
 
-    return torch.device(wanted) if wanted is not None else default_device()
+    device = torch.device(wanted) if wanted is not None else default_device()
+    make_current(device)
+    return device
 
 
 def _sync(device):

@@ -50,7 +50,7 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Generator, Protocol
 
 import numpy as np
 
@@ -302,7 +302,39 @@ class TileEngine(Protocol):
     def sync(self) -> None: ...
 
 
-def run(graph, opts, engine, solver: str, block: int | None = None, default_block: int | None = None) -> SolveOutput:
+class RoundsEngine(Protocol):
+    """What the skeleton (`run`, `drive`) drives: where the matrix lives and how a round runs (the
+    module docstring). `apsp.cpu.blocked.CPUEngine`, `apsp.gpu.fw.GPUEngine`,
+    `apsp.outofcore.StreamSolve` and `apsp.dissection.ScheduleEngine`'s engines have it."""
+
+    n: int
+    negative: bool
+    kind: str
+    #: check the diagonal after each round (cheap on a host matrix)
+    early_cycle_check: bool
+    #: wait for queued work before moving the bar
+    sync_for_progress: bool
+    #: resume at any vertex (else at a multiple of the block)
+    resumes_anywhere: bool
+
+    def load(self, graph) -> None: ...
+
+    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None: ...
+
+    def read_rows(self, i0: int, i1: int) -> np.ndarray: ...
+
+    def rounds(self, block: int, start_vertex: int = 0) -> Generator[int, None, None]:
+        """Run the rounds from ``start_vertex``, yielding the vertices done after each."""
+
+    def negative_diagonal(self) -> np.ndarray: ...
+
+    def finalize(self) -> Finalized: ...
+
+    def sync(self) -> None: ...
+
+
+def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int | None = None,
+        default_block: int | None = None) -> SolveOutput:
     """Solve ``graph`` with ``engine``: the `SolveOutput` of ``engine.finalize()`` (a `Finalized`),
     the block, ``prepare``, ``compute`` and ``finalize`` seconds, the checkpoint session's info and
     ``info["cutoff_suspected"]`` where the engine checked.
@@ -348,7 +380,7 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
                        timings=dict(prepare=t1 - t0, compute=t2 - t1, finalize=time.perf_counter() - t2))
 
 
-def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=None, session=None) -> None:
+def drive(engine: RoundsEngine, block: int, start_vertex: int = 0, progress=None, on_round=None, session=None) -> None:
     """The rounds of ``engine`` from ``start_vertex``: progress bar, negative-cycle stop,
     checkpoints (``session``), ``on_round(vertices_done)``, Ctrl-C."""
     n = engine.n

@@ -22,7 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from .gpu import MachineFacts, gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
+
+if TYPE_CHECKING:
+    from .outofcore import StreamPlan
 
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
@@ -400,7 +403,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
 GPU_HEADROOM = 256 << 20
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
     """Where a solve keeps its data and what it needs (bytes)."""
 
@@ -417,8 +420,8 @@ class MemoryPlan:
     #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
-    #: `StreamPlan` when out_of_core
-    stream: object = None
+    #: `apsp.outofcore.StreamPlan` when out_of_core
+    stream: StreamPlan | None = None
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -574,7 +577,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         from .gpu import machine_facts as gpu_facts
 
         facts = gpu_facts(opts.device)
-    interpreted = backend == "gpu" and facts.interpreted
+    interpreted = backend == "gpu" and facts is not None and facts.interpreted
     if host_limit is None:
         host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
@@ -584,6 +587,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         elif interpreted:
             gpu_limit = host_limit
         else:
+            assert facts is not None  # asked above for every GPU plan
             facts = facts.measured()
             gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
@@ -610,8 +614,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
-        _plan_nd_stream(plan, nd, interpreted)
-        return plan
+        return _plan_nd_stream(plan, nd, interpreted)
     streamable = method == "fw" and backend in ("cpu", "gpu")
     if force and not streamable:
         raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
@@ -622,22 +625,21 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     wants_stream = n > 0 and (bool(force) or (
         force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
     if wants_stream:
-        _plan_stream(plan, graph, opts, bool(force), interpreted)
+        plan = _plan_stream(plan, graph, opts, bool(force), interpreted)
     else:
         _check_incore(plan, graph, streamable and not paths, force, interpreted)
     return plan
 
 
-def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
     RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
     and the panels of the widest separator, the rest for node buffers and stripes."""
     dt = plan.dtype
     size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
-    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
-    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
-    plan.out_of_core = True
+    plan = replace(plan, host_bytes=matrix_bytes(size, dt) + matrix_bytes(plan.n, dt),
+                   gpu_bytes=(nd.tile + 2 * widest) * size * dt.itemsize, out_of_core=True)
     where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
     if plan.host_bytes > plan.host_limit:
         raise MemoryPlanError(
@@ -648,9 +650,10 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
             f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
+    return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> MemoryPlan:
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
@@ -670,11 +673,9 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
                          block=opts.block_size, rows=opts.ooc_rows,
                          where="GPU" if gpu else "RAM")
-    plan.out_of_core = True
-    plan.matrix_on_disk = on_disk
-    plan.stream = stream
-    plan.gpu_bytes = stream.device_bytes if gpu else 0
-    plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
+    plan = replace(plan, out_of_core=True, matrix_on_disk=on_disk, stream=stream,
+                   gpu_bytes=stream.device_bytes if gpu else 0,
+                   host_bytes=(0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes))
     if on_disk:
         free = disk_available(plan.scratch_dir)
         if m > free:
@@ -682,6 +683,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
                 f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+    return plan
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:

@@ -314,6 +314,7 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         from .gpu.reductions import bfs_stats, ndfw_stats
         from .plan import nd_gpu_budget, reduction_words
 
+        assert facts is not None  # asked above: the backend is not "cpu"
         facts = facts.measured()
         try:
             if chosen == "nd-fw":

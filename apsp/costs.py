@@ -283,7 +283,7 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     the empty buckets it crosses: about the source's eccentricity in weight units, taken as the
     BFS depth times the mean weight (roads' lengths: 1.4-1.9 times slower per step than graphs of
     weights 1..100 on the H100 host, 2026-11-26); ``log2(n) / 6`` times the steps with the heap."""
-    known = g.__dict__.setdefault("_dijkstra_units", {})  # every automatic call asks
+    known = g.derived.dijkstra_units  # every automatic call asks
     if reweighted not in known:
         units = search_units(g)
         n = float(g.n)
@@ -305,8 +305,8 @@ def solve_itemsize(g: Graph, method: str) -> int:
     plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
     does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
     Kept on the graph: every estimate asks."""
-    found = "longest_found" in g.__dict__
-    known = g.__dict__.setdefault("_solve_itemsize", {})
+    found = g.derived.longest_found is not None
+    known = g.derived.solve_itemsize
     if (method, found) in known:
         return known[method, found]
     facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
@@ -344,12 +344,12 @@ ND_PLANAR_SEPARATOR = 8.0
 
 def _structure(g: Graph):
     """The symmetric pattern the dissection orders (cached on the graph)."""
-    if "_nd_structure" not in g.__dict__:
+    if g.derived.structure is None:
         csr = g.to_csr()
         sym = (csr + csr.T).tocsr()
         sym.data = np.ones_like(sym.data, dtype=np.int8)
-        g.__dict__["_nd_structure"] = sym
-    return g.__dict__["_nd_structure"]
+        g.derived.structure = sym
+    return g.derived.structure
 
 
 def sparse_enough(g: Graph) -> bool:
@@ -368,10 +368,10 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
 
 def _sweep(g: Graph) -> tuple[int, int, int]:
     """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
-    if "_separator_proxy" not in g.__dict__:  # a graph without vertices has no component
-        g.__dict__["_separator_proxy"] = (0, 0, 0) if g.n == 0 else _middle_level(
+    if g.derived.sweep is None:  # a graph without vertices has no component
+        g.derived.sweep = (0, 0, 0) if g.n == 0 else _middle_level(
             bfs_levels(_structure(g), _largest_component_vertex(g)))
-    return g.__dict__["_separator_proxy"]
+    return g.derived.sweep
 
 
 def _largest_component_vertex(g: Graph) -> int:
@@ -425,7 +425,7 @@ def nd_rounds(nd: Dissection, backend: str) -> float:
 def cached_ordering(g: Graph, backend: str):
     """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
     tile, leaf = DEFAULTS[backend]
-    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
+    return g.derived.dissections.get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
 
 
 # -- the estimates ------------------------------------------------------------

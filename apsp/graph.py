@@ -310,6 +310,25 @@ def lightest_edges(n: int, rows, cols, data):
 
 
 @dataclass
+class Derived:
+    """What the planner and the solvers work out about one graph and keep on it (`Graph.derived`),
+    so that every estimate, plan and solve of the graph asks once."""
+
+    #: `Graph.longest_distance_found` (None: not searched yet)
+    longest_found: float | None = None
+    #: `apsp.costs.dijkstra_units` per ``reweighted``
+    dijkstra_units: dict[bool, float] = field(default_factory=dict)
+    #: `apsp.costs.solve_itemsize` per ``(method, longest distance searched)``
+    solve_itemsize: dict[tuple[str, bool], int] = field(default_factory=dict)
+    #: the symmetric 0/1 pattern nested dissection orders (scipy CSR)
+    structure: Any = None
+    #: `apsp.costs`'s BFS sweep: ``(separator width, component size, levels)``
+    sweep: tuple[int, int, int] | None = None
+    #: `apsp.dissection.plan`'s dissections per ``(tile, leaf, pad, seed)``
+    dissections: dict[tuple[int, int, int, int], Any] = field(default_factory=dict)
+
+
+@dataclass
 class Graph:
     """A validated directed graph: ``n`` vertices and weighted edges (CSR or dense).
 
@@ -368,6 +387,8 @@ class Graph:
     integral: bool = field(init=False, repr=False, compare=False)
     unit_weights: bool = field(init=False, repr=False, compare=False)
     distance_bound: int | float = field(init=False, repr=False, compare=False)
+    #: what estimates, plans and solvers derived from this graph (`Derived`)
+    derived: Derived = field(init=False, repr=False, compare=False, default_factory=Derived)
 
     def __post_init__(self):
         w = self.csr.data if self.csr is not None else self.dense[self.edge_mask]
@@ -530,7 +551,7 @@ class Graph:
             The largest finite distance found, or 0.0 when nothing was searched (a dense
             graph, negative weights, no edges).
         """
-        if "longest_found" not in self.__dict__:
+        if self.derived.longest_found is None:
             found = 0.0
             if self.csr is not None and self.n and self.nnz and not self.has_negative_weights:
                 from scipy.sparse.csgraph import dijkstra
@@ -542,8 +563,8 @@ class Graph:
                     d[~np.isfinite(d)] = -1.0
                     start = int(np.argmax(d))
                     found = max(found, float(d[start]))
-            self.__dict__["longest_found"] = found
-        return self.__dict__["longest_found"]
+            self.derived.longest_found = found
+        return self.derived.longest_found
 
     # -- conversions ---------------------------------------------------------
     def to_csr(self):

@@ -41,7 +41,7 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
     # on a GPU too: dense FW, and no dissection built to price nd-fw there
     pick, _, _ = costs.fastest(g, "gpu", [("fw", "gpu"), ("nd-fw", "gpu")], rates=costs.SHIPPED["H100"])
     assert pick == ("fw", "gpu")
-    assert "_dissections" not in g.__dict__
+    assert not g.derived.dissections
 
 
 def test_grid_is_dissected_and_counted():

@@ -81,6 +81,8 @@ class NdGpuBudget:
     #: common shape run at ``batch_rate`` per second
     launch_seconds: float
     batch_rate: float
+    #: the layout matrix and the node buffers are rounded up to this (`apsp.gpu.footprint.GPU_ALIGN`)
+    align: int
 
 
 def check_block(value, name: str = "block_size") -> int | None:

@@ -31,7 +31,8 @@ from .cpu.threads import thread_count
 from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, NdGpuBudget, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import MachineFacts, gpu_available
-from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
+from .gpu.footprint import (GPU_ALIGN, GPU_PAD, INTERPRETER_ALIGN, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned,
+                            nd_needs)
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
@@ -422,6 +423,8 @@ class MemoryPlan:
     scratch_dir: str | None = None
     #: `apsp.outofcore.StreamPlan` when out_of_core
     stream: StreamPlan | None = None
+    #: in-core dense FW on the GPU: the device matrix's side, n padded to whole kernel tiles
+    padded: int | None = None
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -612,7 +615,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
-                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
+                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch,
+                      padded=gpu_padded(n, interpreted) if backend == "gpu" and method == "fw" else None)
     if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
         return _plan_nd_stream(plan, nd, interpreted)
     streamable = method == "fw" and backend in ("cpu", "gpu")
@@ -754,7 +758,7 @@ def nd_gpu_budget(graph, opts: SolveOptions, facts: MachineFacts, memory: Memory
         size = nd_aligned(nd.size, False)
         loaded = matrix_bytes(size, dt) + tile * size * dt.itemsize + graph.nnz * (16 + dt.itemsize)
         gather = int(ND_GATHER_SHARE * max(0, (facts.measured().free or 0) - loaded))
-    return NdGpuBudget(gather, ND_LAUNCH_SECONDS, ND_BATCH_RATE)
+    return NdGpuBudget(gather, ND_LAUNCH_SECONDS, ND_BATCH_RATE, INTERPRETER_ALIGN if facts.interpreted else GPU_ALIGN)
 
 
 def reduction_words(graph, facts: MachineFacts, gpu_memory=None) -> int:

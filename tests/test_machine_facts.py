@@ -85,7 +85,7 @@ def test_the_plan_carries_the_machine_and_the_gpu_engines_budgets(monkeypatch):
     budget = p.steps[0].opts.nd_gpu
     assert p.steps[0].opts.device == p.machine.device == "cpu"
     assert budget == engine.NdGpuBudget(int(plan.ND_GATHER_SHARE * (1 << 62)), plan.ND_LAUNCH_SECONDS,
-                                        plan.ND_BATCH_RATE)
+                                        plan.ND_BATCH_RATE, 16)  # the interpreter's alignment
     # a real card: the share of what the load leaves free
     real = apsp.gpu.MachineFacts(True, "NVIDIA H200", False, 1, "cuda:0", free=64 << 30, total=80 << 30)
     opts = p.steps[0].opts
@@ -94,7 +94,10 @@ def test_the_plan_carries_the_machine_and_the_gpu_engines_budgets(monkeypatch):
     nd, tile = dissection_for(g, opts, "gpu")
     size = -(-nd.size // 256) * 256
     loaded = size * size * 4 + tile * size * 4 + g.nnz * 20
-    assert plan.nd_gpu_budget(g, opts, real).gather_bytes == int(0.8 * ((64 << 30) - loaded))
+    assert plan.nd_gpu_budget(g, opts, real) == engine.NdGpuBudget(
+        int(0.8 * ((64 << 30) - loaded)), 2e-5, 1.2e13, 256)
+    p = plan.make_plan(g, method="fw", backend="gpu", dtype="int32")
+    assert p.steps[0].opts.memory.padded == 144  # 144 vertices: whole tiles of 16 interpreted
     unit = Graph.from_sparse((g.to_csr() > 0).astype(np.int8).tocsr())
     p = plan.make_plan(unit, method="bfs", backend="gpu")
     assert p.steps[0].opts.hops == exactness.gpu_hop_dtypes(None)

@@ -43,7 +43,7 @@ import triton.language as tl
 from .. import exactness
 from ..dissection import DEFAULTS, ScheduleEngine, solve_with
 from ..engine import Finalized, NdGpuBudget, SolveOptions, SolveOutput
-from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
+from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK
 from .fw import check_and_mark, finished
 from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
@@ -83,7 +83,7 @@ class Engine(ScheduleEngine):
         self.tile = tile
         self.rt = TorchRuntime(device)
         self.device, self.cuda = self.rt.device, self.rt.cuda  # the interpreter: small alignment, still exercised
-        self.align = ALIGN if self.cuda else INTERPRETER_ALIGN
+        self.align = budget.align  # the plan's (`apsp.gpu.footprint.nd_aligned`)
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
         self.d = self.col_t = None
         self.gathered = 0  #: nodes run on gathered buffers (reported)

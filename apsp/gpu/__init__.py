@@ -84,13 +84,8 @@ def gpu_available(explicit: bool = False) -> tuple[bool, str]:
     (``explicit``: ``backend="gpu"``); automatic choices never pick it, so the
     automatic method and backend rules are the same under test as for users.
     """
-    return _verdict(*device_status(), explicit)
-
-
-def _verdict(ok: bool, why: str, explicit: bool) -> tuple[bool, str]:
-    if ok and not explicit and "interpreter" in why:
-        return False, "only the Triton interpreter is available (no CUDA device)"
-    return ok, why
+    ok, why = device_status()
+    return MachineFacts(ok, why, ok and "interpreter" in why, 0, None).available(explicit)
 
 
 def rank_device(local_rank: int, count: int, interpreted: bool) -> str | None:
@@ -144,8 +139,10 @@ class MachineFacts:
         return self.why if self.usable else None
 
     def available(self, explicit: bool = False) -> tuple[bool, str]:
-        """`gpu_available`'s verdict from these facts."""
-        return _verdict(self.usable, self.why, explicit)
+        """`gpu_available`'s verdict from these facts: the interpreter serves only an explicit request."""
+        if self.usable and not explicit and self.interpreted:
+            return False, "only the Triton interpreter is available (no CUDA device)"
+        return self.usable, self.why
 
     def measured(self) -> "MachineFacts":
         """These facts with the device's free and total memory read (once: already read, unchanged)."""

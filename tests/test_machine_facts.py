@@ -41,6 +41,7 @@ def test_a_rank_runs_on_its_node_rank_s_gpu(monkeypatch, local, count, interpret
     assert (facts.device, facts.count, facts.interpreted) == (device, count, interpreted)
     assert apsp.gpu.rank_device(local, count, interpreted) == device
     assert apsp.gpu.machine_facts("cuda:5").device == "cuda:5"  # asked for: kept
+    assert apsp.gpu.machine_facts(1).device == "cuda:1"  # a bare index, as torch reads it
 
 
 def test_one_interpreter_rule(monkeypatch):

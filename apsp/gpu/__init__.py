@@ -159,8 +159,10 @@ def machine_facts(device=None, rank: int | None = None) -> MachineFacts:
     usable, why = device_status()
     interpreted = usable and "interpreter" in why
     count = _cuda_device_count() if usable and not interpreted else 0
-    if device is not None and not isinstance(device, str):
-        device = str(device)
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"  # torch's meaning of a bare index
+    elif device is not None and not isinstance(device, str):
+        device = str(device)  # a torch.device
     if device is None and usable:
         device = rank_device(local_rank() if rank is None else rank, count, interpreted)
     return MachineFacts(usable, why, interpreted, count, device)

@@ -364,6 +364,9 @@ class Graph:
     distance_bound : int or float
         Largest magnitude any shortest distance can have, ``(n - 1) * max|w|``
         (`apsp.exactness.distance_bound`: a Python int, exact, for whole-number weights).
+    derived : Derived
+        What estimates, plans and solvers worked out about this graph once and keep on it (the
+        BFS sweeps, the dissections, the longest distance searched).
 
     The weight facts are read once, when the graph is built (a NaN weight is a ValueError).
 

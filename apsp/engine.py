@@ -109,7 +109,10 @@ def check_block(value, name: str = "block_size") -> int | None:
 class SolveOptions:
     """Everything a solve is asked to do besides the graph; validated when built.
 
-    The fields after ``progress`` are the keyword options of `apsp.shortest_paths`.
+    The fields after ``progress`` are the keyword options of `apsp.shortest_paths` (``device`` among
+    them is replaced by the plan's, `apsp.gpu.MachineFacts.device`); those before it are the plan's
+    decisions for one step: the dtype, the block and paths asked for, the source rows, the cut-off
+    band, and the GPU runtime, memory plan, nd-fw budget (`NdGpuBudget`) and BFS hop dtypes.
     """
 
     #: distance dtype; None only for BFS, which then picks it from the diameter

@@ -36,6 +36,7 @@ _EXPORTS = {name: f"apsp.{module}" for module, names in {
     "query": ("Route", "shortest_path_between"),
     "result": ("Result", "load_result"),
     "scipy_compat": ("floyd_warshall", "shortest_path"),
+    "scipy_searches": ("bellman_ford", "dijkstra", "johnson"),
     "stats": ("DistanceStats", "distance_stats"),
 }.items() for name in names}
 
@@ -52,13 +53,14 @@ if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export);
     from .paths import reconstruct_path as reconstruct_path
     from .query import Route as Route, shortest_path_between as shortest_path_between
     from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path
+    from .scipy_searches import bellman_ford as bellman_ford, dijkstra as dijkstra, johnson as johnson
     from .stats import DistanceStats as DistanceStats, distance_stats as distance_stats
 
 # a literal list, so that type checkers read it (tests/test_public_api_docs.py keeps it = _EXPORTS)
 __all__ = [
     "BackendUnavailableError", "DistanceStats", "DtypeError", "EdgeList", "Graph", "GraphFormatError",
-    "MemoryPlanError", "NegativeCycleError", "Result", "Route", "__version__", "as_graph", "distance_stats",
-    "floyd_warshall", "load_result", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
+    "MemoryPlanError", "NegativeCycleError", "Result", "Route", "__version__", "as_graph", "bellman_ford",
+    "dijkstra", "distance_stats", "floyd_warshall", "johnson", "load_result", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
     "shortest_path_between", "shortest_paths", "unreachable_value", "write_distances",
 ]
 

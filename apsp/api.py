@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar, Union
 import numpy as np
 
 from . import exactness
+from .choices import BACKENDS, METHODS, check_choice
 from .engine import check_keywords, get_solver
 from .graph import EdgeList, Graph, lightest_edges, vertex_indices
 from .jit import book_compile, compile_seconds, compiling
@@ -21,7 +22,9 @@ from .result import Result
 from .sizes import memory_limit
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, DTypeLike
+    from numpy.typing import ArrayLike
+
+    from .choices import Backend, DtypeChoice, Method
 
     #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
     GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
@@ -129,8 +132,8 @@ def _symmetrized(g: Graph) -> Graph:
     return Graph(n=g.n, csr=sym, source=g.source, labels=g.labels)
 
 
-def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto",
-                   dtype: DTypeLike | None = None, *, block_size: int | None = None,
+def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend = "auto",
+                   dtype: DtypeChoice = None, *, block_size: int | None = None,
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
@@ -142,8 +145,9 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     graph, directed, unweighted, null_value
         The graph and how to read it, as `as_graph` takes them.
     method, backend : str, optional
-        {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"} and {"auto", "cpu", "gpu"}:
-        "auto" as README's "Choosing a method" says (`apsp.plan`).
+        {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"} and {"auto", "cpu", "gpu"}
+        (`apsp.choices`; another name is a ValueError naming these): "auto" as README's "Choosing a
+        method" says (`apsp.plan`).
     dtype : {None, "int16", "int32", "int64", "float32", "float64", "uint8", "uint16"}
         None: the narrowest that holds the actual distances, verified after the solve
         (`apsp.exactness`; ``info["dtype_tried"]``, ``"dtype_check"``); uint8/uint16 for BFS only.
@@ -180,6 +184,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     """
     t0 = time.perf_counter()
     check_keywords(options, _PARAMETERS)
+    check_choice("method", method, METHODS)
+    check_choice("backend", backend, BACKENDS)
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     src = None if sources is None else source_vertices(sources, g.n, g.labels)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -12,7 +12,11 @@ from .graph import vertex_index, vertex_indices, vertex_labels
 from .paths import NoPathError, reconstruct_path, walk_back
 
 if TYPE_CHECKING:
+    import pandas
+    import polars
     from numpy.typing import ArrayLike
+
+    from .choices import FrameLibrary
 
 
 @dataclass
@@ -228,8 +232,14 @@ class Result:
 
         save_result(path, self)
 
-    def to_frame(self, library: str = "pandas", sources: ArrayLike | None = None,
-                 max_rows: int = 10_000_000) -> Any:
+    @overload
+    def to_frame(self, library: Literal["pandas"] = ..., sources: ArrayLike | None = ...,
+                 max_rows: int = ...) -> pandas.DataFrame: ...
+    @overload
+    def to_frame(self, library: Literal["polars"], sources: ArrayLike | None = ...,
+                 max_rows: int = ...) -> polars.DataFrame: ...
+    def to_frame(self, library: FrameLibrary = "pandas", sources: ArrayLike | None = None,
+                 max_rows: int = 10_000_000) -> pandas.DataFrame | polars.DataFrame:
         """The reachable pairs as an edge table: columns ``source``, ``target``, ``distance``.
 
         Parameters

@@ -213,7 +213,19 @@ def johnson(csgraph: ArrayLike, directed: bool = True, indices: ArrayLike | None
             ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Johnson's algorithm (negative weights allowed); drop-in for ``scipy.sparse.csgraph.johnson``.
 
-    Parameters and results as `dijkstra` without ``limit`` and ``min_only``.
+    Parameters
+    ----------
+    csgraph : array_like, masked array or scipy sparse matrix, shape (N, N)
+        The graph; negative weights are allowed.
+    directed, indices, return_predecessors, unweighted
+        As in `dijkstra`.
+
+    Returns
+    -------
+    dist_matrix : ndarray of float64
+        Shape (len(indices), N) (``indices``' shape + (N,)).
+    predecessors : ndarray of int32
+        Only with ``return_predecessors``; the same shape (-9999 where none).
 
     Raises
     ------
@@ -247,7 +259,26 @@ def bellman_ford(csgraph: ArrayLike, directed: bool = True, indices: ArrayLike |
     """Bellman-Ford's distances; drop-in for ``scipy.sparse.csgraph.bellman_ford``.
 
     Runs Johnson's searches (one Bellman-Ford pass for the potentials, then Dijkstra from each
-    source), whose distances are Bellman-Ford's. Parameters and results as `johnson`.
+    source), whose distances are Bellman-Ford's.
+
+    Parameters
+    ----------
+    csgraph : array_like, masked array or scipy sparse matrix, shape (N, N)
+        The graph; negative weights are allowed.
+    directed, indices, return_predecessors, unweighted
+        As in `dijkstra`.
+
+    Returns
+    -------
+    dist_matrix : ndarray of float64
+        Shape (len(indices), N) (``indices``' shape + (N,)).
+    predecessors : ndarray of int32
+        Only with ``return_predecessors``; the same shape (-9999 where none).
+
+    Raises
+    ------
+    NegativeCycleError
+        If the graph has a negative cycle (apsp's class subclasses scipy's; scipy's message).
 
     Examples
     --------

@@ -40,3 +40,37 @@ def test_negative_cycle_error_names_its_vertices():
     assert "vertices 0, 1" in str(raised.value)
     many = apsp.NegativeCycleError(vertices=list(range(25)))
     assert "0, 1, 2" in str(many) and "and 15 more" in str(many)
+
+
+def test_gen_takes_quiet_and_json_like_the_other_commands(tmp_path, capsys):
+    import json
+
+    from apsp.cli import main
+
+    out = tmp_path / "g.txt"
+    assert main(["gen", "30", "--seed", "3", "-o", str(out), "-q", "--json"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["schema_version"] == 1 and summary["n"] == 30 and summary["format"] == "homework"
+    assert summary["edges"] == int(out.read_text().split()[1]) and captured.err == ""
+
+
+def test_stats_json_says_schema_version_like_the_others(tmp_path, capsys):
+    import json
+
+    from apsp.cli import main
+
+    (tmp_path / "g.txt").write_text("3 2\n1 2 3\n2 3 4\n")
+    assert main(["stats", str(tmp_path / "g.txt"), "--json", "-q"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema_version"] == 1
+
+
+def test_info_shows_apsps_version(capsys):
+    import json
+
+    from apsp.cli import main
+
+    assert main(["info"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split()[:4] == ["apsp", "yes", "version", apsp.__version__]
+    assert main(["info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["apsp"]["version"] == apsp.__version__

@@ -36,12 +36,15 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
 
     Parameters
     ----------
-    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, str or os.PathLike
+    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, networkx graph, \
+pandas or polars DataFrame, torch tensor, str or os.PathLike
         A `Graph` (used as is), an `EdgeList`, a square dense array
         (``null_value``, inf and nan mean no edge, as in scipy), a scipy sparse
         matrix (explicit entries are edges), a sequence of ``(u, v)`` or
-        ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), or a path to
-        a graph file.
+        ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), a networkx
+        graph (its ``weight`` attribute; nodes kept as labels), an edge table
+        with columns ``source``, ``target`` and optional ``weight`` (labels
+        kept), a dense CPU torch tensor (`apsp.inputs`), or a path to a graph file.
     directed : bool, optional
         If False, an edge either way is an edge both ways (the lighter wins
         where both are given).
@@ -82,9 +85,15 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
     elif isinstance(graph, (list, tuple)):
         g = Graph.from_edges(_edges_from_tuples(graph))
     else:
-        raise TypeError(
-            f"cannot read a graph from {type(graph).__name__}: give a square array, a scipy sparse "
-            "matrix, an apsp.EdgeList, a list of (u, v[, w]) tuples, or a file path")
+        from .inputs import foreign_graph
+
+        converted = foreign_graph(graph)
+        if converted is None:
+            raise TypeError(
+                f"cannot read a graph from {type(graph).__name__}: give a square array, a scipy sparse "
+                "matrix, an apsp.EdgeList, a list of (u, v[, w]) tuples, a networkx graph, a pandas or "
+                "polars edge table (source, target[, weight]), a CPU torch tensor, or a file path")
+        return as_graph(converted, directed=directed, unweighted=unweighted, null_value=null_value)
     if unweighted:
         g = _unit_weights(g)
     if not directed:

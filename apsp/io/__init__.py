@@ -10,6 +10,7 @@ mtx        ``.mtx``                                 graph                       
 dimacs     ``.gr``                                  graph                         graph
 metis      ``.graph`` ``.metis``                    graph                         -
 graphml    ``.graphml``                             graph (networkx)              -
+csv        ``.csv``                                 graph (header source,target)  -
 npz        ``.npz`` (not ``.gz``)                   - (`apsp.load_result`)        whole result
 =========  =======================================  ============================  ==========
 
@@ -27,7 +28,8 @@ Vertex names: formats that declare a vertex count and number vertices by index
 (``EdgeList.labels`` None; `FIRST_VERTEX` is their first number). A SNAP edge
 list names vertices by ids, compacted to 0..n-1 in increasing order with the
 ids kept as labels (`apsp.io.edgelist`); GraphML keeps its node ids as string
-labels. ``npz`` holds a whole `apsp.result.Result` (`apsp.io.result`); as a
+labels; a CSV edge list (``source,target[,weight]`` header) keeps its ids, integers or strings, as
+labels (`apsp.io.csvedges`). ``npz`` holds a whole `apsp.result.Result` (`apsp.io.result`); as a
 distances output of `write_distances` it holds the matrix alone.
 """
 from __future__ import annotations
@@ -56,17 +58,18 @@ FORMATS = {
     "dimacs": ("dimacs", True, True, False),
     "metis": ("metis", True, False, False),
     "graphml": ("graphml", True, False, False),
+    "csv": ("csvedges", True, False, False),
     "npz": ("result", False, False, True),
 }
 
 #: the number a format gives its first vertex (apsp numbers from 0 inside; the CLI shows routes
 #: and takes --from/--to in the file's own numbering), for inputs without labels
-FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0}
+FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0, "csv": 0}
 
 _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "homework",
              ".snap": "snap", ".edges": "snap", ".el": "snap", ".tsv": "snap",
              ".npy": "npy", ".mtx": "mtx", ".gr": "dimacs",
-             ".graph": "metis", ".metis": "metis", ".graphml": "graphml",
+             ".graph": "metis", ".metis": "metis", ".graphml": "graphml", ".csv": "csv",
              ".npz": "npz"}
 
 #: the names ``fmt`` takes: a format's name, a suffix without its dot, or one of these

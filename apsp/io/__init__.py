@@ -264,11 +264,13 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
 
 
 def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
-                    first_row: int | None = None, progress: bool | None = None) -> None:
+                    first_row: int | None = None, progress: bool | None = None, keep_dtype: bool = False) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
-    Unreachable pairs hold `apsp.exactness.unreachable_value` (``inf``, or the
-    integer dtype's maximum) and print as ``INF`` in text. The file is replaced
+    Unreachable pairs print as ``INF`` in text and are left out of ``.mtx``; a
+    ``.npy`` holds integer distances as float64 with ``inf`` where there is no path
+    (unless ``keep_dtype``, or with a loud `apsp.io.npy.UnsafeFileWarning` where
+    float64 is not exact or the disk lacks room: `apsp.io.npy`). The file is replaced
     whole or not at all; a ``.gz`` suffix compresses it. Writers go a block of
     rows at a time, so ``dist`` may be a memory map bigger than RAM.
 
@@ -289,6 +291,9 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
         sources); like ``rows`` without the slicing.
     progress : bool or None, optional
         A bar while writing big text outputs (None: only on a terminal or in a notebook).
+    keep_dtype : bool, optional
+        ``.npy``: keep an integer matrix's dtype ("no path" is then the dtype's maximum,
+        `apsp.unreachable_value`): smaller, for readers that mask it.
 
     Raises
     ------
@@ -309,7 +314,7 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
     d = np.asarray(dist)
     if d.ndim != 2 or (rows is None and first_row is None and d.shape[0] != d.shape[1]):
         raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    extra = {"progress": progress} if name == "homework" else {}
+    extra = {"progress": progress} if name == "homework" else {"keep_dtype": keep_dtype} if name == "npy" else {}
     if rows is not None:
         lo, hi = map(int, rows)
         if not 0 <= lo < hi <= len(d):

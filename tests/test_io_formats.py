@@ -84,7 +84,7 @@ def test_distances_npy_and_mtx_round_trip(tmp_path, n, dtype, gz, data):
         d = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, (n, n), dtype=dt, endpoint=True)
     d[rng.random((n, n)) < 0.3] = exactness.unreachable_value(dt)
     p = tmp_path / ("d.npy.gz" if gz else "d.npy")
-    write_distances(p, d)
+    write_distances(p, d, keep_dtype=True)
     loaded = np.load(gzip.open(p) if gz else p)
     assert loaded.dtype == dt and np.array_equal(loaded, d)
     q = tmp_path / "d.mtx"

@@ -8,14 +8,17 @@ the dense Floyd-Warshall start matrix or to CSR for BFS/Dijkstra.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import exactness
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-@dataclass
+
+@dataclass(init=False)
 class EdgeList:
     """Edges of a directed graph on vertices ``0..n-1``, in input order.
 
@@ -54,14 +57,16 @@ class EdgeList:
     source: str | None = None
     labels: np.ndarray | None = None
 
-    def __post_init__(self):
-        self.src = np.asarray(self.src, dtype=np.int64)
-        self.dst = np.asarray(self.dst, dtype=np.int64)
-        self.weight = np.asarray(self.weight)
+    def __init__(self, n: int, src: ArrayLike, dst: ArrayLike, weight: ArrayLike, source: str | None = None,
+                 labels: ArrayLike | None = None) -> None:
+        self.n = n
+        self.src = np.asarray(src, dtype=np.int64)
+        self.dst = np.asarray(dst, dtype=np.int64)
+        self.weight = np.asarray(weight)
+        self.source = source
         if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
             raise ValueError("src, dst and weight must be 1-D arrays of the same length")
-        if self.labels is not None:
-            self.labels = vertex_labels(self.labels, self.n)
+        self.labels = None if labels is None else vertex_labels(labels, n)
 
     @property
     def m(self) -> int:

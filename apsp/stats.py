@@ -28,16 +28,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import exactness
+from .choices import BACKENDS, DIRECTIONS, STATS_METHODS, check_choice
 from .errors import MemoryPlanError
 
 __all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
 
-#: methods `distance_stats` takes ("bfs": every weight 1)
-STATS_METHODS = ("auto", "bfs", "dijkstra", "johnson")
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .api import GraphLike
+    from .choices import Backend, Direction, DtypeChoice, StatsMethod
 #: the integer distance histogram's largest size (bins); larger distances need no histogram
 MAX_HISTOGRAM_BINS = 1 << 24
 #: largest block of search rows kept at once, bytes (the blocks of Dijkstra and Johnson)
@@ -90,7 +95,7 @@ class DistanceStats:
         """Whether each source reaches every target (its eccentricity is finite)."""
         return self.reachable == self.targets
 
-    def closeness(self, wf_improved: bool = True) -> np.ndarray:
+    def closeness(self, wf_improved: bool = True) -> NDArray[np.float64]:
         """networkx's closeness: ``(r - 1) / total``, times ``(r - 1) / (n - 1)`` with
         ``wf_improved`` (r: targets reached); 0 where the total is 0. Float64 per source."""
         r = self.reachable.astype(np.float64) - 1.0
@@ -194,8 +199,7 @@ def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
     weight: Johnson (one Bellman-Ford, then Dijkstra on reweighted edges; a
     negative cycle raises `NegativeCycleError`).
     """
-    if method not in STATS_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
+    check_choice("method", method, STATS_METHODS)  # the methods `distance_stats` takes ("bfs": every weight 1)
     negative = graph.has_negative_weights
     if method == "bfs" and not graph.unit_weights:
         raise ValueError("method 'bfs' counts hops: every weight must be 1 (unweighted=True, "
@@ -211,10 +215,11 @@ def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
     return "dijkstra", "non-negative weights: Dijkstra"
 
 
-def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
-                   method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
-                   directed: bool = True, unweighted: bool = False, progress: bool | None = None,
-                   host_memory=None, gpu_memory=None, device=None) -> DistanceStats:
+def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, targets: ArrayLike | None = None,
+                   direction: Direction = "out", method: StatsMethod = "auto", backend: Backend = "auto",
+                   dtype: DtypeChoice = None, histogram: bool = False, directed: bool = True,
+                   unweighted: bool = False, progress: bool | None = None, host_memory: int | str | None = None,
+                   gpu_memory: int | str | None = None, device: str | None = None) -> DistanceStats:
     """Per-source reductions of the shortest distances, computed without the distance matrix.
 
     Parameters
@@ -271,8 +276,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     from .plan import few_sources_for_bfs
     from .graph import Graph
 
-    if direction not in ("out", "in"):
-        raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
+    check_choice("direction", direction, DIRECTIONS)
+    check_choice("backend", backend, BACKENDS)
     g = as_graph(graph, directed=directed, unweighted=unweighted)
     n = g.n
     src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n)

@@ -37,6 +37,7 @@ import numpy as np
 
 from .dissection import DEFAULTS, bfs_levels, default_plan
 from .exactness import dtype_attempts, skip_bound_to_fail
+from .methods import METHOD, TABLE, Method, load
 
 if TYPE_CHECKING:
     from .dissection import Dissection
@@ -301,18 +302,19 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
 
 
 def solve_itemsize(g: Graph, method: str) -> int:
-    """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
-    plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
-    does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
+    """Bytes per entry the ``method`` most likely solves and returns in, by its dtype ladder: FW and
+    nd-fw the dtype plan's first attempt that a distance already found (`Graph.longest_distance_found`,
+    cached) does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
     Kept on the graph: every estimate asks."""
     found = "longest_found" in g.__dict__
     known = g.__dict__.setdefault("_solve_itemsize", {})
     if (method, found) in known:
         return known[method, found]
     facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
-    if method == "bfs":
+    ladder = METHOD[method].ladder
+    if ladder == "hops":
         size = 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
-    elif method in ("fw", "nd-fw"):
+    elif ladder == "saturating":
         attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
         if attempts[0].checked and len(attempts) > 1 and found:
@@ -441,8 +443,9 @@ def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> floa
     yet, the edges' copy in and the result's copy out."""
     import sys
 
-    call = rates.gpu_call_seconds if method == "bfs" else rates.gpu_fw_call_seconds
-    if method != "fw" and "torch" not in sys.modules:
+    record = METHOD[method]
+    call = getattr(rates, record.gpu_call)
+    if not record.driver_runtime and "torch" not in sys.modules:
         call += TORCH_IMPORT_SECONDS
     return call + 12.0 * g.nnz / rates.h2d + result_bytes / rates.d2h
 
@@ -450,48 +453,74 @@ def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> floa
 def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | None = None,
              ordering: Dissection | None = None, result: bool = True) -> float:
     """Seconds ``method`` should take on ``g`` on ``backend`` ("cpu" or "gpu") in ``dtype`` (None:
-    the dtype plan's first), at ``rates`` (None: `rates_for` this machine). nd-fw's work is
+    the dtype plan's first), at ``rates`` (None: `rates_for` this machine): its record's estimate
+    (`apsp.methods.Method.estimate`) plus, on the GPU, the call's fixed costs. nd-fw's work is
     counted from ``ordering`` (or the one cached on the graph by an earlier solve or `estimates`),
-    else bounded by `nd_proxy_work`: this function never builds a dissection. ``rates`` None:
-    `this_machine`. ``result`` False:
+    else bounded by `nd_proxy_work`: this function never builds a dissection. ``result`` False:
     without the n x n result's writing and copy to the host (reductions that keep no matrix)."""
     rates = rates or this_machine()
-    itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
-    n, m = float(g.n), float(g.nnz)
-    on_gpu = backend == "gpu"
-    if on_gpu and method in ("dijkstra", "johnson"):
-        raise ValueError(f"{method} runs on the CPU only")
-    if method in ("fw", "nd-fw", "reference"):
-        speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
-        if method == "nd-fw":
-            nd = ordering if ordering is not None else cached_ordering(g, backend)
-            if nd is not None:
-                work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
-            else:
-                work, rounds = nd_proxy_work(g, backend)
-                order = ordering_seconds(g, backend, rates)
-            rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
-            seconds = work / rate + (order + rounds * (rates.nd_round_gpu_seconds if on_gpu
-                                                       else rates.nd_round_cpu_seconds))
-            if on_gpu and g.n <= DEFAULTS["gpu"][1]:
-                # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
-                seconds = min(seconds, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
-        else:
-            seconds = _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
-            if method == "reference":
-                seconds *= 100.0
-    elif method in ("dijkstra", "johnson"):
-        # Johnson: Bellman-Ford's few passes, then searches on the reweighted graph
-        work = dijkstra_units(g, reweighted=True) + 10.0 * m if method == "johnson" else dijkstra_units(g)
-        seconds = work / rates.dijkstra_cpu + rates.search_call_seconds
-    elif method == "bfs":
-        seconds = search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
-    else:
+    record = METHOD.get(method)
+    if record is None:
         raise ValueError(f"no estimate for method {method!r}")
-    out = n * n * itemsize if result else 0.0
+    on_gpu = backend == "gpu"
+    if backend not in record.backends:
+        raise ValueError(f"{method} runs on the {' and '.join(record.backends).upper()} only")
+    itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
+    seconds = load(record.estimate)(g, on_gpu, itemsize, rates, ordering)
+    out = float(g.n) ** 2 * itemsize if result else 0.0
     if on_gpu:
         return float(seconds + _gpu_fixed(g, method, out, rates))
     return float(seconds + out / rates.result_fill)
+
+
+def _fw_speedup(on_gpu: bool, itemsize: int, rates: Rates) -> float:
+    return dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
+
+
+def fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """Dense FW's n^3 updates at the dtype's rate."""
+    n, speedup = float(g.n), _fw_speedup(on_gpu, itemsize, rates)
+    return _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
+
+
+def reference_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """The oracle: dense FW's work a hundred times slower (numpy steps over whole matrices)."""
+    return 100.0 * fw_seconds(g, on_gpu, itemsize, rates)
+
+
+def nd_fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """nd-fw's counted updates (``ordering``, or the one cached) or their proxy, its rounds' fixed
+    costs and, without an ordering, the ordering's own cost."""
+    backend, n = ("gpu" if on_gpu else "cpu"), float(g.n)
+    speedup = _fw_speedup(on_gpu, itemsize, rates)
+    nd = ordering if ordering is not None else cached_ordering(g, backend)
+    if nd is not None:
+        work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
+    else:
+        work, rounds = nd_proxy_work(g, backend)
+        order = ordering_seconds(g, backend, rates)
+    rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
+    seconds = work / rate + (order + rounds * (rates.nd_round_gpu_seconds if on_gpu
+                                               else rates.nd_round_cpu_seconds))
+    if on_gpu and g.n <= DEFAULTS["gpu"][1]:
+        # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
+        seconds = min(seconds, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
+    return seconds
+
+
+def dijkstra_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """One search per source (`dijkstra_units`)."""
+    return dijkstra_units(g) / rates.dijkstra_cpu + rates.search_call_seconds
+
+
+def johnson_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """Bellman-Ford's few passes, then searches on the reweighted graph."""
+    return (dijkstra_units(g, reweighted=True) + 10.0 * g.nnz) / rates.dijkstra_cpu + rates.search_call_seconds
+
+
+def bfs_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """One breadth-first search per source (`search_units`)."""
+    return search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
 
 
 #: nd-fw on the GPU over a graph of one leaf against dense FW on the GPU: the same n^3 work, in its
@@ -514,14 +543,19 @@ def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str
     `apsp.plan.gpu_available`). nd-fw only on graphs `sparse_enough` for it: on denser ones its
     separators are too wide, and it is dense FW with an ordering's and its rounds' overheads."""
     backends = [backend] if backend != "auto" else ["cpu"] + (["gpu"] if gpu else [])
-    pairs = []
-    for b in backends:
-        if g.unit_weights:
-            pairs.append(("bfs", b))
-        pairs += [("fw", b), ("nd-fw", b)] if sparse_enough(g) else [("fw", b)]
-        if b == "cpu":
-            pairs.append(("johnson" if g.has_negative_weights else "dijkstra", b))
-    return pairs
+    # hop counts first: the order the estimates are listed in (`-v`)
+    records = sorted(TABLE, key=lambda m: m.weights != "unit")
+    return [(m.name, b) for b in backends for m in records if b in m.backends and _candidate(g, m)]
+
+
+def _candidate(g: Graph, m: Method) -> bool:
+    """Whether the automatic choice weighs ``m`` for ``g``: it solves the weights, and its record's
+    `Method.candidate` rule holds (Johnson only with a negative weight, where Dijkstra cannot)."""
+    if not m.takes(g.unit_weights, g.has_negative_weights):
+        return False
+    rule = m.candidate
+    return rule == "always" or (rule == "sparse" and sparse_enough(g)) or (
+        rule == "negative" and g.has_negative_weights)
 
 
 def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
@@ -563,7 +597,7 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
     best, nd_best = float("inf"), None  # the best other candidate, nd-fw's best backend
     for pair in (candidates if candidates is not None else applicable(g, "auto")):
         out[pair] = seconds = estimate(g, *pair, dtype, rates)  # nd-fw: cached ordering or proxy
-        if pair[0] != "nd-fw":
+        if METHOD[pair[0]].candidate != "sparse":  # priced by its proxy until it may win
             best = min(best, seconds)
         elif nd_best is None or seconds < out[nd_best]:
             nd_best = pair

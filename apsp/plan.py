@@ -28,11 +28,12 @@ import numpy as np
 
 from . import costs, exactness
 from .cpu.threads import thread_count
-from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
+from .engine import DEFAULT_BLOCK, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
+from .methods import BACKENDS, METHOD, METHODS, SEARCHES, TABLE, Method, load
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 #: decisions are logged here at INFO level
@@ -76,8 +77,10 @@ class Plan:
     #: the source rows asked for (indices), and whether one search each computes them
     sources: np.ndarray | None = None
     rows_by_search: bool = False
-    #: the block of Floyd-Warshall's rounds (None: other methods, or the stream's own choice)
+    #: the block of the method's rounds, the one its engine runs with (None: a method without one)
     block: int | None = None
+    #: why a block asked for is not used (the method chosen has none), else None
+    block_note: str | None = None
     #: dtypes not tried, and why (`apsp.exactness.skip_bound_to_fail`)
     skipped: tuple[str, ...] = ()
     #: why nd-fw gave way to dense FW (it did not fit), else None
@@ -100,6 +103,8 @@ class Plan:
                          f"({'one search each' if self.rows_by_search else 'rows of the full solve'})")
         parts.append(self._why_dtype(info))
         parts += [f"not tried: {why}" for why in self.skipped]
+        if self.block_note:
+            parts.append(self.block_note)
         if self.estimates:
             parts.append("estimates " + ", ".join([f"{k} {v:.3g} s" for k, v in self.estimates.items()]))
         return "; ".join(parts)
@@ -114,7 +119,7 @@ class Plan:
             return f"dtype as asked for ({reason})"
         if dtype is not None:
             return "dtype as asked for"
-        if self.method == "bfs":
+        if METHOD[self.method].ladder == "hops":
             return "dtype the narrowest that holds the hop counts"
         return (f"dtype {tried[-1]}, the smallest that {reason}" if tried and self.integral
                 else "dtype float64 (fractional weights)")
@@ -122,7 +127,7 @@ class Plan:
     def summary(self) -> dict:
         """The plan as JSON values (``--json``, `Result.info["plan"]`)."""
         return {"method": self.method, "backend": self.backend, "runtime": self.runtime,
-                "block": self.block, "dtypes": [None if s.dtype is None else s.dtype.name for s in self.steps],
+                "block": self.block, "block_note": self.block_note, "dtypes": [None if s.dtype is None else s.dtype.name for s in self.steps],
                 "checked": [s.checked for s in self.steps],
                 "memory": [None if s.opts.memory is None else s.opts.memory.summary() for s in self.steps],
                 "reasons": dict(self.reasons), "estimates": dict(self.estimates),
@@ -140,7 +145,7 @@ def choose_backend(backend: str, method: str, n: int, usable: bool | None = None
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
-    if backend == "auto" and method in ("fw", "nd-fw", "bfs") and n >= GPU_MIN_VERTICES and (
+    if backend == "auto" and "gpu" in METHOD[method].backends and n >= GPU_MIN_VERTICES and (
             gpu_available()[0] if usable is None else usable):
         return "gpu"
     return "cpu"
@@ -173,11 +178,11 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     usable, rates = machine or machine_facts()
     gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
     pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
-             if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
+             if not (rows is not None and METHOD[m].rows == "whole") and (methods is None or m in methods)]
     table = costs.estimates(g, pairs, rates=rates)
     if rows is not None and g.n:
         for (m, b) in table:
-            if b == "cpu" and (m in ("dijkstra", "johnson") or (m == "bfs" and few_sources_for_bfs(g, rows))):
+            if b == "cpu" and searches_rows(METHOD[m], g, rows):
                 table[(m, b)] *= rows / g.n
     method, where = min(table, key=table.__getitem__)
     if estimates is not None:
@@ -195,6 +200,11 @@ def machine_facts() -> tuple[bool, costs.Rates]:
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
     """k breadth-first searches beat one bit-parallel BFS of all n (64 sources a sweep)?"""
     return 16 * k <= g.n
+
+
+def searches_rows(method: Method, g: Graph, k: int) -> bool:
+    """Whether ``method`` computes ``k`` source rows by one search each (`Method.rows`)."""
+    return method.rows == "search" or (method.rows == "few" and few_sources_for_bfs(g, k))
 
 
 def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str:
@@ -224,24 +234,27 @@ def gpu_runtime(opts: SolveOptions) -> str:
 
 # ----------------------------------------------------------------------------- dtypes
 def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, options: dict,
-              rates: costs.Rates):
-    """The dtype attempts, narrowest first, and the narrow ones skipped (with why)."""
+              rates: costs.Rates, integral: bool):
+    """The dtype attempts, narrowest first, and the narrow ones skipped (with why); ``integral``:
+    integer dtypes may hold the distances (the graph's whole weights, unless a caller's rule says
+    otherwise: `make_plan`'s ``integers_below``)."""
     skipped: list[str] = []
-    if chosen == "bfs" and rows_by_search:
+    ladder = METHOD[chosen].ladder
+    if ladder == "hops" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
         dt = (exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY) if dtype is not None
               else np.dtype(np.uint8 if g.n < 255 else np.uint16 if g.n < 65535 else np.int32))
         return [exactness.Attempt(dt)], skipped
-    if chosen == "bfs":
+    if ladder == "hops":
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY)
         return [exactness.Attempt(dt)], skipped
-    if chosen in ("fw", "nd-fw"):
+    if ladder == "saturating":
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.exactness): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral,
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, integral,
                                             g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
@@ -253,7 +266,7 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, integral, g.max_abs_weight,
                                             dtype, saturating=False)
     for attempt in attempts:
         exactness.check_float_range(attempt.dtype, g.n, g.max_abs_weight, chosen, g.has_negative_weights)
@@ -277,8 +290,12 @@ def _resumable(attempts: list, path) -> list:
 # ----------------------------------------------------------------------------- the plan
 def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
               block_size: int | None = None, predecessors: bool = False, successors: bool = False,
-              progress: bool | None = None, sources: np.ndarray | None = None, **options: Any) -> Plan:
+              progress: bool | None = None, sources: np.ndarray | None = None,
+              integers_below: int | None = None, **options: Any) -> Plan:
     """The plan of `apsp.shortest_paths` for ``g`` (arguments as there; ``sources`` as indices).
+
+    ``integers_below``: integer dtypes only where every distance is below it (the scipy drop-in:
+    float64 sums are exact to 2**53, and larger ones must round as scipy's do).
 
     Raises what the call would raise before solving: unknown method or backend, a method the
     graph or backend cannot run, a dtype that cannot hold the distances, a missing checkpoint
@@ -299,78 +316,131 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     picked = None
     machine = machine_facts()
     if method == "auto":
-        only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
+        only = None  # a checkpoint, or streaming asked for: the methods that can
+        if options.get("checkpoint") or options.get("out_of_core"):
+            only = tuple(m.name for m in TABLE if (m.checkpointable or not options.get("checkpoint")) and (
+                m.streams_everywhere or not options.get("out_of_core")))
         picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
                            machine=machine)
     chosen = method if picked is None else picked[0]
-    if chosen == "bfs" and not g.unit_weights:
-        raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
-    if chosen in ("dijkstra", "johnson") and backend == "gpu":
+    record = METHOD[chosen]
+    if not record.takes(g.unit_weights, False):
+        raise ValueError(f"method={chosen!r} needs unit weights: pass unweighted=True or choose another method")
+    if backend == "gpu" and "gpu" not in record.backends:
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
-    if picked is not None and backend == "auto":
-        where = picked[1]
-    else:
-        where = choose_backend(backend, chosen, g.n, machine[0])
+    where = picked[1] if picked is not None and backend == "auto" else choose_backend(
+        backend, chosen, g.n, machine[0])
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
-    rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
-        chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
+    rows_by_search = sources is not None and (record.rows == "search" or (
+        backend != "gpu" and searches_rows(record, g, len(sources))))
     if rows_by_search:
         where = "cpu"
-    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1])
-    checkpoint = options.get("checkpoint")
-    if options.get("resume") and checkpoint and not Path(checkpoint).exists():
+    integral = g.integral and (integers_below is None or g.distance_bound <= integers_below)
+    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
+    _check_checkpoint(options.get("checkpoint"), options.get("resume"), record)
+    steps, fallback, runtime = _steps(g, method, record, where, attempts, rows_by_search, dict(
+        block_size=block_size, predecessors=predecessors, successors=successors, progress=progress,
+        sources=sources if rows_by_search else None, **options))
+    first = METHOD[steps[0].method]
+    fell_back = fallback is not None and first.name != chosen
+    reasons = {"method": (f"{fallback}; dense Floyd-Warshall can stream the matrix" if fell_back
+                          else _method_reason(first.name, where, method, estimates)),
+               "backend": "asked for" if backend != "auto" else (
+                   "the searches run on the CPU" if rows_by_search else
+                   "with the method" if picked is not None else f"the usable one for {first.name}")}
+    return Plan(method=first.name, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
+                runtime=runtime, sources=sources, rows_by_search=rows_by_search,
+                block=steps[0].opts.block_size, block_note=_block_note(block_size, first),
+                skipped=tuple(skipped), fallback=fallback if fell_back else None, estimates=estimates,
+                reasons=reasons, distance_bound=g.distance_bound, integral=integral)
+
+
+def _check_checkpoint(checkpoint, resume, record: Method) -> None:
+    if resume and checkpoint and not Path(checkpoint).exists():
         from .checkpoint import CheckpointError
 
         raise CheckpointError(f"checkpoint {checkpoint} does not exist, so there is nothing to resume; "
                               "drop resume=True (--resume) to start a solve that saves to it")
-    if checkpoint and chosen != "fw":
-        raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
-    steps, fallback, runtime = [], None, None
-    budget = options.get("host_memory")  # one reading of the RAM for every attempt
+    if checkpoint and not record.checkpointable:
+        kept = ", ".join(repr(m.name) for m in TABLE if m.checkpointable)
+        raise ValueError(f"checkpoints are available for method {kept} only, not {record.name!r}")
+
+
+def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, rows_by_search: bool,
+           asked: dict) -> tuple[list[Step], str | None, str | None]:
+    """One `Step` per dtype attempt: its memory route (or refusal), solver and options with the
+    block its engine runs with; and why nd-fw gave way (its fallback), the GPU runtime."""
+    steps: list[Step] = []
+    fallback, runtime = None, None
+    budget = asked.get("host_memory")  # one reading of the RAM for every attempt
     host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
     for attempt in attempts:
         band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
-        opts = SolveOptions(dtype=attempt.dtype, block_size=block_size, predecessors=predecessors,
-                            successors=successors, progress=progress,
-                            sources=sources if rows_by_search else None, cutoff_band=band, **options)
-        step_method, refusal = ("fw" if fallback else chosen), None
+        opts = SolveOptions(dtype=attempt.dtype, cutoff_band=band, **asked)
+        step = METHOD[record.fallback] if fallback and record.fallback else record
         try:
-            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit)
+            memory, refusal = plan_memory(g, step.name, where, opts, cast_to=attempt.cast_to,
+                                          host_limit=host_limit), None
         except MemoryPlanError as exc:
             memory, refusal = None, exc
-            if method == "auto" and step_method == "nd-fw":
+            if method == "auto" and step.fallback:
                 # the automatic choice refuses only where no route fits: dense FW can stream
-                fallback = fallback or f"nd-fw does not fit: {str(exc).split('. Ways out')[0]}"
-                step_method = "fw"
+                fallback = fallback or f"{step.name} does not fit: {str(exc).split('. Ways out')[0]}"
+                step = METHOD[step.fallback]
                 try:
-                    memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to,
+                    memory, refusal = plan_memory(g, step.name, where, opts, cast_to=attempt.cast_to,
                                                   host_limit=host_limit), None
                 except MemoryPlanError as again:
                     refusal = again
-        if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
+        streamed = memory is not None and memory.out_of_core
+        if step.driver_runtime and where == "gpu" and memory is not None and not streamed:
             runtime = runtime or gpu_runtime(opts)
             opts = replace(opts, runtime=runtime)
-        solver = (f"{step_method}-out-of-core" if memory is not None and memory.out_of_core
-                  else "bfs-rows" if chosen == "bfs" and rows_by_search else step_method)
-        steps.append(Step(step_method, solver, replace(opts, memory=memory), attempt.checked,
-                          attempt.cast_to, refusal))
-        log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
-                 g.n, g.nnz, step_method, method, where, backend,
+        steps.append(Step(step.name, step.solver(streamed, rows_by_search),
+                          replace(opts, block_size=_step_block(step, where, opts, streamed),
+                                  memory=memory), attempt.checked, attempt.cast_to, refusal))
+        log.info("n=%d edges=%d: method %s (asked %s), backend %s, dtype %s%s, memory plan %s",
+                 g.n, g.nnz, step.name, method, where,
                  "by diameter" if attempt.dtype is None else attempt.dtype.name,
                  " (to be verified)" if attempt.checked else "",
                  refusal if memory is None else memory.summary())
-    first = steps[0].method
-    reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
-               first == "fw" else _method_reason(first, where, method, estimates),
-               "backend": "asked for" if backend != "auto" else (
-                   "the searches run on the CPU" if rows_by_search else
-                   "with the method" if picked is not None else f"the usable one for {first}")}
-    streamed = steps[0].opts.memory is not None and steps[0].opts.memory.out_of_core
-    block = block_size if block_size is not None else (DEFAULT_BLOCK[where] if first == "fw" and not streamed else None)
-    return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
-                runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
-                skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
+    return steps, fallback, runtime
+
+
+def _step_block(method: Method, where: str, opts: SolveOptions, streamed: bool) -> int | None:
+    """The block a step's engine runs with: None for a method without one; else the one asked for,
+    or the method's own on ``where`` (`apsp.methods.TABLE`). Left to the engine where another rule
+    owns it: a stream's tile plan, a resumed checkpoint's block (`_resumed_block`), the GPU's
+    non-blocked variants (the benchmark's ladder)."""
+    if not method.blocks:
+        return None
+    if opts.block_size is not None or streamed or opts.variant != "blocked":
+        return opts.block_size
+    default = method.block(where)
+    if opts.resume and opts.checkpoint:
+        return _resumed_block(opts.checkpoint, default)
+    return default
+
+
+def _resumed_block(path, default: int | None) -> int | None:
+    """The block a resumed solve runs with (`apsp.checkpoint.CheckpointSession.block_for`): the
+    default where it divides the vertices done, else the saved one; None where neither does (the
+    skeleton then names the block to pass)."""
+    from .checkpoint import read_header
+
+    try:
+        header = read_header(path)
+        done, saved = int(header["vertices_done"]), int(header["block"])
+    except Exception:  # noqa: BLE001 - the solver's own checks name what is wrong with the file
+        return None
+    return next((b for b in (default, saved) if b and done % b == 0), None)
+
+
+def _block_note(asked: int | None, method: Method) -> str | None:
+    """Why a block asked for is not used: the method chosen has none."""
+    if asked is None or method.blocks:
+        return None
+    return f"block {asked} not used: method {method.name} has no block"
 
 
 # ----------------------------------------------------------------------------- memory
@@ -418,26 +488,48 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     ``layout``: nd-fw's layout size (vertices and the tree nodes' padding);
     ``checked``: the result is checked for cut-off distances.
     """
-    dt = np.dtype(dtype)
-    m = matrix_bytes(n, dt)
-    m32 = matrix_bytes(n, np.int32)
-    host = m + paths * m32
-    gpu = 0
-    if method == "reference":
-        # the oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask;
-        # with paths both pointer matrices and their per-step replacements
-        host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
-        if paths:
-            host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
-    elif method in ("fw", "nd-fw") and backend == "cpu":
-        host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
-        host += exactness.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
-    if backend == "gpu" and method == "nd-fw":
-        gpu = nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
-    elif backend == "gpu":
-        gpu = fw_needs(n, dt, paths, block, interpreted)
+    host, gpu = load(METHOD[method].memory)(n, np.dtype(dtype), backend, paths, block, interpreted, layout,
+                                            checked)
     if backend == "gpu" and dense_input:
-        host += m  # the start matrix is built on the host first
+        host += matrix_bytes(n, dtype)  # the start matrix is built on the host first
+    return host, gpu
+
+
+def matrix_needs(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """(host, GPU) bytes of a solve that keeps the result and its path matrices: the searches'
+    and BFS's; on the GPU the device matrices of `apsp.gpu.footprint.fw_needs`."""
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, (fw_needs(n, dt, paths, block, interpreted) if backend == "gpu" else 0)
+
+
+def fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+              layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """Dense FW: the matrices, and on the CPU path recovery's reachable mask and the row chunks of
+    the cut-off check and finalize."""
+    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
+    if backend == "cpu":
+        host += (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n)
+    return host, gpu
+
+
+def nd_fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """nd-fw: as dense FW on the CPU; on the GPU its layout matrix (`apsp.gpu.footprint.nd_needs`)."""
+    if backend == "cpu":
+        return fw_memory(n, dt, backend, paths, block, interpreted)
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
+
+
+def reference_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                     layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """The oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask; with
+    paths both pointer matrices and their per-step replacements."""
+    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
+    host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
+    if paths:
+        host += (4 - paths) * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
     return host, gpu
 
 
@@ -457,9 +549,10 @@ def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -
     # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
     one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
     need = edges + workers * one
-    if method in ("bidirectional-dijkstra", "bellman-ford"):
+    search = SEARCHES.get(method)
+    if search is not None and (search.bidirectional or search.negative):
         need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
-    if method in ("bellman-ford", "johnson"):
+    if search is not None and (search.negative or search.reweights):
         need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
     return need
 
@@ -494,19 +587,29 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     between them: the levels they hold in turn are disjoint). Each worker of blocked FW and nd-fw
     also keeps `WORKER_BYTES` of its own (stack and allocator pages).
     """
-    if method == "fw" and n > 0:
-        from .cpu.blocked import PANEL_BYTES, SMALL_N
+    workers = METHOD[method].workers
+    return load(workers)(n, threads, itemsize, paths, block) if workers and n > 0 else 0
 
-        if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
-            return 0
-        cols = max(PANEL_BYTES // itemsize, 1)
-        workers = min(threads, 2 * -(-n // cols))
-        return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
-    if method == "nd-fw" and n > 0:
-        return threads * WORKER_BYTES
-    if method == "bfs":
-        return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
-    return 0
+
+def fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Blocked FW's phase-2 panel pieces (`thread_bytes`)."""
+    from .cpu.blocked import PANEL_BYTES, SMALL_N
+
+    if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
+        return 0
+    cols = max(PANEL_BYTES // itemsize, 1)
+    workers = min(threads, 2 * -(-n // cols))
+    return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
+
+
+def nd_fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """nd-fw's workers hold their own pages only (`thread_bytes`)."""
+    return threads * WORKER_BYTES
+
+
+def bfs_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Bit-parallel BFS's work arrays per worker (`thread_bytes`)."""
+    return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
 
 
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
@@ -578,7 +681,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
-    if method == "nd-fw" and backend == "gpu":
+    record = METHOD[method]
+    ordered = bool(record.leaves) and backend == "gpu"  # its device matrix is its ordering's layout
+    if ordered:
         from .dissection import dissection_for
 
         nd, block = dissection_for(graph, opts, backend)  # the solver reuses it
@@ -597,10 +702,11 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
-    if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
+    if ordered and backend in record.streamed and n > 0 and not paths and (
+            force or (force is None and gpu > gpu_limit)):
         _plan_nd_stream(plan, nd, interpreted)
         return plan
-    streamable = method == "fw" and backend in ("cpu", "gpu")
+    streamable = backend in record.streamed and not ordered  # the matrix in stripes
     if force and not streamable:
         raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
                          f"(distances only), not {method!r} on the {backend}")
@@ -694,7 +800,7 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
                 plan.host_bytes - matrix_bytes(plan.n, plan.dtype) + matrix_bytes(plan.n, cand))
         ways.append(f"dtype {cand.name} needs {format_size(need)}")
         break
-    if plan.method != "fw":
+    if not METHOD[plan.method].streams_everywhere:
         ways.append("method='fw' streams out of core (out_of_core=True)")
     elif streamable:
         m = matrix_bytes(plan.n, plan.dtype)

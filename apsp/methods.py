@@ -23,7 +23,7 @@ BACKENDS = ("auto", "cpu", "gpu")
 DTYPES = ("uint8", "uint16", "int16", "int32", "int64", "float32", "float64")
 
 
-def _blocks(**by_backend: int | None) -> Mapping[str, int | None]:
+def _blocks(**by_backend: int) -> Mapping[str, int]:
     return MappingProxyType(dict(by_backend))
 
 
@@ -54,7 +54,7 @@ class Method:
     #: graphs), "negative" (only with a negative weight: a cheaper method solves the others), "never"
     candidate: str = "always"
     #: backend -> its default block (Floyd-Warshall's tile edge); none: the method has no block
-    blocks: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
+    blocks: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     #: nd-fw's leaf size per backend (the dissection stops there)
     leaves: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     #: the method the automatic choice runs instead when this one's memory plan fails

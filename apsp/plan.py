@@ -22,7 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
 from .graph import Graph
-from .methods import BACKENDS, METHOD, METHODS, SEARCHES, TABLE, Method, load
+from .methods import BACKENDS, METHOD, METHODS, SEARCHES, STATS_METHODS, TABLE, Method, load
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 #: decisions are logged here at INFO level
@@ -811,3 +811,219 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
     ways.append("the distributed solver (mpiexec -n P apsp ... --distributed) splits the matrix "
                 "across P processes and nodes")
     return "; ".join(ways) + "."
+
+
+# ----------------------------------------------------------------------------- the other routes
+#: vertices from which bidirectional Dijkstra pays for building the reversed edges (random
+#: graphs with 5n edges, per query: 0.06 vs 0.05 ms at n = 1000, 0.09 vs 0.16 ms at 3000,
+#: 2.1 vs 7.5 ms at 100,000)
+BIDIRECTIONAL_MIN_N = 2000
+
+
+def choose_search(g: Graph, dtype) -> tuple[str, str]:
+    """(search, reason) of a single-pair query (`apsp.shortest_path_between`) on ``g`` with
+    distances in ``dtype``: a search of `apsp.methods.SEARCHES`."""
+    if g.unit_weights:
+        return "bfs", "every edge weight is 1"
+    if g.has_negative_weights:
+        return "bellman-ford", "some edge weight is negative"
+    if np.dtype(dtype).kind in "iu" and g.n >= BIDIRECTIONAL_MIN_N:
+        return "bidirectional-dijkstra", (f"edge weights are non-negative and n >= "
+                                          f"{BIDIRECTIONAL_MIN_N:,}: a search from each end settles "
+                                          "fewer vertices than the reversed edges cost")
+    return "dijkstra", "edge weights are non-negative"
+
+
+@dataclass(frozen=True)
+class StatsPlan:
+    """Every decision of one `apsp.distance_stats` call (`make_stats_plan`)."""
+
+    #: the search whose rows are reduced ("bfs", "dijkstra", "johnson"), or "nd-fw" on the GPU
+    method: str
+    reason: str
+    backend: str
+    dtype: np.dtype
+    #: the bit-parallel BFS (64 sources a sweep) rather than one search per source
+    bit_parallel: bool
+    #: the working set: host bytes and limit, threads, the block of search rows
+    memory: dict
+
+    @property
+    def block_rows(self) -> int:
+        return self.memory["block_rows"]
+
+    @property
+    def by_dissection(self) -> bool:
+        """The rows come from nd-fw's matrix on the GPU, not from searches."""
+        return bool(METHOD[self.method].leaves)
+
+
+def choose_stats_method(graph: Graph, method: str = "auto") -> tuple[str, str]:
+    """The search that produces the statistics' rows, and why: ``(method, reason)``: the one asked
+    for, else the first search of `apsp.methods.STATS_METHODS` that takes the graph's weights.
+
+    Every weight 1: breadth-first search (bit-parallel, 64 sources a sweep, unless few sources
+    are asked for); non-negative weights: Dijkstra; some negative weight: Johnson (one
+    Bellman-Ford, then Dijkstra on reweighted edges; a negative cycle raises `NegativeCycleError`).
+    """
+    if method not in STATS_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
+    unit, negative = graph.unit_weights, graph.has_negative_weights
+    if method != "auto":
+        record = METHOD[method]
+        if not record.takes(unit, False):
+            raise ValueError(f"method {method!r} counts hops: every weight must be 1 (unweighted=True, "
+                             "--unweighted, ignores the weights)")
+        if not record.takes(unit, negative):
+            raise ValueError(f"method {method!r} needs non-negative weights; use method='johnson'")
+        return method, f"method {method!r} requested"
+    record = next(METHOD[m] for m in STATS_METHODS[1:] if METHOD[m].takes(unit, negative))
+    return record.name, record.why
+
+
+def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
+                    sources: int, histogram: bool = False, host_memory=None, gpu_memory=None) -> StatsPlan:
+    """The plan of `apsp.distance_stats` on ``g`` for ``sources`` source rows (arguments as there).
+
+    The search (`choose_stats_method`); its dtype (hop counts in int64, else the narrowest exact
+    one); where it runs (the GPU runs the bit-parallel BFS without the histogram, and for
+    non-negative weights under "auto" nd-fw in core when it is estimated faster than Dijkstra
+    here and fits the card: `_weighted_on_gpu`); the working set (`plan_stats_memory`).
+    """
+    chosen, reason = choose_stats_method(g, method)
+    record = METHOD[chosen]
+    if record.ladder == "hops":
+        if dtype is not None:
+            raise ValueError("dtype applies to weighted searches; hop counts are integers")
+        dt = np.dtype(np.int64)
+    else:
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+    if histogram and dt.kind == "f":
+        raise ValueError("histogram=True needs integer distances; these weights are fractional")
+    batched = record.rows == "few" and not few_sources_for_bfs(g, sources)
+    if method == "auto" and "gpu" not in record.backends and not g.has_negative_weights and _weighted_on_gpu(
+            g, dt, backend, histogram, gpu_memory, chosen):
+        where, chosen, reason = "gpu", _STATS_ON_GPU.name, _STATS_ON_GPU.why
+    else:
+        where = _stats_backend(backend, record, batched or backend == "gpu", histogram)
+    memory = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    return StatsPlan(chosen, reason, where, dt, batched, memory)
+
+
+#: weighted statistics on the GPU: nested-dissection FW in core, its rows reduced on the device
+_STATS_ON_GPU = METHOD["nd-fw"]
+
+
+def _weighted_on_gpu(g: Graph, dt: np.dtype, backend: str, histogram: bool, gpu_memory, search: str) -> bool:
+    """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
+    for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
+    ``search`` on the CPU, and its matrix in core on the card."""
+    from .dissection import dissection_for
+
+    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
+            explicit=backend == "gpu")[0]:
+        return False
+    nd = _STATS_ON_GPU.name
+    if backend == "auto" and costs.estimate(g, nd, "gpu", result=False) > costs.estimate(
+            g, search, "cpu", result=False):
+        return False
+    # the device's share of the in-core plan: the reductions copy no matrix to the host
+    ordering, tile = dissection_for(g, SolveOptions(dtype=dt), "gpu")
+    _, need = incore_needs(g.n, dt, nd, "gpu", block=tile, layout=ordering.size)
+    if gpu_memory is not None:
+        return need <= parse_size(gpu_memory)
+    from .gpu import device_memory
+
+    return need <= device_memory()[0] - GPU_HEADROOM
+
+
+def _stats_backend(backend: str, method: Method, bit_parallel: bool, histogram: bool) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    on_gpu = "gpu" in method.backends
+    if backend == "gpu":
+        if not on_gpu:
+            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and, with "
+                             "method='auto', non-negative weights whose nested-dissection matrix fits "
+                             f"the card; this graph needs {method.name!r} here: use backend='cpu'")
+        if histogram:
+            raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
+        ok, why = gpu_available(explicit=True)
+        if not ok:
+            raise BackendUnavailableError(f"backend='gpu': {why}")
+        return "gpu"
+    return "gpu" if on_gpu and bit_parallel and not histogram and gpu_available()[0] else "cpu"
+
+
+#: largest block of search rows the statistics keep at once, bytes (the blocks of Dijkstra and Johnson)
+MAX_STATS_BLOCK_BYTES = 64 << 20
+
+
+def plan_stats_memory(g: Graph, dtype: np.dtype, batched: bool, histogram: bool, host_memory=None) -> dict:
+    """The working set of `apsp.distance_stats` (bytes) and the search block, or `MemoryPlanError`.
+
+    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
+    n-long histogram; searches: one block of rows (at least 4 per thread, at most
+    `MAX_STATS_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
+    histogram; both: five n-long accumulators and the graph's CSR in both directions.
+    """
+    from .sizes import host_available
+
+    n, m = g.n, g.nnz
+    threads = thread_count()
+    limit = parse_size(host_memory) if host_memory is not None else host_available()
+    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
+    if batched:
+        need = fixed + threads * (6 * 8 * n + (8 * n if histogram else 0))
+        block_rows = 0
+    else:
+        row = n * dtype.itemsize
+        workers = 4 * threads
+        heaps = workers * ((m + 1) * (dtype.itemsize + 8) + 4 * max(n, m + 1))
+        fixed += heaps + (threads * 8 * n if histogram else 0)
+        block_rows = max(workers, min(n, MAX_STATS_BLOCK_BYTES // max(row, 1)))
+        block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
+        need = fixed + block_rows * row
+    if need > limit:
+        raise MemoryPlanError(
+            f"distance statistics for n={n}, m={m} need {format_size(need)} of RAM "
+            f"({threads} threads), but {format_size(limit)} are allowed (host_memory). "
+            f"Ways out: fewer threads (NUMBA_NUM_THREADS), or the distributed solver")
+    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads,
+            "block_rows": int(block_rows)}
+
+
+# ----------------------------------------------------------------------------- distributed runs
+#: the method the distributed solver runs: the one whose record has blocks for the distributed engines
+DISTRIBUTED = next(m for m in TABLE if "distributed-cpu" in m.blocks)
+
+
+def distributed_method(method: str) -> str:
+    """The method of `apsp.distributed.solve`: blocked FW, asked for or chosen ("auto")."""
+    if method not in ("auto", DISTRIBUTED.name):
+        raise ValueError(f"the distributed solver runs blocked Floyd-Warshall only, not {method!r}")
+    return DISTRIBUTED.name
+
+
+def distributed_backend(backend: str, verdicts: Callable[[bool], list]) -> tuple[str, tuple[int, str] | None]:
+    """The backend every rank uses, and the first rank that cannot run a forced "gpu" with why.
+    ``verdicts(forced)``: every rank's ``(usable, why)`` (a collective); "gpu" only if every rank can."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose auto, cpu or gpu")
+    if backend == "cpu":
+        return "cpu", None
+    usable = verdicts(backend == "gpu")
+    if all(ok for ok, _ in usable):
+        return "gpu", None
+    if backend == "gpu":
+        rank = next(r for r, (ok, _) in enumerate(usable) if not ok)
+        return "gpu", (rank, usable[rank][1])
+    return "cpu", None
+
+
+def distributed_block(block_size: int | None, backend: str) -> int:
+    """The block of the distributed engines: the one asked for, else the method's own for them."""
+    return block_size or DISTRIBUTED.blocks[f"distributed-{backend}"]

@@ -35,9 +35,12 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
+from . import exactness
 from .dissection import DEFAULTS, bfs_levels, default_plan
 from .exactness import dtype_attempts, skip_bound_to_fail
-from .methods import METHOD, TABLE, Method, load
+from .gpu.footprint import fw_needs, nd_needs
+from .methods import METHOD, SEARCHES, TABLE, Method, load
+from .sizes import matrix_bytes
 
 if TYPE_CHECKING:
     from .dissection import Dissection
@@ -639,6 +642,123 @@ def worth_searching(g: Graph, method: str, backend: str, dtype=None, rates: Rate
     searches = (0.0 if imported else SEARCH_IMPORT_SECONDS) + sweeps * one
     attempt = estimate(g, method, backend, dtype=dtype, rates=rates)  # with its result's copy to the host
     return searches < attempt / 4
+
+
+
+
+# -- bytes: what each method holds (its record's memory and workers functions; `apsp.plan` sums them) --
+def matrix_needs(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """(host, GPU) bytes of a solve that keeps the result and its path matrices: the searches'
+    and BFS's; on the GPU the device matrices of `apsp.gpu.footprint.fw_needs`."""
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, (fw_needs(n, dt, paths, block, interpreted) if backend == "gpu" else 0)
+
+
+def fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+              layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """Dense FW: the matrices, and on the CPU path recovery's reachable mask and the row chunks of
+    the cut-off check and finalize."""
+    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
+    if backend == "cpu":
+        host += (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n)
+    return host, gpu
+
+
+def nd_fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """nd-fw: as dense FW on the CPU; on the GPU its layout matrix (`apsp.gpu.footprint.nd_needs`)."""
+    if backend == "cpu":
+        return fw_memory(n, dt, backend, paths, block, interpreted)
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
+
+
+def reference_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                     layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """The oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask; with
+    paths both pointer matrices and their per-step replacements."""
+    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
+    host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
+    if paths:
+        host += (4 - paths) * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
+    return host, gpu
+
+
+#: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
+#: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
+#: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
+WORKER_BYTES = 320 << 10
+
+
+def fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Blocked FW's phase-2 panel pieces (`thread_bytes`)."""
+    from .cpu.blocked import PANEL_BYTES, SMALL_N
+
+    if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
+        return 0
+    cols = max(PANEL_BYTES // itemsize, 1)
+    workers = min(threads, 2 * -(-n // cols))
+    return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
+
+
+def nd_fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """nd-fw's workers hold their own pages only (`thread_bytes`)."""
+    return threads * WORKER_BYTES
+
+
+def bfs_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Bit-parallel BFS's work arrays per worker (`thread_bytes`)."""
+    return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+
+
+def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
+    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
+    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
+    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
+    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
+    counted.
+
+    Examples
+    --------
+    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
+    True
+    """
+    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
+    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
+    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
+    need = edges + workers * one
+    search = SEARCHES.get(method)
+    if search is not None and (search.bidirectional or search.negative):
+        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
+    if search is not None and (search.negative or search.reweights):
+        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
+    return need
+
+
+#: largest block of search rows the statistics keep at once, bytes (the blocks of Dijkstra and Johnson)
+MAX_STATS_BLOCK_BYTES = 64 << 20
+
+
+def stats_bytes(n: int, m: int, itemsize: int, batched: bool, histogram: bool, threads: int,
+                limit: int) -> tuple[int, int]:
+    """The statistics' working set in bytes, and the block of search rows it holds within ``limit``.
+
+    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
+    n-long histogram; searches: one block of rows (at least 4 per thread, at most
+    `MAX_STATS_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
+    histogram; both: five n-long accumulators and the graph's CSR in both directions.
+    """
+    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
+    if batched:
+        return fixed + threads * (6 * 8 * n + (8 * n if histogram else 0)), 0
+    row = n * itemsize
+    workers = 4 * threads
+    heaps = workers * ((m + 1) * (itemsize + 8) + 4 * max(n, m + 1))
+    fixed += heaps + (threads * 8 * n if histogram else 0)
+    block_rows = max(workers, min(n, MAX_STATS_BLOCK_BYTES // max(row, 1)))
+    block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
+    return fixed + block_rows * row, block_rows
 
 
 __all__ = ["Rates", "SHIPPED", "rates_for", "estimate", "estimates", "fastest", "applicable",

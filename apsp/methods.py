@@ -19,8 +19,10 @@ from typing import Any, Callable, Mapping
 #: the backends a caller may name ("auto": the plan chooses)
 BACKENDS = ("auto", "cpu", "gpu")
 
-#: the dtypes a caller may ask for (``--dtype``); BFS's hop counts also take the unsigned ones
-DTYPES = ("uint8", "uint16", "int16", "int32", "int64", "float32", "float64")
+#: the dtypes of weighted distances a caller may ask for (``--dtype``)
+WEIGHTED_DTYPES = ("int16", "int32", "int64", "float32", "float64")
+#: every dtype a caller may ask for: BFS's hop counts also take the unsigned ones
+DTYPES = ("uint8", "uint16") + WEIGHTED_DTYPES
 
 
 def _blocks(**by_backend: int) -> Mapping[str, int]:
@@ -66,7 +68,7 @@ class Method:
     #: seconds on ``g``: ``estimate(g, on_gpu, itemsize, rates, ordering)``
     estimate: str = ""
     #: (host, GPU) bytes in core: ``memory(n, dtype, backend, paths, block, interpreted, layout, checked)``
-    memory: str = "apsp.plan:matrix_needs"
+    memory: str = "apsp.costs:matrix_needs"
     #: host bytes of ``threads`` CPU workers: ``(n, threads, itemsize, paths, block)``, or None
     workers: str | None = None
     #: what the statistics say when they choose it for a graph's weights
@@ -111,21 +113,21 @@ TABLE: tuple[Method, ...] = (
            streamed=MappingProxyType({"cpu": "apsp.outofcore:solve", "gpu": "apsp.outofcore:solve"}),
            checkpointable=True,
            blocks=_blocks(cpu=256, gpu=128, **{"distributed-cpu": 128, "distributed-gpu": 256}),
-           driver_runtime=True, estimate="apsp.costs:fw_seconds", memory="apsp.plan:fw_memory",
-           workers="apsp.plan:fw_workers"),
+           driver_runtime=True, estimate="apsp.costs:fw_seconds", memory="apsp.costs:fw_memory",
+           workers="apsp.costs:fw_workers"),
     Method("nd-fw", MappingProxyType({"cpu": "apsp.cpu.ndfw:solve", "gpu": "apsp.gpu.ndfw:solve"}),
            weights="any", ladder="saturating", rows="whole",
            streamed=MappingProxyType({"gpu": "apsp.gpu.ndfw:solve_streamed"}),
            candidate="sparse", blocks=_blocks(cpu=128, gpu=128),
            leaves=MappingProxyType({"cpu": 500, "gpu": 3000}), fallback="fw",
-           estimate="apsp.costs:nd_fw_seconds", memory="apsp.plan:nd_fw_memory",
-           workers="apsp.plan:nd_fw_workers",
+           estimate="apsp.costs:nd_fw_seconds", memory="apsp.costs:nd_fw_memory",
+           workers="apsp.costs:nd_fw_workers",
            why="non-negative weights on the GPU: nested-dissection Floyd-Warshall on the device, "
                "its rows reduced there"),
     Method("bfs", MappingProxyType({"cpu": "apsp.cpu.bfs:solve", "gpu": "apsp.gpu.bfs:solve"}),
            weights="unit", ladder="hops", rows="few",
            rows_solver="apsp.cpu.searches:solve_bfs_rows", gpu_call="gpu_call_seconds",
-           estimate="apsp.costs:bfs_seconds", workers="apsp.plan:bfs_workers",
+           estimate="apsp.costs:bfs_seconds", workers="apsp.costs:bfs_workers",
            why="every weight is 1: breadth-first search"),
     Method("dijkstra", MappingProxyType({"cpu": "apsp.cpu.searches:solve_dijkstra"}),
            weights="non-negative", ladder="worst-case", rows="search",
@@ -136,7 +138,7 @@ TABLE: tuple[Method, ...] = (
            why="some weight is negative: Johnson (Bellman-Ford reweighting, then Dijkstra)"),
     Method("reference", MappingProxyType({"cpu": "apsp.cpu.reference:solve"}),
            weights="any", ladder="worst-case", rows="solve", candidate="never",
-           estimate="apsp.costs:reference_seconds", memory="apsp.plan:reference_memory"),
+           estimate="apsp.costs:reference_seconds", memory="apsp.costs:reference_memory"),
 )
 
 #: name -> record
@@ -197,5 +199,5 @@ def load(target: str) -> Callable[..., Any]:
     return fn
 
 
-__all__ = ["Method", "Search", "TABLE", "METHOD", "METHODS", "BACKENDS", "DTYPES", "STATS_METHODS",
+__all__ = ["Method", "Search", "TABLE", "METHOD", "METHODS", "BACKENDS", "DTYPES", "WEIGHTED_DTYPES", "STATS_METHODS",
            "SEARCHES", "REGISTRY", "load"]

@@ -22,19 +22,23 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from . import costs, exactness
+from .costs import search_bytes
 from .cpu.threads import thread_count
 from .engine import DEFAULT_BLOCK, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
-from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
+from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned
 from .graph import Graph
-from .methods import BACKENDS, METHOD, METHODS, SEARCHES, STATS_METHODS, TABLE, Method, load
+from .methods import BACKENDS, METHOD, METHODS, STATS_METHODS, TABLE, Method, load
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
+
+if TYPE_CHECKING:
+    from .outofcore import StreamPlan
 
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
@@ -291,7 +295,7 @@ def _resumable(attempts: list, path) -> list:
 def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
               block_size: int | None = None, predecessors: bool = False, successors: bool = False,
               progress: bool | None = None, sources: np.ndarray | None = None,
-              integers_below: int | None = None, **options: Any) -> Plan:
+              integers_below: int | float | None = None, **options: Any) -> Plan:
     """The plan of `apsp.shortest_paths` for ``g`` (arguments as there; ``sources`` as indices).
 
     ``integers_below``: integer dtypes only where every distance is below it (the scipy drop-in:
@@ -449,7 +453,7 @@ def _block_note(asked: int | None, method: Method) -> str | None:
 GPU_HEADROOM = 256 << 20
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
     """Where a solve keeps its data and what it needs (bytes)."""
 
@@ -466,8 +470,8 @@ class MemoryPlan:
     #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
-    #: `StreamPlan` when out_of_core
-    stream: object = None
+    #: `apsp.outofcore.StreamPlan` when out_of_core (nd-fw streams node by node, without one)
+    stream: StreamPlan | None = None
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -495,68 +499,6 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     return host, gpu
 
 
-def matrix_needs(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
-                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
-    """(host, GPU) bytes of a solve that keeps the result and its path matrices: the searches'
-    and BFS's; on the GPU the device matrices of `apsp.gpu.footprint.fw_needs`."""
-    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
-    return host, (fw_needs(n, dt, paths, block, interpreted) if backend == "gpu" else 0)
-
-
-def fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
-              layout: int = 0, checked: bool = False) -> tuple[int, int]:
-    """Dense FW: the matrices, and on the CPU path recovery's reachable mask and the row chunks of
-    the cut-off check and finalize."""
-    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
-    if backend == "cpu":
-        host += (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n)
-    return host, gpu
-
-
-def nd_fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
-                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
-    """nd-fw: as dense FW on the CPU; on the GPU its layout matrix (`apsp.gpu.footprint.nd_needs`)."""
-    if backend == "cpu":
-        return fw_memory(n, dt, backend, paths, block, interpreted)
-    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
-    return host, nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
-
-
-def reference_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
-                     layout: int = 0, checked: bool = False) -> tuple[int, int]:
-    """The oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask; with
-    paths both pointer matrices and their per-step replacements."""
-    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
-    host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
-    if paths:
-        host += (4 - paths) * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
-    return host, gpu
-
-
-def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
-    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
-    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
-    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
-    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
-    counted.
-
-    Examples
-    --------
-    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
-    True
-    """
-    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
-    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
-    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
-    need = edges + workers * one
-    search = SEARCHES.get(method)
-    if search is not None and (search.bidirectional or search.negative):
-        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
-    if search is not None and (search.negative or search.reweights):
-        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
-    return need
-
-
 def _interpreted() -> bool:
     from .gpu import interpreting
 
@@ -570,12 +512,6 @@ def _interpreted() -> bool:
         return False
 
 
-#: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
-#: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
-#: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
-WORKER_BYTES = 320 << 10
-
-
 def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0, block: int = 256) -> int:
     """Host bytes a CPU solve's ``threads`` workers hold beyond the result.
 
@@ -585,31 +521,10 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     three uint64 n-long bit arrays, the n x 64 levels found in the distance dtype, with paths the
     parents and hops, and two int64 frontier lists, of which at most n entries are ever written
     between them: the levels they hold in turn are disjoint). Each worker of blocked FW and nd-fw
-    also keeps `WORKER_BYTES` of its own (stack and allocator pages).
+    also keeps `apsp.costs.WORKER_BYTES` of its own (stack and allocator pages).
     """
     workers = METHOD[method].workers
-    return load(workers)(n, threads, itemsize, paths, block) if workers and n > 0 else 0
-
-
-def fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
-    """Blocked FW's phase-2 panel pieces (`thread_bytes`)."""
-    from .cpu.blocked import PANEL_BYTES, SMALL_N
-
-    if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
-        return 0
-    cols = max(PANEL_BYTES // itemsize, 1)
-    workers = min(threads, 2 * -(-n // cols))
-    return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
-
-
-def nd_fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
-    """nd-fw's workers hold their own pages only (`thread_bytes`)."""
-    return threads * WORKER_BYTES
-
-
-def bfs_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
-    """Bit-parallel BFS's work arrays per worker (`thread_bytes`)."""
-    return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+    return load(workers)(n, threads, itemsize, paths, block) if workers and n > 0 else 0  # apsp.costs
 
 
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
@@ -704,8 +619,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
     if ordered and backend in record.streamed and n > 0 and not paths and (
             force or (force is None and gpu > gpu_limit)):
-        _plan_nd_stream(plan, nd, interpreted)
-        return plan
+        return _plan_nd_stream(plan, nd, interpreted)
     streamable = backend in record.streamed and not ordered  # the matrix in stripes
     if force and not streamable:
         raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
@@ -716,22 +630,20 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     wants_stream = n > 0 and (bool(force) or (
         force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
     if wants_stream:
-        _plan_stream(plan, graph, opts, bool(force), interpreted)
-    else:
-        _check_incore(plan, graph, streamable and not paths, force, interpreted)
+        return _plan_stream(plan, graph, opts, bool(force), interpreted)
+    _check_incore(plan, graph, streamable and not paths, force, interpreted)
     return plan
 
 
-def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
     RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
     and the panels of the widest separator, the rest for node buffers and stripes."""
     dt = plan.dtype
     size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
-    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
-    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
-    plan.out_of_core = True
+    plan = replace(plan, host_bytes=matrix_bytes(size, dt) + matrix_bytes(plan.n, dt),
+                   gpu_bytes=(nd.tile + 2 * widest) * size * dt.itemsize, out_of_core=True)
     where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
     if plan.host_bytes > plan.host_limit:
         raise MemoryPlanError(
@@ -742,9 +654,10 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
             f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
+    return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> MemoryPlan:
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
@@ -764,11 +677,9 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
                          block=opts.block_size, rows=opts.ooc_rows,
                          where="GPU" if gpu else "RAM")
-    plan.out_of_core = True
-    plan.matrix_on_disk = on_disk
-    plan.stream = stream
-    plan.gpu_bytes = stream.device_bytes if gpu else 0
-    plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
+    plan = replace(plan, out_of_core=True, matrix_on_disk=on_disk, stream=stream,
+                   gpu_bytes=stream.device_bytes if gpu else 0,
+                   host_bytes=(0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes))
     if on_disk:
         free = disk_available(plan.scratch_dir)
         if m > free:
@@ -776,6 +687,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
                 f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+    return plan
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:
@@ -958,38 +870,17 @@ def _stats_backend(backend: str, method: Method, bit_parallel: bool, histogram: 
     return "gpu" if on_gpu and bit_parallel and not histogram and gpu_available()[0] else "cpu"
 
 
-#: largest block of search rows the statistics keep at once, bytes (the blocks of Dijkstra and Johnson)
-MAX_STATS_BLOCK_BYTES = 64 << 20
-
-
 def plan_stats_memory(g: Graph, dtype: np.dtype, batched: bool, histogram: bool, host_memory=None) -> dict:
-    """The working set of `apsp.distance_stats` (bytes) and the search block, or `MemoryPlanError`.
-
-    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
-    n-long histogram; searches: one block of rows (at least 4 per thread, at most
-    `MAX_STATS_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
-    histogram; both: five n-long accumulators and the graph's CSR in both directions.
-    """
+    """The working set of `apsp.distance_stats` (`apsp.costs.stats_bytes`) and the block of search
+    rows that fits, or `MemoryPlanError`."""
     from .sizes import host_available
 
-    n, m = g.n, g.nnz
     threads = thread_count()
     limit = parse_size(host_memory) if host_memory is not None else host_available()
-    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
-    if batched:
-        need = fixed + threads * (6 * 8 * n + (8 * n if histogram else 0))
-        block_rows = 0
-    else:
-        row = n * dtype.itemsize
-        workers = 4 * threads
-        heaps = workers * ((m + 1) * (dtype.itemsize + 8) + 4 * max(n, m + 1))
-        fixed += heaps + (threads * 8 * n if histogram else 0)
-        block_rows = max(workers, min(n, MAX_STATS_BLOCK_BYTES // max(row, 1)))
-        block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
-        need = fixed + block_rows * row
+    need, block_rows = costs.stats_bytes(g.n, g.nnz, dtype.itemsize, batched, histogram, threads, limit)
     if need > limit:
         raise MemoryPlanError(
-            f"distance statistics for n={n}, m={m} need {format_size(need)} of RAM "
+            f"distance statistics for n={g.n}, m={g.nnz} need {format_size(need)} of RAM "
             f"({threads} threads), but {format_size(limit)} are allowed (host_memory). "
             f"Ways out: fewer threads (NUMBA_NUM_THREADS), or the distributed solver")
     return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads,

@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from ..methods import METHOD
+
 
 def start_command(args, solve: bool = False, paths: bool = False) -> dict:
     """Announce compiles (unless quiet) and count them (`apsp.jit`); ``{"startup": seconds}`` so that
@@ -43,7 +45,8 @@ def _gpu_start_in_background(args, paths: bool) -> None:
 
     if importlib.util.find_spec("torch") is None:
         return
-    torch_needed = args.method not in ("auto", "fw") or paths
+    # the automatic choice and the methods whose GPU solve runs on the CUDA driver need no torch
+    torch_needed = paths or (args.method != "auto" and not METHOD[args.method].driver_runtime)
     try:
         large_input = os.stat(args.input).st_size >= LARGE_INPUT_BYTES
     except (OSError, TypeError):  # no file (yet): the read reports it

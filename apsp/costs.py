@@ -39,7 +39,7 @@ from . import exactness
 from .dissection import DEFAULTS, bfs_levels, default_plan
 from .exactness import dtype_attempts, skip_bound_to_fail
 from .gpu.footprint import fw_needs, nd_needs
-from .methods import METHOD, SEARCHES, TABLE, Method, load
+from .methods import FUNCTIONS, METHOD, SEARCHES, TABLE
 from .sizes import matrix_bytes
 
 if TYPE_CHECKING:
@@ -469,20 +469,17 @@ def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | Non
     if backend not in record.backends:
         raise ValueError(f"{method} runs on the {' and '.join(record.backends).upper()} only")
     itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
-    seconds = load(record.estimate)(g, on_gpu, itemsize, rates, ordering)
+    seconds = FUNCTIONS[record.estimate](g, on_gpu, itemsize, rates, ordering)
     out = float(g.n) ** 2 * itemsize if result else 0.0
     if on_gpu:
         return float(seconds + _gpu_fixed(g, method, out, rates))
     return float(seconds + out / rates.result_fill)
 
 
-def _fw_speedup(on_gpu: bool, itemsize: int, rates: Rates) -> float:
-    return dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
-
-
 def fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
     """Dense FW's n^3 updates at the dtype's rate."""
-    n, speedup = float(g.n), _fw_speedup(on_gpu, itemsize, rates)
+    n = float(g.n)
+    speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
     return _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
 
 
@@ -495,7 +492,7 @@ def nd_fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=
     """nd-fw's counted updates (``ordering``, or the one cached) or their proxy, its rounds' fixed
     costs and, without an ordering, the ordering's own cost."""
     backend, n = ("gpu" if on_gpu else "cpu"), float(g.n)
-    speedup = _fw_speedup(on_gpu, itemsize, rates)
+    speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
     nd = ordering if ordering is not None else cached_ordering(g, backend)
     if nd is not None:
         work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
@@ -546,19 +543,19 @@ def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str
     `apsp.plan.gpu_available`). nd-fw only on graphs `sparse_enough` for it: on denser ones its
     separators are too wide, and it is dense FW with an ordering's and its rounds' overheads."""
     backends = [backend] if backend != "auto" else ["cpu"] + (["gpu"] if gpu else [])
-    # hop counts first: the order the estimates are listed in (`-v`)
-    records = sorted(TABLE, key=lambda m: m.weights != "unit")
-    return [(m.name, b) for b in backends for m in records if b in m.backends and _candidate(g, m)]
+    unit, negative = g.unit_weights, g.has_negative_weights
+    pairs = []
+    for b in backends:
+        # a record's `Method.candidate` rule: Johnson only with a negative weight, where Dijkstra cannot
+        for m in _HOPS_FIRST:
+            if b in m.backends and (unit or m.weighted) and (m.negative or not negative) and (m.candidate == "always" or (
+                    m.candidate == "sparse" and sparse_enough(g)) or (m.candidate == "negative" and negative)):
+                pairs.append((m.name, b))
+    return pairs
 
 
-def _candidate(g: Graph, m: Method) -> bool:
-    """Whether the automatic choice weighs ``m`` for ``g``: it solves the weights, and its record's
-    `Method.candidate` rule holds (Johnson only with a negative weight, where Dijkstra cannot)."""
-    if not m.takes(g.unit_weights, g.has_negative_weights):
-        return False
-    rule = m.candidate
-    return rule == "always" or (rule == "sparse" and sparse_enough(g)) or (
-        rule == "negative" and g.has_negative_weights)
+#: the records, hop counts first: the order the estimates are listed in (`-v`)
+_HOPS_FIRST = sorted(TABLE, key=lambda m: m.weights != "unit")
 
 
 def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
@@ -659,10 +656,10 @@ def fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interp
               layout: int = 0, checked: bool = False) -> tuple[int, int]:
     """Dense FW: the matrices, and on the CPU path recovery's reachable mask and the row chunks of
     the cut-off check and finalize."""
-    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
-    if backend == "cpu":
-        host += (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n)
-    return host, gpu
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    if backend == "gpu":
+        return host, fw_needs(n, dt, paths, block, interpreted)
+    return host + (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n), 0
 
 
 def nd_fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,

@@ -73,10 +73,20 @@ class Method:
     workers: str | None = None
     #: what the statistics say when they choose it for a graph's weights
     why: str = ""
+    #: the backends it runs on (its solvers' keys)
+    backends: tuple[str, ...] = field(init=False)
+    #: it takes weights other than 1, and negative ones (from ``weights``)
+    weighted: bool = field(init=False)
+    negative: bool = field(init=False)
+    #: the registry keys of its solvers: the whole solve's, rows by search's, the streamed one's
+    keys: tuple[str, str, str] = field(init=False)
 
-    @property
-    def backends(self) -> tuple[str, ...]:
-        return tuple(self.solvers)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "backends", tuple(self.solvers))
+        object.__setattr__(self, "weighted", self.weights != "unit")
+        object.__setattr__(self, "negative", self.weights == "any")
+        rows = f"{self.name}-rows" if self.rows_solver else self.name
+        object.__setattr__(self, "keys", (self.name, rows, f"{self.name}-out-of-core"))
 
     @property
     def streams_everywhere(self) -> bool:
@@ -85,7 +95,7 @@ class Method:
 
     def takes(self, unit: bool, negative: bool) -> bool:
         """Whether it solves a graph of these weights exactly."""
-        return unit if self.weights == "unit" else not negative if self.weights == "non-negative" else True
+        return (unit or self.weighted) and (not negative or self.negative)
 
     def block(self, backend: str) -> int | None:
         """Its default block on ``backend`` (None: it has none)."""
@@ -93,11 +103,7 @@ class Method:
 
     def solver(self, streamed: bool = False, rows_by_search: bool = False) -> str:
         """The registry key of the solver a plan step runs."""
-        if streamed:
-            return f"{self.name}-out-of-core"
-        if rows_by_search and self.rows_solver:
-            return f"{self.name}-rows"
-        return self.name
+        return self.keys[2 if streamed else 1 if rows_by_search else 0]
 
 
 #: the methods, in the order the command line lists them. Blocks: cpu, ``benchmarks/cpu_fw.py
@@ -187,17 +193,23 @@ SEARCHES: Mapping[str, Search] = MappingProxyType({s.name: s for s in (
     Search("bellman-ford", negative=True), Search("johnson", reweights=True))})
 
 
-_loaded: dict[str, Callable[..., Any]] = {}
+class _Functions(dict):
+    """``"module:function"`` -> the function, imported when first asked for."""
+
+    def __missing__(self, target: str) -> Callable[..., Any]:
+        module, name = target.split(":")
+        fn = self[target] = getattr(importlib.import_module(module), name)
+        return fn
+
+
+#: the records' functions by name: ``FUNCTIONS[record.estimate](...)``
+FUNCTIONS: dict[str, Callable[..., Any]] = _Functions()
 
 
 def load(target: str) -> Callable[..., Any]:
     """The function ``"module:function"`` names (imported on first use)."""
-    fn = _loaded.get(target)
-    if fn is None:
-        module, name = target.split(":")
-        fn = _loaded[target] = getattr(importlib.import_module(module), name)
-    return fn
+    return FUNCTIONS[target]
 
 
 __all__ = ["Method", "Search", "TABLE", "METHOD", "METHODS", "BACKENDS", "DTYPES", "WEIGHTED_DTYPES", "STATS_METHODS",
-           "SEARCHES", "REGISTRY", "load"]
+           "SEARCHES", "REGISTRY", "FUNCTIONS", "load"]

@@ -34,7 +34,7 @@ from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import gpu_available
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned
 from .graph import Graph
-from .methods import BACKENDS, METHOD, METHODS, STATS_METHODS, TABLE, Method, load
+from .methods import BACKENDS, FUNCTIONS, METHOD, METHODS, STATS_METHODS, TABLE, Method
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 if TYPE_CHECKING:
@@ -181,8 +181,10 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     ``machine``: `machine_facts`'s ``(GPU usable, its rates)``, when the caller has asked already."""
     usable, rates = machine or machine_facts()
     gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
-    pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
-             if not (rows is not None and METHOD[m].rows == "whole") and (methods is None or m in methods)]
+    pairs = []
+    for m, b in costs.applicable(g, backend, gpu=gpu):  # nd-fw's ordering is of the whole graph
+        if not (rows is not None and METHOD[m].rows == "whole") and (methods is None or m in methods):
+            pairs.append((m, b))
     table = costs.estimates(g, pairs, rates=rates)
     if rows is not None and g.n:
         for (m, b) in table:
@@ -328,7 +330,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                            machine=machine)
     chosen = method if picked is None else picked[0]
     record = METHOD[chosen]
-    if not record.takes(g.unit_weights, False):
+    if not (record.weighted or g.unit_weights):
         raise ValueError(f"method={chosen!r} needs unit weights: pass unweighted=True or choose another method")
     if backend == "gpu" and "gpu" not in record.backends:
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
@@ -341,7 +343,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
         where = "cpu"
     integral = g.integral and (integers_below is None or g.distance_bound <= integers_below)
     attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
-    _check_checkpoint(options.get("checkpoint"), options.get("resume"), record)
+    if options.get("checkpoint"):
+        _check_checkpoint(options["checkpoint"], options.get("resume"), record)
     steps, fallback, runtime = _steps(g, method, record, where, attempts, rows_by_search, dict(
         block_size=block_size, predecessors=predecessors, successors=successors, progress=progress,
         sources=sources if rows_by_search else None, **options))
@@ -354,7 +357,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                    "with the method" if picked is not None else f"the usable one for {first.name}")}
     return Plan(method=first.name, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search,
-                block=steps[0].opts.block_size, block_note=_block_note(block_size, first),
+                block=steps[0].opts.block_size, block_note=None if block_size is None or first.blocks else
+                f"block {block_size} not used: method {first.name} has no block",
                 skipped=tuple(skipped), fallback=fallback if fell_back else None, estimates=estimates,
                 reasons=reasons, distance_bound=g.distance_bound, integral=integral)
 
@@ -400,30 +404,23 @@ def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, ro
         if step.driver_runtime and where == "gpu" and memory is not None and not streamed:
             runtime = runtime or gpu_runtime(opts)
             opts = replace(opts, runtime=runtime)
-        steps.append(Step(step.name, step.solver(streamed, rows_by_search),
-                          replace(opts, block_size=_step_block(step, where, opts, streamed),
-                                  memory=memory), attempt.checked, attempt.cast_to, refusal))
+        # the block its engine runs with: none for a method without one; else the one asked for, or
+        # the method's own here; left to the engine where another rule owns it: a stream's tile plan,
+        # a resumed checkpoint's block (`_resumed_block`), the GPU's other variants (the benchmark's)
+        block = opts.block_size if step.blocks else None
+        if step.blocks and block is None and not streamed and opts.variant == "blocked":
+            block = step.blocks.get(where)
+            if opts.resume and opts.checkpoint:
+                block = _resumed_block(opts.checkpoint, block)
+        steps.append(Step(step.name, step.keys[2 if streamed else 1 if rows_by_search else 0],
+                          replace(opts, block_size=block, memory=memory), attempt.checked, attempt.cast_to,
+                          refusal))
         log.info("n=%d edges=%d: method %s (asked %s), backend %s, dtype %s%s, memory plan %s",
                  g.n, g.nnz, step.name, method, where,
                  "by diameter" if attempt.dtype is None else attempt.dtype.name,
                  " (to be verified)" if attempt.checked else "",
                  refusal if memory is None else memory.summary())
     return steps, fallback, runtime
-
-
-def _step_block(method: Method, where: str, opts: SolveOptions, streamed: bool) -> int | None:
-    """The block a step's engine runs with: None for a method without one; else the one asked for,
-    or the method's own on ``where`` (`apsp.methods.TABLE`). Left to the engine where another rule
-    owns it: a stream's tile plan, a resumed checkpoint's block (`_resumed_block`), the GPU's
-    non-blocked variants (the benchmark's ladder)."""
-    if not method.blocks:
-        return None
-    if opts.block_size is not None or streamed or opts.variant != "blocked":
-        return opts.block_size
-    default = method.block(where)
-    if opts.resume and opts.checkpoint:
-        return _resumed_block(opts.checkpoint, default)
-    return default
 
 
 def _resumed_block(path, default: int | None) -> int | None:
@@ -438,13 +435,6 @@ def _resumed_block(path, default: int | None) -> int | None:
     except Exception:  # noqa: BLE001 - the solver's own checks name what is wrong with the file
         return None
     return next((b for b in (default, saved) if b and done % b == 0), None)
-
-
-def _block_note(asked: int | None, method: Method) -> str | None:
-    """Why a block asked for is not used: the method chosen has none."""
-    if asked is None or method.blocks:
-        return None
-    return f"block {asked} not used: method {method.name} has no block"
 
 
 # ----------------------------------------------------------------------------- memory
@@ -492,7 +482,7 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     ``layout``: nd-fw's layout size (vertices and the tree nodes' padding);
     ``checked``: the result is checked for cut-off distances.
     """
-    host, gpu = load(METHOD[method].memory)(n, np.dtype(dtype), backend, paths, block, interpreted, layout,
+    host, gpu = FUNCTIONS[METHOD[method].memory](n, np.dtype(dtype), backend, paths, block, interpreted, layout,
                                             checked)
     if backend == "gpu" and dense_input:
         host += matrix_bytes(n, dtype)  # the start matrix is built on the host first
@@ -524,7 +514,7 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     also keeps `apsp.costs.WORKER_BYTES` of its own (stack and allocator pages).
     """
     workers = METHOD[method].workers
-    return load(workers)(n, threads, itemsize, paths, block) if workers and n > 0 else 0  # apsp.costs
+    return FUNCTIONS[workers](n, threads, itemsize, paths, block) if workers and n > 0 else 0  # apsp.costs
 
 
 def _smaller_dtypes(graph, dt: np.dtype) -> list:

@@ -187,7 +187,7 @@ class Search:
     reweights: bool = False
 
 
-#: name -> the single-pair searches, and Johnson's share of the search memory (`apsp.plan.search_bytes`)
+#: name -> the single-pair searches, and Johnson's share of the search memory (`apsp.costs.search_bytes`)
 SEARCHES: Mapping[str, Search] = MappingProxyType({s.name: s for s in (
     Search("bfs", hops=True), Search("dijkstra"), Search("bidirectional-dijkstra", bidirectional=True),
     Search("bellman-ford", negative=True), Search("johnson", reweights=True))})

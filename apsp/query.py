@@ -191,7 +191,8 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     True
     """
     from .api import as_graph
-    from .plan import choose_search, search_bytes
+    from .costs import search_bytes
+    from .plan import choose_search
     from .sizes import check_memory, memory_limit
 
     t0 = time.perf_counter()

@@ -252,3 +252,26 @@ def test_a_result_neither_ram_nor_scratch_disk_holds_is_refused_before_the_graph
         if refused:
             assert r.returncode == 1 and f"n = {n} vertices" in r.stderr and "scratch disk (1.00 MiB)" in r.stderr
             assert not (tmp_path / "d.npy").exists()
+
+
+def test_millions_of_comment_lines_cost_no_more_than_the_file(tmp_path):
+    # 10 million header comments before one edge: the header scan must not copy them into lines
+    # (the decompressor's own chunks and its doubling buffer are the rest)
+    import tracemalloc
+
+    from apsp.io.edgelist import read_graph
+
+    path = tmp_path / "comments.snap.gz"
+    with gzip.open(path, "wb", compresslevel=1) as g:
+        g.write(b"# Nodes: 3 Edges: 1\n")
+        g.write(b"#\n" * 10_000_000)
+        g.write(b"0\t2\n")
+    size = 20 + 2 * 10_000_000 + 4
+    tracemalloc.start()
+    try:
+        e = read_graph(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.n == 3 and e.src.tolist() == [0] and e.dst.tolist() == [2]
+    assert peak < 4 * size, (peak, size)

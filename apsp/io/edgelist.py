@@ -30,19 +30,18 @@ from ._codec import (RecordSpec, check_edges, first_record, last_assignment_wins
 __all__ = ["read_graph", "write_graph"]
 
 _COMMENTS = b"#%"
-_NODES = re.compile(rb"\bNodes:\s*(\d+)")
+#: a comment line's ``Nodes: N`` (SNAP's header)
+_NODES = re.compile(rb"^[ \t\v\f\r]*[#%][^\n]*?\bNodes:[ \t\v\f\r]*(\d+)", re.MULTILINE)
 
 
 def _declared_nodes(buf: np.ndarray, data_start: int | None) -> int | None:
-    """The ``Nodes: N`` of the comment lines before the first edge, if any."""
-    head = bytes(buf[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)])
+    """The ``Nodes: N`` of the comment lines before the first edge, if any (the last one). Matched
+    in the buffer itself: millions of comment lines cost no copy and no list of lines."""
+    head = memoryview(buf)[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)]
     found = None
-    for line in head.splitlines():
-        if line.lstrip()[:1] in (b"#", b"%"):
-            match = _NODES.search(line)
-            if match:
-                found = int(match.group(1))
-    return found
+    for match in _NODES.finditer(head):
+        found = match.group(1)
+    return int(found) if found is not None else None
 
 
 def read_graph(path, n: int | None = None) -> EdgeList:

@@ -75,10 +75,17 @@ def format_size(nbytes: float) -> str:
     return f"{int(nbytes)} B"
 
 
+#: under an address-space limit (``ulimit -v``), what `host_available` keeps back for what the
+#: process maps beside the arrays it counts (modules imported later, thread stacks, a
+#: decompressor's chunks, an error's message): an eighth of the limit, at least 256 MiB
+AS_RESERVE_SHARE = 8
+AS_RESERVE_MIN = 256 << 20
+
+
 def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
     batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
-    process; free pages elsewhere)."""
+    process, less a reserve for what it maps beside its arrays; free pages elsewhere)."""
     try:  # free pages: what is left where MemAvailable is not
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
@@ -96,10 +103,11 @@ def host_available() -> int:
 
         limit = resource.getrlimit(resource.RLIMIT_AS)[0]
         if limit != resource.RLIM_INFINITY:
+            reserve = max(AS_RESERVE_MIN, limit // AS_RESERVE_SHARE)
             with open("/proc/self/status") as f:
                 for line in f:
                     if line.startswith("VmSize:"):
-                        free = min(free, max(0, limit - int(line.split()[1]) * 1024))
+                        free = min(free, max(0, limit - int(line.split()[1]) * 1024 - reserve))
     except (ImportError, OSError, ValueError):
         pass
     return free

@@ -275,3 +275,25 @@ def test_millions_of_comment_lines_cost_no_more_than_the_file(tmp_path):
         tracemalloc.stop()
     assert e.n == 3 and e.src.tolist() == [0] and e.dst.tolist() == [2]
     assert peak < 4 * size, (peak, size)
+
+
+def test_gzip_bomb_under_an_address_space_limit_without_a_budget(tmp_path):
+    # no --host-memory: the default budget is what `ulimit -v` leaves, less a reserve for what
+    # else the process maps (the error's message among it), never the whole limit
+    import resource
+    import zlib
+
+    path = tmp_path / "bomb.txt.gz"
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)  # one gzip member of 64 MiB of blanks
+    member = squeeze.compress(b"2 1\n1 2 5\n" + b" " * (64 << 20)) + squeeze.flush()
+    path.write_bytes(member * 16)  # 1 GiB once decompressed (members simply follow each other)
+    limit = 1536 << 20
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    r = subprocess.run(APSP + ["solve", str(path), "-o", str(tmp_path / "d.txt"), "--backend", "cpu"],
+                       capture_output=True, text=True, timeout=300, preexec_fn=capped)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-2000:]
+    assert str(path) in r.stderr and "gzip data expand" in r.stderr, r.stderr

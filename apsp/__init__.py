@@ -11,7 +11,7 @@ from __future__ import annotations
 import time as _time
 
 #: when ``import apsp`` began (`time.perf_counter`), and the CPU seconds the process had used by
-#: then (the interpreter's own start): the CLI's ``startup`` stage is their sum (`cli._start_command`)
+#: then (the interpreter's own start): the CLI's ``startup`` stage is their sum (`apsp.cli.startup.start_command`)
 _IMPORT_STARTED = _time.perf_counter()
 _CPU_BEFORE_IMPORT = _time.process_time()
 

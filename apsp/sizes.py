@@ -22,10 +22,12 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes",
-           "memory_limit", "memory_allowed", "check_memory"]
+           "memory_limit", "memory_allowed", "check_memory", "working_set", "count_held", "held_bytes"]
 
 #: the RAM budget the caller gave (``host_memory=`` / ``--host-memory``) while a call runs; None: none given
 _HOST_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("apsp_host_memory", default=None)
+#: inside `working_set`: the bytes its earlier checked allocations hold (one mutable cell)
+_HELD: contextvars.ContextVar[list | None] = contextvars.ContextVar("apsp_held", default=None)
 
 _UNITS = {"": 1, "b": 1,
           "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
@@ -140,15 +142,48 @@ def memory_allowed() -> tuple[int, str]:
     return host_available(), "available"
 
 
-def check_memory(need: int, what: str) -> None:
+@contextlib.contextmanager
+def working_set():
+    """Within the block, the allocations checked with ``check_memory(..., hold=True)`` (or
+    announced by `count_held`) add up: a later check counts them as still held, against the budget
+    given (``host_memory``). A file reader's buffer, its parsed rows and its vertex numbering
+    live together until it returns, so their sum must fit, not each alone. Without a budget
+    given, the RAM available already shows what is held."""
+    token = _HELD.set([0])
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def held_bytes() -> int:
+    """What the `working_set` holds, counted against a budget given (0 without one)."""
+    cell = _HELD.get()
+    return cell[0] if cell is not None and _HOST_LIMIT.get() is not None else 0
+
+
+def count_held(nbytes: int) -> None:
+    """Inside `working_set`: ``nbytes`` more are held from now on (already checked)."""
+    held = _HELD.get()
+    if held is not None:
+        held[0] += int(nbytes)
+
+
+def check_memory(need: int, what: str, hold: bool = False) -> None:
     """Raise `apsp.errors.MemoryPlanError` before allocating ``need`` bytes for ``what`` when
-    they exceed `memory_allowed`; the message says what is needed and what is allowed."""
+    they exceed `memory_allowed` (beside what a `working_set` holds under a budget given); the
+    message says what is needed and what is allowed. ``hold``: inside a `working_set`, the
+    bytes stay counted as held after the check."""
     limit, words = memory_allowed()
-    if need > limit:
+    held = held_bytes()
+    if held + need > limit:
         from .errors import MemoryPlanError
 
-        raise MemoryPlanError(f"{what} needs {format_size(need)} of memory, but {format_size(limit)} "
-                              f"is {words}")
+        beside = f" beside {format_size(held)} it already holds" if held else ""
+        raise MemoryPlanError(f"{what} needs {format_size(need)} of memory{beside}, but "
+                              f"{format_size(limit)} is {words}")
+    if hold:
+        count_held(need)
 
 
 def disk_available(directory) -> int:

@@ -297,3 +297,44 @@ def test_gzip_bomb_under_an_address_space_limit_without_a_budget(tmp_path):
     assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
     assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-2000:]
     assert str(path) in r.stderr and "gzip data expand" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("fmt,suffix", [("homework", ".txt"), ("snap", ".snap"), ("mtx", ".mtx"),
+                                        ("dimacs", ".gr"), ("snap", ".snap.gz")])
+def test_a_reader_s_whole_working_set_fits_the_budget(tmp_path, fmt, suffix):
+    # the file's bytes, its parsed rows and the ids' numbering are held together: under each
+    # budget the read is refused, or its peak stays within it
+    import tracemalloc
+
+    from apsp.io import read_graph, write_graph
+    from apsp.sizes import memory_limit
+
+    rng = np.random.default_rng(5)
+    n, m = 30_000, 120_000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    dst[src == dst] = (src[src == dst] + 1) % n
+    path = tmp_path / f"g{suffix}"
+    if fmt == "snap":  # ids with gaps: numbered by the reader
+        lines = "".join(f"{a * 7}\t{b * 7}\t{c}\n" for a, b, c in zip(src.tolist(), dst.tolist(),
+                                                                      rng.integers(1, 99, m).tolist()))
+        (gzip.open if suffix.endswith(".gz") else open)(path, "wt").write(lines)
+    else:
+        write_graph(path, EdgeList(n, src, dst, rng.integers(1, 99, m)), fmt=fmt)
+    read_graph(path)  # compiled kernels loaded, not counted
+    size = len(gzip.decompress(path.read_bytes())) if suffix.endswith(".gz") else path.stat().st_size
+    outcomes = []
+    for times in (1.5, 2, 3, 4, 6, 8, 12):
+        budget = int(times * size)
+        tracemalloc.start()
+        try:
+            with memory_limit(budget):
+                e = read_graph(path)
+            outcomes.append("read")
+            assert e.m > m * 0.99  # writers drop repeated pairs
+        except MemoryPlanError as exc:
+            assert str(path) in str(exc)
+            outcomes.append("refused")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= budget, (times, outcomes[-1], peak, budget)
+    assert outcomes[-1] == "read", outcomes

@@ -95,7 +95,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
         if declared is not None and top <= declared:
             n = declared
         else:
-            check_memory(COMPACT_BYTES_PER_EDGE * rec.rows, f"{path}: numbering the vertex ids")
+            check_memory(COMPACT_BYTES_PER_EDGE * rec.rows, f"{path}: numbering the vertex ids", hold=True)
             labels, src, dst = compact_ids(src, dst)
             n = labels.shape[0]
     return EdgeList(int(n), src, dst, weight, source=str(path), labels=labels)

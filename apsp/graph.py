@@ -89,9 +89,11 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
     if labels is None:
         return None
     arr = np.asarray(labels)
-    if arr.dtype.kind == "O":  # e.g. a list of str and int: labels are one kind or the other
+    strings = arr.dtype.kind == "O" and arr.ndim == 1 and all(isinstance(x, str) for x in arr.tolist())
+    if arr.dtype.kind == "O" and not strings:  # e.g. a list of str and int: labels are one kind or the other
         arr = np.asarray([str(x) for x in arr.tolist()])
-    if arr.ndim != 1 or arr.shape[0] != n or arr.dtype.kind not in "iuU":
+    # an object array of str stays one: each id its own length (fixed width pads all to the longest)
+    if arr.ndim != 1 or arr.shape[0] != n or (arr.dtype.kind not in "iuU" and not strings):
         raise ValueError(f"labels must be {n} integers or strings, one per vertex; got "
                          f"shape {arr.shape}, dtype {arr.dtype}")
     if arr.dtype.kind in "iu":
@@ -100,7 +102,7 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
         arr = arr.astype(np.int64)
         if np.array_equal(arr, np.arange(n)):
             return None
-    if np.unique(arr).shape[0] != n:
+    if (len(set(arr.tolist())) if strings else np.unique(arr).shape[0]) != n:
         raise ValueError("labels must be distinct: two vertices have the same label")
     return arr
 
@@ -218,7 +220,7 @@ def _integer_label(label) -> int:
 
 def vertex_name(labels: np.ndarray | None, i: int, first: int = 0):
     """The name of vertex ``i``: its label (a Python int or str), else ``i + first``."""
-    return (int(i) + first) if labels is None else labels[int(i)].item()
+    return (int(i) + first) if labels is None else labels[[int(i)]].tolist()[0]
 
 
 def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):

@@ -338,3 +338,63 @@ def test_a_reader_s_whole_working_set_fits_the_budget(tmp_path, fmt, suffix):
         tracemalloc.stop()
         assert peak <= budget, (times, outcomes[-1], peak, budget)
     assert outcomes[-1] == "read", outcomes
+
+
+def test_graphml_is_read_within_the_budget_or_refused(tmp_path):
+    # 100,000 small nodes compress to little and cost networkx hundreds of bytes each: counted
+    # in one streaming pass before the document is parsed
+    import tracemalloc
+
+    from apsp.io import read_graph
+    from apsp.sizes import memory_limit
+
+    pytest.importorskip("networkx")
+    path = tmp_path / "many.graphml.gz"
+    body = "".join(f'<node id="n{i}"/>' for i in range(100_000)) + '<edge source="n0" target="n1"/>'
+    with gzip.open(path, "wt") as g:
+        g.write('<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+                f'<graph edgedefault="directed">{body}</graph></graphml>')
+    outcomes = []
+    for budget in (20 << 20, 60 << 20, 300 << 20):
+        tracemalloc.start()
+        try:
+            with memory_limit(budget):
+                e = read_graph(path)
+            outcomes.append("read")
+            assert e.n == 100_000 and e.m == 1 and e.labels[[0, 1]].tolist() == ["n0", "n1"]
+        except MemoryPlanError as exc:
+            assert str(path) in str(exc) and "GraphML" in str(exc)
+            outcomes.append("refused")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= budget, (budget, outcomes[-1], peak)
+    assert outcomes[0] == "refused" and outcomes[-1] == "read", outcomes
+
+
+def test_one_long_graphml_node_id_costs_its_own_length(tmp_path):
+    # a fixed-width label array would pad all 2,001 ids to 20,000 characters (160 MB), and
+    # checking them distinct sorted a copy of it
+    import time
+    import tracemalloc
+
+    from apsp import shortest_path_between
+    from apsp.io import read_graph
+
+    pytest.importorskip("networkx")
+    long_id = "x" * 20_000
+    nodes = "".join(f'<node id="v{i}"/>' for i in range(2000)) + f'<node id="{long_id}"/>'
+    path = tmp_path / "long.graphml"
+    path.write_text('<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+                    f'<graph edgedefault="directed">{nodes}<edge source="v0" target="{long_id}"/>'
+                    '</graph></graphml>')
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        e = read_graph(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.n == 2001 and e.labels[[e.dst[0]]].tolist() == [long_id]
+    assert peak < 20 << 20, peak
+    assert time.perf_counter() - t0 < 10
+    assert shortest_path_between(e, "v0", long_id).length == 1  # the labels still name vertices

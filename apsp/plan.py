@@ -617,7 +617,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
-    ordering = ordering_bytes(graph) if method == "nd-fw" and not graph.__dict__.get("_dissections") else 0
+    ordering = ordering_bytes(graph) if method == "nd-fw" and not graph.derived.dissections else 0
     if method == "nd-fw" and backend == "gpu":
         from .dissection import dissection_for
 

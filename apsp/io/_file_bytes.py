@@ -62,7 +62,7 @@ def _gunzip(path: Path, f) -> np.ndarray:
             while True:
                 if total == out.shape[0]:
                     if total > room:
-                        out = None  # the error's handling must not find the buffer still held
+                        del out  # the error's handling must not find the buffer still held
                         raise MemoryPlanError(
                             f"{path}: the gzip data expand to more than {format_size(room)} of the "
                             f"{format_size(limit)} of memory {words}; decompressing stopped there "

@@ -42,7 +42,7 @@ def _declared_nodes(buf: np.ndarray, data_start: int | None) -> int | None:
     """The ``Nodes: N`` of the comment lines before the first edge, if any (the last one). Matched
     in the buffer itself: millions of comment lines cost no copy and no list of lines, and each
     byte is looked at a bounded number of times."""
-    head = memoryview(buf)[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)]
+    head = buf.data[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)]
     found, line_start, searched_to = None, 0, 0
     for match in _NODES.finditer(head):
         at = match.start()

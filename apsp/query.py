@@ -103,7 +103,7 @@ class Route:
         """
         if labels is None:
             return self
-        return replace(self, source=labels[self.source].item(), target=labels[self.target].item(),
+        return replace(self, source=labels[[self.source]].tolist()[0], target=labels[[self.target]].tolist()[0],
                        path=None if self.path is None else labels[self.path].tolist(), by_label=True)
 
     @property

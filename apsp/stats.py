@@ -276,7 +276,12 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     chosen, reason, where, dt, batched = plan.method, plan.reason, plan.backend, plan.dtype, plan.bit_parallel
     t0 = time.perf_counter()
     gpu_info = {}
-    if where == "gpu":
+    # a source without out-edges reaches only itself: no search, so isolated vertices cost O(1)
+    searched = np.diff(g.to_csr().indptr)[src] > 0
+    all_src, src = src, src[searched]
+    if not len(src):
+        acc, hist = _nothing_searched(dt), (np.zeros(1, dtype=np.int64) if histogram else None)
+    elif where == "gpu":
         from .costs import nd_gpu_budget, reduction_words
         from .engine import SolveOptions
         from .gpu import give_back_memory
@@ -301,7 +306,9 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
         acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan.block_rows, progress)
+    acc, src = _with_unsearched(acc, searched, mask[all_src]), all_src
     if hist is not None:
+        hist[0] += int((mask[src] & ~searched).sum())  # their own distance 0
         hist = np.trim_zeros(hist, "b")
     count, total, ecc, harmonic = acc
     ntargets = int(mask.sum())
@@ -312,6 +319,25 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
                          symmetric=symmetric,
                          info={"seconds": time.perf_counter() - t0, "memory": plan.memory,
                                "bit_parallel": batched, "backend": where, **gpu_info})
+
+
+def _nothing_searched(dt) -> tuple:
+    """The accumulators of no source: (count, total, eccentricity, harmonic)."""
+    kept = np.int64 if dt.kind in "iu" else np.float64
+    return tuple(np.zeros(0, dtype=t) for t in (np.int64, kept, kept, np.float64))
+
+
+def _with_unsearched(acc, searched, own_target) -> tuple:
+    """The searched sources' accumulators spread over every source; a source not searched reaches
+    itself alone (counted where it is a target, at distance 0)."""
+    out = []
+    for k, part in enumerate(acc):
+        whole = np.zeros(len(searched), dtype=part.dtype)  # object sums start at int 0
+        if k == 0:
+            whole[:] = own_target
+        whole[searched] = part
+        out.append(whole)
+    return tuple(out)
 
 
 def _bfs_batched(g, src, mask, histogram, progress):

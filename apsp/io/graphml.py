@@ -17,9 +17,40 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
+from ..sizes import check_memory, memory_allowed
 from ._file_bytes import is_gzip
 
 __all__ = ["read_graph"]
+
+#: networkx's reading of a GraphML document at its largest (the element tree, the graph's
+#: dictionaries, the edge arrays): per byte of XML, and per node and edge beyond that (20-30 per
+#: byte and 350 per element measured, 2-core box, 2026-11-28)
+XML_BYTES_PER_BYTE = 24
+XML_BYTES_PER_ELEMENT = 400
+#: bytes of the document counted at a time (decompressed, when gzip)
+_COUNT_CHUNK = 1 << 20
+
+
+def _xml_bytes(path: Path) -> int:
+    """What reading the document at ``path`` will hold (`XML_BYTES_PER_BYTE`,
+    `XML_BYTES_PER_ELEMENT`), counted in one streaming pass that stops as soon as the count
+    passes the memory allowed: a small compressed file that expands without end is refused
+    before it is parsed."""
+    limit = memory_allowed()[0]
+    size = elements = 0
+    tail = b""
+    with gzip.open(path, "rb") if is_gzip(path) else open(path, "rb") as f:
+        while True:
+            chunk = f.read(_COUNT_CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            seen = tail + chunk  # a tag split between two chunks is counted once
+            elements += seen.count(b"<node") + seen.count(b"<edge")  # the tail is too short for a whole tag
+            tail = chunk[-4:]
+            if XML_BYTES_PER_BYTE * size + XML_BYTES_PER_ELEMENT * elements > limit:
+                break
+    return XML_BYTES_PER_BYTE * size + XML_BYTES_PER_ELEMENT * elements
 
 
 def read_graph(path, weight: str = "weight") -> EdgeList:
@@ -47,6 +78,7 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
         raise ImportError("reading GraphML needs networkx: pip install 'apsp[networkx]'") from exc
     path = Path(path)
     try:
+        check_memory(_xml_bytes(path), f"{path}: reading the GraphML document", hold=True)
         with gzip.open(path, "rb") if is_gzip(path) else open(path, "rb") as f:
             g = nx.read_graphml(f)
     except ParseError as exc:
@@ -69,5 +101,6 @@ def read_graph(path, weight: str = "weight") -> EdgeList:
         loops = src == dst
         src, dst, w = (np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]),
                        np.concatenate([w, w[~loops]]))
-    labels = np.array([str(node) for node in index], dtype=str)
+    # Python strings, each its own length (a fixed-width array pads every id to the longest)
+    labels = np.array([str(node) for node in index], dtype=object)
     return EdgeList(len(index), src, dst, w, source=str(path), labels=labels)

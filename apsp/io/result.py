@@ -57,6 +57,8 @@ def save_result(path, result) -> None:
             "backend": getattr(result, "backend", "unknown"), "block_size": getattr(result, "block_size", None),
             "timings": json_ready(getattr(result, "timings", {})), "info": json_ready(getattr(result, "info", {}))}
     arrays = {name: getattr(result, name) for name in _ARRAYS if getattr(result, name, None) is not None}
+    if "labels" in arrays and arrays["labels"].dtype.kind == "O":  # strings as Python objects: as text
+        arrays["labels"] = np.asarray(arrays["labels"].tolist(), dtype=str)
     with atomic_write(path) as f:
         np.savez(f, apsp=np.array(json.dumps(meta, default=str)), **arrays)
 

@@ -33,3 +33,60 @@ def test_networkx_backend_wiener_index_is_exact_past_two_to_the_53():
     G.add_edge(0, 1, weight=2 ** 59 + 1)
     G.add_edge(1, 0, weight=2 ** 59 + 3)
     assert nxb.wiener_index(G, weight="weight") == 2 ** 60 + 4 == nx.wiener_index(G, weight="weight")
+
+
+# -- statistics by label ----------------------------------------------------------------------
+
+GRAPHML = """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="w" for="edge" attr.name="weight" attr.type="long"/>
+  <graph edgedefault="directed">
+    <node id="2"/><node id="0"/><node id="1"/>
+    <edge source="2" target="0"><data key="w">5</data></edge>
+    <edge source="0" target="1"><data key="w">1</data></edge>
+    <edge source="1" target="2"><data key="w">1</data></edge>
+  </graph>
+</graphml>
+"""
+
+
+@pytest.fixture
+def snap_file(tmp_path):
+    path = tmp_path / "ids.snap"
+    path.write_text("5 77\n77 555\n555 1000000\n1000000 5\n5 555\n")
+    return path
+
+
+@pytest.fixture
+def graphml_file(tmp_path):
+    path = tmp_path / "ids.graphml"
+    path.write_text(GRAPHML)
+    return path
+
+
+def test_stats_sources_are_snap_ids(snap_file):
+    s = apsp.distance_stats(snap_file, sources=[555, 5])
+    assert s.vertices.tolist() == [555, 5]
+    assert s.eccentricity.tolist() == [3, 2]  # 555->1000000->5->77; 5->77 and 5->555 at 1, 1000000 at 2
+    assert s.center().tolist() == [5] and s.periphery().tolist() == [555]
+
+
+def test_stats_sources_by_index_on_snap_ids_is_refused(snap_file):
+    with pytest.raises(ValueError, match="not a vertex label"):
+        apsp.distance_stats(snap_file, sources=[1])
+
+
+def test_stats_sources_and_targets_are_graphml_node_ids(graphml_file):
+    r = apsp.shortest_paths(graphml_file)
+    s = apsp.distance_stats(graphml_file, sources=["0"])
+    assert s.vertices.tolist() == ["0"]
+    assert int(s.total[0]) == r.distance("0", "1") + r.distance("0", "2") == 3
+    only = apsp.distance_stats(graphml_file, sources=["2"], targets=["1"])
+    assert int(only.total[0]) == r.distance("2", "1") == 6
+
+
+def test_stats_center_and_periphery_are_graphml_node_ids(graphml_file):
+    s = apsp.distance_stats(graphml_file)
+    assert s.vertices.tolist() == ["2", "0", "1"]
+    # eccentricities: "2" 6, "0" 2, "1" 6
+    assert s.center().tolist() == ["0"] and sorted(s.periphery().tolist()) == ["1", "2"]

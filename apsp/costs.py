@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 
 from .dissection import DEFAULTS, bfs_levels, default_plan
-from .exactness import dtype_attempts, skip_bound_to_fail
+from .exactness import dtype_attempts, dtype_fits, skip_bound_to_fail
 
 if TYPE_CHECKING:
     from .dissection import Dissection
@@ -309,7 +309,9 @@ def solve_itemsize(g: Graph, method: str) -> int:
     known = g.__dict__.setdefault("_solve_itemsize", {})
     if (method, found) in known:
         return known[method, found]
-    facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
+    # whole numbers no dtype holds exactly are solved, when asked, in float64: priced so
+    facts = g.distance_bound, g.has_negative_weights, g.integral_for(None) and dtype_fits(
+        np.float64, g.distance_bound, g.has_negative_weights), g.max_abs_weight
     if method == "bfs":
         size = 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
     elif method in ("fw", "nd-fw"):

@@ -340,6 +340,8 @@ class Graph:
         Some edge weight is negative.
     integral : bool
         All weights are whole numbers (so integer dtypes compute exactly).
+    float_weights : bool
+        The weights are stored as floats (whole or not): see `integral_for`.
     unit_weights : bool
         All edge weights equal 1 (BFS computes exact distances).
     distance_bound : int or float
@@ -366,6 +368,7 @@ class Graph:
     max_abs_weight: int | float = field(init=False, repr=False, compare=False)
     has_negative_weights: bool = field(init=False, repr=False, compare=False)
     integral: bool = field(init=False, repr=False, compare=False)
+    float_weights: bool = field(init=False, repr=False, compare=False)
     unit_weights: bool = field(init=False, repr=False, compare=False)
     distance_bound: int | float = field(init=False, repr=False, compare=False)
 
@@ -379,8 +382,17 @@ class Graph:
                                else float(np.max(np.abs(w.astype(np.float64)))))
         self.has_negative_weights = bool((w < 0).any())
         self.integral = bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w))
+        self.float_weights = w.dtype.kind == "f"
         self.unit_weights = bool(np.all(w == 1))
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+
+    def integral_for(self, dtype) -> bool:
+        """Whether a solve in ``dtype`` (None: chosen by apsp) owes exact integer distances:
+        whole-number weights, unless they are floats and a float dtype is asked for, which
+        sums them in that float as it would fractional ones (as scipy and networkx do)."""
+        if dtype is not None and self.float_weights and np.dtype(dtype).kind == "f":
+            return False
+        return self.integral
 
     # -- construction -----------------------------------------------------
     @classmethod

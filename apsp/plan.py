@@ -241,7 +241,7 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.exactness): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral,
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral_for(dtype),
                                             g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
@@ -253,8 +253,8 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
-                                            dtype, saturating=False)
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral_for(dtype),
+                                            g.max_abs_weight, dtype, saturating=False)
     for attempt in attempts:
         exactness.check_float_range(attempt.dtype, g.n, g.max_abs_weight, chosen, g.has_negative_weights)
     return attempts, skipped

@@ -298,7 +298,7 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
             raise ValueError("dtype applies to weighted searches; hop counts are integers")
         dt = np.dtype(np.int64)
     else:
-        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral_for(dtype), dtype)
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))

@@ -45,3 +45,30 @@ def test_cli_lone_vertex_with_heavy_self_loop(tmp_path):
         run = subprocess.run([sys.executable, "-m", "apsp", *args], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
     assert out.read_text().split() == ["0"]
+
+
+# -- whole-number float weights past 2^53, summed in float64 when asked ------------------------
+
+def far_floats():
+    return EdgeList(3, np.array([0, 1]), np.array([1, 2]), np.array([1e20, 1e20]))
+
+
+@pytest.mark.parametrize("method", ["auto", "fw", "nd-fw", "dijkstra", "johnson", "reference"])
+def test_whole_float_weights_past_int64_are_answered_in_float64_when_asked(method):
+    nx = pytest.importorskip("networkx")
+    r = apsp.shortest_paths(far_floats(), dtype="float64", method=method)
+    G = nx.DiGraph([(0, 1, {"weight": 1e20}), (1, 2, {"weight": 1e20})])
+    assert r.distances[0].tolist() == [0.0, 1e20, nx.shortest_path_length(G, 0, 2, weight="weight")]
+
+
+def test_whole_float_weights_past_int64_in_stats_and_route_when_asked():
+    assert apsp.distance_stats(far_floats(), dtype="float64").total.tolist() == [3e20, 1e20, 0.0]
+    assert apsp.shortest_path_between(far_floats(), 0, 2, dtype="float64").length == 2e20
+
+
+def test_integer_weights_past_float64_exactness_are_still_refused_in_float64():
+    from apsp.errors import DtypeError
+
+    with pytest.raises(DtypeError):
+        apsp.shortest_paths(EdgeList(3, np.array([0, 1]), np.array([1, 2]), np.array([10 ** 18, 10 ** 18])),
+                            dtype="float64")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw dtype
+# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw dtype before_after
+# before_after: BEFORE_TREE=<folder holding an older apsp/> times both trees alternately (plan_overhead.py)
 #   (default: tests gpu_fw paths homework bfs)
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
 # APSP_COMMIT=<sha> names the commit in their headers (the device's copy of .git may be stale)
@@ -15,7 +16,7 @@ for stage in $stages; do
   echo "=== $stage $(date -u +%H:%M:%S)"
   case $stage in
     tests)
-      timeout 240 python3 -m pytest -q -m "not mpi and not slow" -n 8 -p no:cacheprovider tests \
+      timeout 450 python3 -m pytest -q -m "not mpi and not slow" -n 8 -p no:cacheprovider tests \
         > "$OUT/pytest.log" 2>&1
       tail -5 "$OUT/pytest.log"; grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -20 ;;
     gpu_fw)
@@ -111,6 +112,14 @@ for stage in $stages; do
       tail -2 "$OUT/ndfw_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/ndfw_tests.log" | head
       timeout 420 python3 benchmarks/nd_gpu.py --side 350 --knn 122500 --wall --out "$OUT/nd_gpu.json" \
         > "$OUT/nd_gpu.log" 2>&1; tail -20 "$OUT/nd_gpu.log" ;;
+    before_after)
+      # dense FW n = 32768 int32 and nd-fw on the 350 x 350 grid, the older tree and this one alternately
+      for round in 1 2; do for tree in before after; do
+        if [ $tree = before ]; then pp=$BEFORE_TREE:$PYTHONPATH; else pp=$PYTHONPATH; fi
+        echo "-- $tree, round $round"
+        PYTHONPATH=$pp timeout 200 python3 benchmarks/plan_overhead.py --runs 3 > "$OUT/ba_${tree}_$round.json" 2>&1
+        cat "$OUT/ba_${tree}_$round.json" | cut -c1-400
+      done; done ;;
     bfs)
       timeout 240 python3 benchmarks/bfs_gpu.py > "$OUT/bfs_gpu.log" 2>&1; tail -15 "$OUT/bfs_gpu.log" ;;
   esac

@@ -12,6 +12,7 @@ import pytest
 
 from apsp import errors, info, progress, sizes
 from apsp.cli import main
+from apsp.cli.parser import build_parser
 from apsp.graph import EdgeList
 from apsp.io import write_graph
 
@@ -318,7 +319,7 @@ def test_former_option_spellings_still_work_with_a_deprecation_note(homework, tm
     assert f"DeprecationWarning: {old} is now {new}" in former.err
     assert json.loads(former.out.splitlines()[-1])["block_size"] == json.loads(
         current.out.splitlines()[-1])["block_size"]
-    assert old not in main.__globals__["build_parser"]().format_help().replace(new, "")
+    assert old not in build_parser().format_help().replace(new, "")
 
 
 def test_homework_blocking_factor_needs_no_renamed_option(homework, tmp_path, capsys):

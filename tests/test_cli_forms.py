@@ -8,8 +8,9 @@ import json
 import pytest
 
 import apsp.api
-from apsp import cli
-from apsp.cli import build_parser, main
+import apsp.cli.solve as solve_command
+from apsp.cli import main
+from apsp.cli.parser import build_parser
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_path_all_pairs_method_asks_shortest_paths_for_next_hops_itself(graph, m
         raise AssertionError("path went through the solve command")
 
     monkeypatch.setattr(apsp.api, "shortest_paths", recorded)
-    monkeypatch.setattr(cli, "_solve_file", no_solve_command)
+    monkeypatch.setattr(solve_command, "_solve_file", no_solve_command)
     argv = ["path", str(graph), "--from", "1", "--to", "4", "--method", "fw", "--backend", "cpu",
             "--block-size", "2", "--json", "-q"]
     assert main(argv) == 0
@@ -103,7 +104,7 @@ def test_homework_form_is_solve_read_from_its_own_words(graph, tmp_path, monkeyp
         return parse(self, args, namespace)
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", recorded)
-    monkeypatch.setattr(cli, "_cmd_solve", lambda args: parsed.append(args) or 0)
+    monkeypatch.setattr(solve_command, "cmd_solve", lambda args: parsed.append(args) or 0)
     assert main([str(graph), out, *after]) == 0
     assert vars(parsed[0]) == vars(expected)
     # one parse, of the options after IN OUT [BLOCK] (none without them: solve's defaults are a

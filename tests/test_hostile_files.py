@@ -80,7 +80,7 @@ def test_input_truncated_after_reading_cannot_kill_the_parse(tmp_path, name, tex
     code = f"""
         import os, numpy as np
         from apsp.io import read_graph
-        from apsp.io._codec import load_bytes
+        from apsp.io._file_bytes import load_bytes
         data = load_bytes({str(path)!r}) if {name!r}.endswith(".txt") else read_graph({str(path)!r})
         os.truncate({str(path)!r}, 0)
         print(int(np.asarray(data).astype(np.int64).sum()))
@@ -121,7 +121,7 @@ def test_input_that_shrinks_while_read_is_reported(tmp_path, monkeypatch):
             return self.st.st_size + 100 if name == "st_size" else getattr(self.st, name)
 
     monkeypatch.setattr(os, "fstat", lambda fd: Bigger(real_fstat(fd)))  # the size taken when opened
-    from apsp.io._codec import load_bytes
+    from apsp.io._file_bytes import load_bytes
 
     with pytest.raises(GraphFormatError, match="changed while it was read"):
         load_bytes(path)

@@ -77,17 +77,17 @@ def test_relative_target_in_current_directory(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["d.txt", "d.npy", "d.mtx", "d.txt.gz", "d.npy.gz"])
 def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, name):
     """A writer that fails after writing some of its chunks changes nothing."""
-    from apsp.io import _codec, homework
+    from apsp.io import _formatter, homework
 
     target = tmp_path / name
     target.write_bytes(b"previous answer")
     d = np.arange(400, dtype=np.int32).reshape(20, 20)
-    monkeypatch.setattr(_codec, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(_formatter, "CHUNK_BYTES", 64)
     monkeypatch.setattr(homework, "CHUNK_BYTES", 64)
     import numpy.lib.format as npformat
 
     calls = {"n": 0}
-    real_format = _codec.format_rows
+    real_format = _formatter.format_rows
 
     def failing_format(*args):
         calls["n"] += 1
@@ -98,9 +98,9 @@ def test_writers_interrupted_midway_leave_the_old_file(tmp_path, monkeypatch, na
     def failing_write_array(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_codec, "format_rows", failing_format)
+    monkeypatch.setattr(_formatter, "format_rows", failing_format)
     monkeypatch.setattr(npformat, "write_array", failing_write_array)
-    monkeypatch.setattr(_codec, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(_formatter, "format_edges", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     if name.startswith("d.npy"):  # fail after some rows went out
         from apsp.io import npy
 

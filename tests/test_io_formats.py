@@ -417,7 +417,7 @@ def test_txt_files_of_other_formats_are_recognised(tmp_path):
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=60))
 @HYPO
 def test_writers_keep_the_last_of_repeated_edges_in_order(pairs):
-    from apsp.io._codec import last_assignment_wins
+    from apsp.io._formatter import last_assignment_wins
 
     src = np.array([p[0] for p in pairs], dtype=np.int64)
     dst = np.array([p[1] for p in pairs], dtype=np.int64)

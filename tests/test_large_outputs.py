@@ -11,7 +11,7 @@ import scipy.io
 
 from randgraphs import random_edges
 
-import apsp.io._codec as common
+import apsp.io._formatter as common
 import apsp.io.homework as homework
 import apsp.io.npy as npy_module
 from apsp import exactness, shortest_paths

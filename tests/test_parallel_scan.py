@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from apsp.errors import GraphFormatError
-from apsp.io import _codec, read_graph
+from apsp.io import _records, read_graph
 
 FORMATS = {"homework": ".txt", "snap": ".snap", "dimacs": ".gr", "mtx": ".mtx"}
 
@@ -70,14 +70,14 @@ def _outcome(path):
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_pieces_on_threads_equal_one_pass(fmt, tmp_path, monkeypatch):
     rng = np.random.default_rng(sorted(FORMATS).index(fmt))
-    scan_in_chunks, split = _codec._scan_in_chunks, []
+    scan_in_chunks, split = _records._scan_in_chunks, []
 
     def counted(*args):
         out = scan_in_chunks(*args)
         split.append(out is not None)
         return out
 
-    monkeypatch.setattr(_codec, "_scan_in_chunks", counted)
+    monkeypatch.setattr(_records, "_scan_in_chunks", counted)
     kinds = set()
     for trial in range(40):
         n, m = int(rng.integers(2, 30)), int(rng.integers(1, 60))
@@ -86,11 +86,11 @@ def test_pieces_on_threads_equal_one_pass(fmt, tmp_path, monkeypatch):
         text = "\n".join(_header(fmt, n, m) + rows) + ("\n" if rng.random() < 0.7 else "")
         path = tmp_path / f"g{trial}{FORMATS[fmt]}"
         path.write_text(text)
-        monkeypatch.setattr(_codec, "PARALLEL_SCAN_BYTES", 1 << 40)
+        monkeypatch.setattr(_records, "PARALLEL_SCAN_BYTES", 1 << 40)
         one_pass = _outcome(path)
-        monkeypatch.setattr(_codec, "PARALLEL_SCAN_BYTES", 0)
+        monkeypatch.setattr(_records, "PARALLEL_SCAN_BYTES", 0)
         for cores in (2, 3, 7):
-            monkeypatch.setattr(_codec, "thread_count", lambda c=cores: c)
+            monkeypatch.setattr(_records, "thread_count", lambda c=cores: c)
             assert _outcome(path) == one_pass, (fmt, trial, cores, text)
         kinds.add(one_pass[0])
     assert kinds == {"graph", "error"} and any(split), "both outcomes, and pieces really parsed apart"

@@ -62,7 +62,7 @@ def _report(args, run) -> None:
 def run_stats(args, stats_command) -> int:
     """``apsp stats GRAPH --distributed [options]`` on this rank: the sources split over the
     ranks (`apsp.distributed.stats`); rank 0 prints and writes, through the command line's
-    ``stats_command`` (`apsp.cli.stats_command`, passed in: this module sits below the CLI)."""
+    ``stats_command`` (`apsp.cli.stats.stats_command`, passed in: this module sits below the CLI)."""
     from .stats import distance_stats
 
     comm = MPI.COMM_WORLD

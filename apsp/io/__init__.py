@@ -135,7 +135,7 @@ def _sniff(path: Path) -> str | None:
     """
     import gzip
 
-    from ._codec import GZIP_MAGIC
+    from ._file_bytes import GZIP_MAGIC
 
     try:
         with open(path, "rb") as f:

@@ -16,9 +16,10 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _codec as T
-from ._codec import (RecordSpec, check_edges, eof_line, first_record, last_assignment_wins, line_text,
-                     load_bytes, scan_records, write_edge_file)
+from . import _tokenizer as T
+from ._file_bytes import load_bytes
+from ._formatter import check_edges, last_assignment_wins, write_edge_file
+from ._records import RecordSpec, eof_line, first_record, line_of, line_text, scan_records
 
 __all__ = ["read_graph", "write_graph"]
 
@@ -29,7 +30,7 @@ def _problem_line(path, buf: np.ndarray) -> tuple[int, int, int]:
     at = first_record(buf, 0, b"c")
     if at is None:
         raise GraphFormatError(path, eof_line(buf), f"no problem line; expected {_PROBLEM}")  # 1 if empty
-    line = T.line_of(buf, at)
+    line = line_of(buf, at)
     words = line_text(buf, at).split()
     if words[0] != b"p" or len(words) != 4 or words[1] != b"sp":
         found = b" ".join(words)[:60].decode(errors="replace")

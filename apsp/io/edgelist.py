@@ -23,9 +23,10 @@ import numpy as np
 
 from ..graph import COMPACT_BYTES_PER_EDGE, EdgeList, compact_ids
 from ..sizes import check_memory
-from . import _codec as T
-from ._codec import (RecordSpec, check_edges, first_record, last_assignment_wins, line_text, load_bytes,
-                     scan_records, write_edge_file)
+from . import _tokenizer as T
+from ._file_bytes import load_bytes
+from ._formatter import check_edges, last_assignment_wins, write_edge_file
+from ._records import RecordSpec, first_record, line_text, scan_records
 
 __all__ = ["read_graph", "write_graph"]
 

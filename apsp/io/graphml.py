@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from ._codec import is_gzip
+from ._file_bytes import is_gzip
 
 __all__ = ["read_graph"]
 

@@ -27,9 +27,12 @@ import numpy as np
 from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _codec as T
-from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, load_bytes, scan_records, thread_count,
-                     write_edge_file)
+from ..jit import thread_count
+from . import _formatter
+from . import _tokenizer as T
+from ._file_bytes import load_bytes
+from ._formatter import CHUNK_BYTES, check_edges, write_edge_file
+from ._records import RecordSpec, scan_records
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances", "format_rows"]
@@ -152,9 +155,9 @@ def format_rows(rows) -> bytes:
     if r.dtype not in _CHARS:
         raise ValueError(f"distances must be {_DTYPES}, got dtype {r.dtype}")
     out = np.empty(r.shape[0] * (r.shape[1] * (_CHARS[r.dtype] + 1) + 1) + 1, dtype=np.uint8)
-    strs, lens = T.float_strings(r) if r.dtype.kind == "f" else (None, None)
+    strs, lens = _formatter.float_strings(r) if r.dtype.kind == "f" else (None, None)
     unreachable = np.int64(0 if strs is not None else exactness.unreachable_value(r.dtype))
-    return out[:T.format_rows(r, unreachable, strs, lens, out)].tobytes()
+    return out[:_formatter.format_rows(r, unreachable, strs, lens, out)].tobytes()
 
 
 def write_distances(path, dist, first_row: int | None = None, progress: bool | None = None) -> None:
@@ -199,9 +202,9 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
                     f.write(buf[:job.result()])
                     bar.update()
                 rows = np.ascontiguousarray(d[start:start + step])
-                strs, lens = T.float_strings(rows) if floats else (None, None)
+                strs, lens = _formatter.float_strings(rows) if floats else (None, None)
                 buf = buffers[i % threads]
-                jobs.append((buf, pool.submit(T.format_rows, rows, unreachable, strs, lens, buf)))
+                jobs.append((buf, pool.submit(_formatter.format_rows, rows, unreachable, strs, lens, buf)))
             for buf, job in jobs:
                 f.write(buf[:job.result()])
                 bar.update()

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _codec as T
-from ._codec import RecordSpec, eof_line, first_record, line_text, load_bytes, scan_error, scan_records
+from . import _tokenizer as T
+from ._file_bytes import load_bytes
+from ._records import RecordSpec, eof_line, first_record, line_of, line_text, scan_error, scan_records
 
 __all__ = ["read_graph"]
 
@@ -48,7 +49,7 @@ def read_graph(path) -> EdgeList:
     head_at = first_record(buf, 0, b"%")
     if head_at is None:
         raise GraphFormatError(path, 1, "empty file; expected a header line 'n m [fmt [ncon]]'")
-    header_line = T.line_of(buf, head_at)
+    header_line = line_of(buf, head_at)
     # the header is read with blank fields absent; fmt and ncon default below
     words = line_text(buf, head_at).split()
     fields = len(words)
@@ -75,9 +76,9 @@ def read_graph(path) -> EdgeList:
                                                 line_offset, line_ntok, 0, cap_lines, 0)
     layout = _layout(has_size, has_vweights, ncon, has_eweights)
     if status == T.FULL and cap_lines == n:
-        raise GraphFormatError(path, T.line_of(buf, offset), f"more vertex lines than the header's n = {n}")
+        raise GraphFormatError(path, line_of(buf, offset), f"more vertex lines than the header's n = {n}")
     if status == T.TOO_MANY_TOKENS:
-        raise GraphFormatError(path, T.line_of(buf, offset),
+        raise GraphFormatError(path, line_of(buf, offset),
                                f"more adjacency entries than the header's m = {m} edges allow "
                                f"(each edge is listed twice)")
     if status not in (T.OK, T.FULL):
@@ -91,7 +92,7 @@ def read_graph(path) -> EdgeList:
     bad = np.flatnonzero((entries < 0) | (entries % stride != 0))
     if bad.size:
         v = int(bad[0])
-        raise GraphFormatError(path, T.line_of(buf, line_offset[v]),
+        raise GraphFormatError(path, line_of(buf, line_offset[v]),
                                f"vertex {v + 1}: expected {layout}, found {line_ntok[v]} fields")
     if int(entries.sum()) != 2 * m * stride:
         raise GraphFormatError(path, header_line,
@@ -108,7 +109,7 @@ def read_graph(path) -> EdgeList:
     if wrong.size:
         k = nbr_index[wrong[0]]
         v = int(line_of_tok[k])
-        raise GraphFormatError(path, T.line_of(buf, line_offset[v]),
+        raise GraphFormatError(path, line_of(buf, line_offset[v]),
                                f"vertex {v + 1}: neighbour {vals[k]} is out of range 1..{n}")
     weight = vals[nbr_index + 1] if has_eweights else np.ones(src.size, dtype=np.int64)
     _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights)
@@ -121,7 +122,7 @@ def _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights) -> 
     loops = np.flatnonzero(src == dst)
     if loops.size:
         v = int(src[loops[0]])
-        raise GraphFormatError(path, T.line_of(buf, line_offset[v]),
+        raise GraphFormatError(path, line_of(buf, line_offset[v]),
                                f"vertex {v + 1} lists itself: METIS graphs have no self-loops")
     # the entries as (u, v, w) and reversed as (v, u, w): equal multisets exactly when symmetric
     forward = np.lexsort((weight, dst, src))
@@ -136,7 +137,7 @@ def _check_symmetric(path, buf, line_offset, src, dst, weight, has_eweights) -> 
     k = f if (src[f], dst[f], weight[f]) < (dst[b], src[b], weight[b]) else b
     u, v = int(src[k]), int(dst[k])
     with_weight = f" with weight {int(weight[k])}" if has_eweights else ""
-    raise GraphFormatError(path, T.line_of(buf, line_offset[u]),
+    raise GraphFormatError(path, line_of(buf, line_offset[u]),
                            f"vertex {u + 1} lists neighbour {v + 1}{with_weight}, but vertex {v + 1} does not "
                            f"list {u + 1}{with_weight} as often: METIS adjacency must be symmetric")
 

@@ -20,9 +20,10 @@ import numpy as np
 from .. import exactness
 from ..errors import GraphFormatError
 from ..graph import EdgeList
-from . import _codec as T
-from ._codec import (CHUNK_BYTES, RecordSpec, check_edges, eof_line, first_record, last_assignment_wins,
-                     line_text, load_bytes, scan_records, write_edge_file, write_edges)
+from . import _tokenizer as T
+from ._file_bytes import load_bytes
+from ._formatter import CHUNK_BYTES, check_edges, last_assignment_wins, write_edge_file, write_edges
+from ._records import RecordSpec, eof_line, first_record, line_of, line_text, scan_records
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_graph", "write_distances"]
@@ -78,7 +79,7 @@ def read_graph(path) -> EdgeList:
     size = scan_records(path, buf, size_at, _SIZE, 1)
     n, ncols, nnz = size.ints[:, 0].tolist()
     if n != ncols:
-        raise GraphFormatError(path, T.line_of(buf, size_at),
+        raise GraphFormatError(path, line_of(buf, size_at),
                                f"the matrix is {n} x {ncols}; a graph needs a square one")
     start = size.offset
     k = 2 if field == "pattern" else 3  # the fields of an entry
@@ -98,7 +99,7 @@ def read_graph(path) -> EdgeList:
         if symmetry == "skew-symmetric" and field == "integer" and (w[off] == T.INT64_MIN).any():
             k = int(np.flatnonzero(off & (w == T.INT64_MIN))[0])
             at = scan_records(path, buf, start, spec, k).offset  # where the first k entries end
-            raise GraphFormatError(path, T.line_of(buf, at),
+            raise GraphFormatError(path, line_of(buf, at),
                                    f"value {T.INT64_MIN} has no int64 negation for its skew-symmetric "
                                    "mirror entry")
         mirror_w = -w[off] if symmetry == "skew-symmetric" else w[off]

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..sizes import check_memory
-from ._codec import CHUNK_BYTES, is_gzip, load_bytes
+from ._file_bytes import is_gzip, load_bytes
+from ._formatter import CHUNK_BYTES
 from .atomic import atomic_write
 
 __all__ = ["read_graph", "write_distances"]

@@ -1,0 +1,124 @@
+"""The ``apsp`` program: `main` reads the words (the homework form first, without a parser when no
+options follow), runs the command's module and turns expected failures into one stderr line and an
+exit code; `run` is the console script."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import APSPError
+from .homework import homework_args
+from .parser import parsers
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = homework_args(argv)
+    except argparse.ArgumentError as exc:
+        print(f"usage: apsp IN_FILE OUT_FILE [BLOCK] [options] | apsp COMMAND ...\napsp: error: {exc}",
+              file=sys.stderr)
+        return 2
+    if args is None and argv[:1] == ["bench"]:
+        from ..bench.cli import main as bench_main
+
+        return _guarded(lambda _: bench_main(argv[1:]))
+    if args is None:
+        parser, commands = parsers()
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # the command's own usage line and name, not only "apsp"'s
+            commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+        if args.command == "path":
+            from .path import unused_path_options
+
+            if unused := unused_path_options(args):
+                commands["path"].error(unused)
+        if args.command is None:
+            parser.print_help()
+            return 2
+    if args.verbose:
+        _log_to_stderr()
+    return _guarded(_command(args.command), args)
+
+
+def _command(name: str):
+    """The function that runs command ``name``, from its module (only that one is imported)."""
+    if name == "solve":
+        from .solve import cmd_solve as command
+    elif name == "gen":
+        from .gen import cmd_gen as command
+    elif name == "info":
+        from .info import cmd_info as command
+    elif name == "path":
+        from .path import cmd_path as command
+    else:
+        from .stats import cmd_stats as command
+    return command
+
+
+def _log_to_stderr() -> None:
+    """``-v``: the decisions apsp logs (logger ``apsp``, INFO) go to stderr."""
+    import logging
+
+    logger = logging.getLogger("apsp")
+    logger.setLevel(logging.INFO)
+    if any(getattr(h, "apsp_cli", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("apsp: %(message)s"))
+    handler.apsp_cli = True
+    logger.addHandler(handler)
+
+
+def run() -> None:
+    """The ``apsp`` program: `main`, then exit without unloading every module one by one
+    (numba, scipy and torch took 0.3-0.8 s to tear down after the work was done)."""
+    rc = main()
+    if "mpi4py" in sys.modules:  # MPI finalises in its exit handlers: the ordinary way out
+        sys.exit(rc)
+    import atexit
+    import logging
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the descriptor was closed when Python started
+                stream.flush()
+    except (OSError, ValueError):  # e.g. a closed pipe: let Python report it as usual
+        sys.exit(rc)
+    os._exit(rc)
+
+
+def _guarded(command, args=None) -> int:
+    """``command(args)``, with ``--host-memory`` as the budget of every allocation proportional to the
+    input (reads, graph build, searches), not only of the solve's plan; expected failures become
+    one stderr line and an exit code."""
+    import signal
+
+    from ..sizes import memory_limit
+
+    def terminated(signum, frame):  # kill (SIGTERM) unwinds like Ctrl-C: no partial output
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        with memory_limit(getattr(args, "host_memory", None)):
+            return command(args) or 0
+    except KeyboardInterrupt as exc:
+        print("apsp: interrupted; no output written", file=sys.stderr)
+        for note in getattr(exc, "__notes__", ()):
+            print(f"apsp: {note}", file=sys.stderr)
+        return 130
+    except (APSPError, ValueError, OSError, MemoryError) as exc:
+        from ..cli_messages import cli_message
+
+        print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr)
+        return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -90,3 +90,50 @@ def test_stats_center_and_periphery_are_graphml_node_ids(graphml_file):
     assert s.vertices.tolist() == ["2", "0", "1"]
     # eccentricities: "2" 6, "0" 2, "1" 6
     assert s.center().tolist() == ["0"] and sorted(s.periphery().tolist()) == ["1", "2"]
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "apsp", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_stats_speaks_snap_ids(snap_file, tmp_path):
+    import json
+
+    csv = tmp_path / "s.csv"
+    run = run_cli("stats", snap_file, "--sources", "555,5", "--json", "-q", "--csv", csv)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["center"] == [5] and summary["periphery"] == [555]
+    assert [line.split(",")[0] for line in csv.read_text().splitlines()[1:]] == ["555", "5"]
+    refused = run_cli("stats", snap_file, "--sources", "1", "-q")
+    assert refused.returncode != 0 and "not a vertex label" in refused.stderr
+
+
+def test_cli_stats_speaks_graphml_node_ids(graphml_file, tmp_path):
+    import json
+
+    csv = tmp_path / "s.csv"
+    run = run_cli("stats", graphml_file, "--json", "-q", "--csv", csv)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["center"] == ["0"]
+    rows = [line.split(",") for line in csv.read_text().splitlines()[1:]]
+    assert [(r[0], r[2]) for r in rows] == [("2", "11"), ("0", "3"), ("1", "7")]
+    one = run_cli("stats", graphml_file, "--sources", "0", "--json", "-q")
+    assert json.loads(one.stdout)["wiener_index"] == 3  # node "0": 1 + 2, not node "2"'s 11
+
+
+# -- an output that is the input ----------------------------------------------------------------
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_cli_stats_csv_naming_the_input_is_refused(snap_file, tmp_path, through_link):
+    before = snap_file.read_bytes()
+    target = snap_file
+    if through_link:
+        target = tmp_path / "link.csv"
+        target.symlink_to(snap_file)
+    run = run_cli("stats", snap_file, "--csv", target, "-q")
+    assert run.returncode != 0 and "the input" in run.stderr
+    assert snap_file.read_bytes() == before

@@ -11,7 +11,7 @@ expander-like graphs, whose middle BFS level holds a large share of the vertices
 the bound alone and never dissected. `fastest` is the smallest estimate.
 
 What a call pays once in a process is priced where a method needs it and the process has not paid it:
-``import torch`` (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
+torch's import (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
 first compile of a method's Numba kernels is not: it is paid once per machine and kept in Numba's
 disk cache (on the 2-core box, cold: FW 3.5 s, Dijkstra and BFS 4-5.5 s, nd-fw 10-13 s), so pricing it
 would keep the automatic choice on whichever method compiled first (there, a 10,000-vertex road graph
@@ -280,7 +280,7 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     the empty buckets it crosses: about the source's eccentricity in weight units, taken as the
     BFS depth times the mean weight (roads' lengths: 1.4-1.9 times slower per step than graphs of
     weights 1..100 on the H100 host, 2026-11-26); ``log2(n) / 6`` times the steps with the heap."""
-    known = g.__dict__.setdefault("_dijkstra_units", {})  # every automatic call asks
+    known = g.derived.dijkstra_units  # every automatic call asks
     if reweighted not in known:
         units = search_units(g)
         n = float(g.n)
@@ -302,8 +302,8 @@ def solve_itemsize(g: Graph, method: str) -> int:
     plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
     does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
     Kept on the graph: every estimate asks."""
-    found = "longest_found" in g.__dict__
-    known = g.__dict__.setdefault("_solve_itemsize", {})
+    found = g.derived.longest_found is not None
+    known = g.derived.solve_itemsize
     if (method, found) in known:
         return known[method, found]
     # whole numbers no dtype holds exactly are solved, when asked, in float64: priced so
@@ -343,12 +343,12 @@ ND_PLANAR_SEPARATOR = 8.0
 
 def _structure(g: Graph):
     """The symmetric pattern the dissection orders (cached on the graph)."""
-    if "_nd_structure" not in g.__dict__:
+    if g.derived.structure is None:
         csr = g.to_csr()
         sym = (csr + csr.T).tocsr()
         sym.data = np.ones_like(sym.data, dtype=np.int8)
-        g.__dict__["_nd_structure"] = sym
-    return g.__dict__["_nd_structure"]
+        g.derived.structure = sym
+    return g.derived.structure
 
 
 def sparse_enough(g: Graph) -> bool:
@@ -367,10 +367,10 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
 
 def _sweep(g: Graph) -> tuple[int, int, int]:
     """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
-    if "_separator_proxy" not in g.__dict__:  # a graph without vertices has no component
-        g.__dict__["_separator_proxy"] = (0, 0, 0) if g.n == 0 else _middle_level(
+    if g.derived.sweep is None:  # a graph without vertices has no component
+        g.derived.sweep = (0, 0, 0) if g.n == 0 else _middle_level(
             bfs_levels(_structure(g), _largest_component_vertex(g)))
-    return g.__dict__["_separator_proxy"]
+    return g.derived.sweep
 
 
 def _largest_component_vertex(g: Graph) -> int:
@@ -424,12 +424,12 @@ def nd_rounds(nd: Dissection, backend: str) -> float:
 def cached_ordering(g: Graph, backend: str):
     """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
     tile, leaf = DEFAULTS[backend]
-    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
+    return g.derived.dissections.get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
 
 
 # -- the estimates ------------------------------------------------------------
 
-#: seconds of ``import torch`` in a process that has not imported it (3-5 s of the homework command
+#: seconds of torch's import in a process that has not imported it (3-5 s of the homework command
 #: on the GPU hosts, DEVELOPING.md): the GPU engines of nd-fw and BFS run on torch tensors, dense FW
 #: also on the CUDA driver (`apsp.plan.gpu_runtime`)
 TORCH_IMPORT_SECONDS = 3.0

@@ -372,7 +372,7 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
     method choice orders it first, then the solver reuses the ordering)."""
     leaf = DEFAULT_LEAF if leaf_size is None else int(leaf_size)
     key = (int(tile), leaf, int(pad), seed)
-    cache = graph.__dict__.setdefault("_dissections", {})
+    cache = graph.derived.dissections
     if key not in cache:
         cache[key] = dissect(graph.to_csr(), leaf_size=leaf, tile=tile, pad=pad, seed=seed)
     return cache[key]

@@ -22,18 +22,22 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import costs, exactness
 from .cpu.threads import thread_count
-from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
+from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, NdGpuBudget, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
-from .gpu import gpu_available
-from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
+from .gpu import MachineFacts, gpu_available
+from .gpu.footprint import (GPU_ALIGN, GPU_PAD, INTERPRETER_ALIGN, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned,
+                            nd_needs)
 from .graph import Graph
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
+
+if TYPE_CHECKING:
+    from .outofcore import StreamPlan
 
 #: decisions are logged here at INFO level
 log = logging.getLogger("apsp.api")  # the public layer's log: decisions are what users ask it about
@@ -89,6 +93,9 @@ class Plan:
     #: the graph's worst-case distance bound and whether its weights are whole numbers (the dtype's why)
     distance_bound: int | float = 0
     integral: bool = True
+    #: the machine as the plan found it (`apsp.gpu.MachineFacts`: the GPU, its count, this process's
+    #: device, its free memory where a GPU runs); the steps' ``device`` is its ``device``
+    machine: MachineFacts | None = None
 
     def why(self, info: dict) -> str:
         """Why this method, backend and dtype ran, in a few words (``-v``); ``info`` is the run's."""
@@ -130,13 +137,17 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
-def choose_backend(backend: str, method: str, n: int, usable: bool | None = None) -> str:
+def choose_backend(backend: str, method: str, n: int, usable: bool | None = None,
+                   facts: MachineFacts | None = None) -> str:
     """The backend that runs ``method``: the one asked for, else the GPU for the methods it runs
-    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`)."""
+    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`, or ``facts``
+    when the caller has them)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if facts is not None and usable is None:
+        usable = facts.available()[0]
     if backend == "gpu":
-        ok, why = gpu_available(explicit=True)
+        ok, why = facts.available(explicit=True) if facts is not None else gpu_available(explicit=True)
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
@@ -169,8 +180,9 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     row (BFS only while `few_sources_for_bfs`; else its bit-parallel sweep of every source), so
     its price is scaled by rows / n; a full solve keeps its price (its rows are kept), and nested
     dissection is not a candidate (a whole-graph dissection is never computed for some rows).
-    ``machine``: `machine_facts`'s ``(GPU usable, its rates)``, when the caller has asked already."""
-    usable, rates = machine or machine_facts()
+    ``machine``: `machine_facts`'s ``(facts, rates)``, when the caller has asked already."""
+    facts, rates = machine or machine_facts()
+    usable = facts.available()[0]
     gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
     pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
              if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
@@ -185,11 +197,15 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     return method, where
 
 
-def machine_facts() -> tuple[bool, costs.Rates]:
-    """Whether the automatic choice may use a GPU here (`gpu_available`), and the rates that price
-    this machine's methods (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
-    usable, name = gpu_available()
-    return usable, costs.rates_for(name if usable else None)
+def machine_facts(device=None) -> tuple[MachineFacts, costs.Rates]:
+    """The machine, asked once a plan: `apsp.gpu.machine_facts` (the GPU, whether the automatic
+    choice may use it, this process's ``device``), and the rates that price this machine's methods
+    (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
+    from . import gpu
+
+    facts = gpu.machine_facts(device)
+    usable, name = facts.available()
+    return facts, costs.rates_for(name if usable else None)
 
 
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
@@ -210,16 +226,16 @@ def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str
 
 def gpu_runtime(opts: SolveOptions) -> str:
     """In-core GPU FW's runtime: "driver", the CUDA driver without torch (`apsp.gpu.rounds.DriverRuntime`;
-    ``import torch`` alone costs 3-5 s of a short command), for a distances-only blocked solve on
+    torch's import alone costs 3-5 s of a short command), for a distances-only blocked solve on
     device 0 while torch is not imported; else "torch". ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
         return forced
-    from .gpu import torch_free
+    from . import gpu
 
     plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
              and opts.device in (None, 0, "cuda", "cuda:0"))
-    return "driver" if plain and torch_free() else "torch"
+    return "driver" if plain and gpu.torch_free() else "torch"
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -297,7 +313,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     picked = None
-    machine = machine_facts()
+    machine = machine_facts(options.get("device"))
     if method == "auto":
         only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
         picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
@@ -310,7 +326,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if picked is not None and backend == "auto":
         where = picked[1]
     else:
-        where = choose_backend(backend, chosen, g.n, machine[0])
+        where = choose_backend(backend, chosen, g.n, facts=machine[0])
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
     rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
         chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
@@ -326,6 +342,9 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if checkpoint and chosen != "fw":
         raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
     steps, fallback, runtime = [], None, None
+    facts = machine[0].measured() if where == "gpu" else machine[0]  # free memory: read once
+    if where == "gpu":
+        options = {**options, "device": facts.device}
     budget = options.get("host_memory")  # one reading of the RAM for every attempt
     host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
     for attempt in attempts:
@@ -335,7 +354,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                             sources=sources if rows_by_search else None, cutoff_band=band, **options)
         step_method, refusal = ("fw" if fallback else chosen), None
         try:
-            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit)
+            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit,
+                                 facts=facts)
         except MemoryPlanError as exc:
             memory, refusal = None, exc
             if method == "auto" and step_method == "nd-fw":
@@ -344,9 +364,13 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
                 step_method = "fw"
                 try:
                     memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to,
-                                                  host_limit=host_limit), None
+                                                  host_limit=host_limit, facts=facts), None
                 except MemoryPlanError as again:
                     refusal = again
+        if step_method == "bfs" and where == "gpu":
+            opts = replace(opts, hops=exactness.gpu_hop_dtypes(attempt.dtype))
+        if step_method == "nd-fw" and where == "gpu" and memory is not None:
+            opts = replace(opts, nd_gpu=nd_gpu_budget(g, opts, facts, memory))
         if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
             runtime = runtime or gpu_runtime(opts)
             opts = replace(opts, runtime=runtime)
@@ -370,7 +394,8 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
                 runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
                 skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
+                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral,
+                machine=facts)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -379,7 +404,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
 GPU_HEADROOM = 256 << 20
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
     """Where a solve keeps its data and what it needs (bytes)."""
 
@@ -396,8 +421,10 @@ class MemoryPlan:
     #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
-    #: `StreamPlan` when out_of_core
-    stream: object = None
+    #: `apsp.outofcore.StreamPlan` when out_of_core
+    stream: StreamPlan | None = None
+    #: in-core dense FW on the GPU: the device matrix's side, n padded to whole kernel tiles
+    padded: int | None = None
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -464,19 +491,6 @@ def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -
     return need
 
 
-def _interpreted() -> bool:
-    from .gpu import interpreting
-
-    if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
-        return False
-    try:
-        import torch
-
-        return interpreting() and not torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - the GPU backend needs torch anyway
-        return False
-
-
 #: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
 #: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
 #: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
@@ -521,7 +535,8 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None,
+                facts: MachineFacts | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.engine.SolveOptions`):
@@ -533,6 +548,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.exactness.cast_checked`),
     whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
+    ``facts``: the plan's `apsp.gpu.MachineFacts` (default: asked here, for ``opts.device``).
 
     Returns
     -------
@@ -560,7 +576,11 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     n = graph.n
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
-    interpreted = backend == "gpu" and _interpreted()
+    if backend == "gpu" and facts is None:
+        from .gpu import machine_facts as gpu_facts
+
+        facts = gpu_facts(opts.device)
+    interpreted = backend == "gpu" and facts is not None and facts.interpreted
     if host_limit is None:
         host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
@@ -570,10 +590,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         elif interpreted:
             gpu_limit = host_limit
         else:
-            from .gpu import device_memory
-
-            free, _ = device_memory(opts.device)
-            gpu_limit = max(0, free - GPU_HEADROOM)
+            assert facts is not None  # asked above for every GPU plan
+            facts = facts.measured()
+            gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
@@ -596,10 +615,10 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
-                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
+                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch,
+                      padded=gpu_padded(n, interpreted) if backend == "gpu" and method == "fw" else None)
     if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
-        _plan_nd_stream(plan, nd, interpreted)
-        return plan
+        return _plan_nd_stream(plan, nd, interpreted)
     streamable = method == "fw" and backend in ("cpu", "gpu")
     if force and not streamable:
         raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
@@ -610,22 +629,21 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     wants_stream = n > 0 and (bool(force) or (
         force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
     if wants_stream:
-        _plan_stream(plan, graph, opts, bool(force), interpreted)
+        plan = _plan_stream(plan, graph, opts, bool(force), interpreted)
     else:
         _check_incore(plan, graph, streamable and not paths, force, interpreted)
     return plan
 
 
-def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
     RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
     and the panels of the widest separator, the rest for node buffers and stripes."""
     dt = plan.dtype
     size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
-    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
-    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
-    plan.out_of_core = True
+    plan = replace(plan, host_bytes=matrix_bytes(size, dt) + matrix_bytes(plan.n, dt),
+                   gpu_bytes=(nd.tile + 2 * widest) * size * dt.itemsize, out_of_core=True)
     where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
     if plan.host_bytes > plan.host_limit:
         raise MemoryPlanError(
@@ -636,9 +654,10 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
             f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
+    return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> MemoryPlan:
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
@@ -658,11 +677,9 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
                          block=opts.block_size, rows=opts.ooc_rows,
                          where="GPU" if gpu else "RAM")
-    plan.out_of_core = True
-    plan.matrix_on_disk = on_disk
-    plan.stream = stream
-    plan.gpu_bytes = stream.device_bytes if gpu else 0
-    plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
+    plan = replace(plan, out_of_core=True, matrix_on_disk=on_disk, stream=stream,
+                   gpu_bytes=stream.device_bytes if gpu else 0,
+                   host_bytes=(0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes))
     if on_disk:
         free = disk_available(plan.scratch_dir)
         if m > free:
@@ -670,6 +687,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
                 f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+    return plan
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:
@@ -705,3 +723,63 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
     ways.append("the distributed solver (mpiexec -n P apsp ... --distributed) splits the matrix "
                 "across P processes and nodes")
     return "; ".join(ways) + "."
+
+
+# ----------------------------------------------------------------------------- the GPU engines' budgets
+#: GPU nd-fw's gathered node buffers may take this share of the device memory left after its load
+ND_GATHER_SHARE = 0.8
+#: GPU nd-fw's batch model (`apsp.gpu.ndfw.Engine.batches`): a kernel launch from Python costs about
+#: `ND_LAUNCH_SECONDS`; a batch's extra updates (the common shape's padding) run at about
+#: `ND_BATCH_RATE` (int32 products on an H100/H200; int16 runs faster, which only favours batching more)
+ND_LAUNCH_SECONDS = 2e-5
+ND_BATCH_RATE = 1.2e13
+#: the GPU reductions' blocks (`apsp.gpu.reductions`) leave a tenth of the free memory to torch's
+#: allocator and Triton, and `REDUCTIONS_HEADROOM` beside the block's bit arrays: more than a solve's
+#: `GPU_HEADROOM`, since the level and counting kernels' launches keep their own scratch beside arrays
+#: that fill the card
+REDUCTIONS_SHARE = 0.9
+REDUCTIONS_HEADROOM = 1 << 30
+
+
+def nd_gpu_budget(graph, opts: SolveOptions, facts: MachineFacts, memory: MemoryPlan | None = None) -> NdGpuBudget:
+    """GPU nd-fw's gather budget and batch model (`apsp.engine.NdGpuBudget`). Streamed (``memory``
+    out of core): the GPU budget less the planned panels. In core: `ND_GATHER_SHARE` of the device
+    memory the engine's load leaves free (the layout matrix, its column panel, the edges uploaded
+    to build it); under the interpreter without a bound."""
+    if memory is not None and memory.out_of_core:
+        gather = max(0, memory.gpu_limit - memory.gpu_bytes)
+    elif facts.interpreted:
+        gather = int(ND_GATHER_SHARE * (1 << 62))
+    else:
+        from .dissection import dissection_for
+
+        nd, tile = dissection_for(graph, opts, "gpu")
+        dt = np.dtype(opts.dtype)
+        size = nd_aligned(nd.size, False)
+        loaded = matrix_bytes(size, dt) + tile * size * dt.itemsize + graph.nnz * (16 + dt.itemsize)
+        gather = int(ND_GATHER_SHARE * max(0, (facts.measured().free or 0) - loaded))
+    return NdGpuBudget(gather, ND_LAUNCH_SECONDS, ND_BATCH_RATE, INTERPRETER_ALIGN if facts.interpreted else GPU_ALIGN)
+
+
+def reduction_words(graph, facts: MachineFacts, gpu_memory=None) -> int:
+    """32-bit words (32 sources each) per block of the GPU reductions (`apsp.gpu.reductions.bfs_stats`):
+    the three n x words bit arrays within the budget (``gpu_memory``, else `REDUCTIONS_SHARE` of what
+    the device has free once the CSR and the accumulators are on it; small blocks interpreted), or
+    `MemoryPlanError` if not even one word fits."""
+    n = graph.n
+    if gpu_memory is not None:
+        budget = parse_size(gpu_memory)
+    elif facts.interpreted:
+        budget = REDUCTIONS_HEADROOM + 48 * n + (64 << 20)
+    else:
+        index = 4 if n < 2**31 - 1 and graph.nnz < 2**31 - 1 else 8
+        uploaded = (n + 1 + graph.nnz) * index + n + 4 * 8 * n  # in-CSR, the targets, the accumulators
+        budget = int(REDUCTIONS_SHARE * max(0, (facts.measured().free or 0) - uploaded))
+    fits = (budget - REDUCTIONS_HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
+    if fits < 1:
+        raise MemoryPlanError(
+            f"the GPU reductions for n={n} need at least {format_size(REDUCTIONS_HEADROOM + 60 * n)} of GPU "
+            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
+            f"allowed (gpu_memory); use backend='cpu'")
+    return int(min(max(1, (n + 31) // 32), fits))
+

@@ -28,16 +28,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import exactness
+from .choices import BACKENDS, DIRECTIONS, STATS_METHODS, check_choice
 from .errors import MemoryPlanError
 
 __all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
 
-#: methods `distance_stats` takes ("bfs": every weight 1)
-STATS_METHODS = ("auto", "bfs", "dijkstra", "johnson")
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .api import GraphLike
+    from .choices import Backend, Direction, DtypeChoice, StatsMethod
 #: the integer distance histogram's largest size (bins); larger distances need no histogram
 MAX_HISTOGRAM_BINS = 1 << 24
 #: largest block of search rows kept at once, bytes (the blocks of Dijkstra and Johnson)
@@ -99,7 +104,7 @@ class DistanceStats:
         """Whether each source reaches every target (its eccentricity is finite)."""
         return self.reachable == self.targets
 
-    def closeness(self, wf_improved: bool = True) -> np.ndarray:
+    def closeness(self, wf_improved: bool = True) -> NDArray[np.float64]:
         """networkx's closeness: ``(r - 1) / total``, times ``(r - 1) / (n - 1)`` with
         ``wf_improved`` (r: targets reached); 0 where the total is 0. Float64 per source."""
         r = self.reachable.astype(np.float64) - 1.0
@@ -203,8 +208,7 @@ def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
     weight: Johnson (one Bellman-Ford, then Dijkstra on reweighted edges; a
     negative cycle raises `NegativeCycleError`).
     """
-    if method not in STATS_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
+    check_choice("method", method, STATS_METHODS)  # the methods `distance_stats` takes ("bfs": every weight 1)
     negative = graph.has_negative_weights
     if method == "bfs" and not graph.unit_weights:
         raise ValueError("method 'bfs' counts hops: every weight must be 1 (unweighted=True, "
@@ -220,10 +224,11 @@ def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
     return "dijkstra", "non-negative weights: Dijkstra"
 
 
-def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
-                   method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
-                   directed: bool = True, unweighted: bool = False, progress: bool | None = None,
-                   host_memory=None, gpu_memory=None) -> DistanceStats:
+def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, targets: ArrayLike | None = None,
+                   direction: Direction = "out", method: StatsMethod = "auto", backend: Backend = "auto",
+                   dtype: DtypeChoice = None, histogram: bool = False, directed: bool = True,
+                   unweighted: bool = False, progress: bool | None = None, host_memory: int | str | None = None,
+                   gpu_memory: int | str | None = None, device: str | None = None) -> DistanceStats:
     """Per-source reductions of the shortest distances, computed without the distance matrix.
 
     Parameters
@@ -258,6 +263,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         RAM budget of the working set (default what the system has available).
     gpu_memory : int or str, optional
         GPU memory for a block's bit arrays (default what the device has free).
+    device : str, optional
+        The GPU to run on ("cuda:1"; default this process's: its node rank's GPU under MPI, as
+        `apsp.gpu.rank_device` says, else the first).
 
     Returns
     -------
@@ -278,8 +286,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     from .plan import few_sources_for_bfs
     from .graph import Graph
 
-    if direction not in ("out", "in"):
-        raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
+    check_choice("direction", direction, DIRECTIONS)
+    check_choice("backend", backend, BACKENDS)
     g = as_graph(graph, directed=directed, unweighted=unweighted)
     n = g.n
     labels = g.labels
@@ -287,6 +295,11 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     mask = np.zeros(n, dtype=np.bool_)
     mask[slice(None) if targets is None else source_vertices(targets, n, labels)] = True
     chosen, reason = choose_stats_method(g, method)
+    facts = None
+    if backend != "cpu":  # the one device question of the call
+        from .gpu import machine_facts
+
+        facts = machine_facts(device)
     csr = g.to_csr()
     pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
     pattern.data = np.ones(pattern.nnz, dtype=np.int8)
@@ -302,24 +315,30 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
-    if chosen == "dijkstra" and method == "auto" and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory):
+    if chosen == "dijkstra" and method == "auto" and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory, facts):
         where, chosen = "gpu", "nd-fw"
         reason = ("non-negative weights on the GPU: nested-dissection Floyd-Warshall on the device, "
                   "its rows reduced there")
     else:
-        where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram)
+        where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram, facts)
     plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
     t0 = time.perf_counter()
     gpu_info = {}
     if where == "gpu":
+        from .engine import SolveOptions
         from .gpu import give_back_memory
         from .gpu.reductions import bfs_stats, ndfw_stats
+        from .plan import nd_gpu_budget, reduction_words
 
+        assert facts is not None  # asked above: the backend is not "cpu"
+        facts = facts.measured()
         try:
             if chosen == "nd-fw":
-                acc, gpu_info = ndfw_stats(g, src, mask, dt, progress=progress)
+                acc, gpu_info = ndfw_stats(g, src, mask, dt, budget=nd_gpu_budget(g, SolveOptions(dtype=dt), facts),
+                                           device=facts.device, progress=progress)
             else:
-                acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+                acc, gpu_info = bfs_stats(g, src, mask, words=reduction_words(g, facts, gpu_memory),
+                                          device=facts.device, progress=progress)
                 batched = True
         except BaseException as exc:  # the card as it was found, also after a failure
             give_back_memory(exc)
@@ -343,17 +362,17 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
                                "bit_parallel": batched, "backend": where, **gpu_info})
 
 
-def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
+def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory, facts) -> bool:
     """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
     for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
     Dijkstra on the CPU, and its matrix in core on the card."""
     from .costs import estimate
     from .dissection import dissection_for
     from .engine import SolveOptions
-    from .plan import GPU_HEADROOM, gpu_available, incore_needs
+    from .plan import GPU_HEADROOM, incore_needs
     from .sizes import parse_size
 
-    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
+    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not facts.available(
             explicit=backend == "gpu")[0]:
         return False
     if backend == "auto" and estimate(g, "nd-fw", "gpu", result=False) > estimate(g, "dijkstra", "cpu", result=False):
@@ -363,15 +382,13 @@ def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
     _, need = incore_needs(g.n, dt, "nd-fw", "gpu", block=tile, layout=nd.size)
     if gpu_memory is not None:
         return need <= parse_size(gpu_memory)
-    from .gpu import device_memory
-
-    return need <= device_memory()[0] - GPU_HEADROOM
+    return need <= (facts.measured().free or 0) - GPU_HEADROOM
 
 
-def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
-    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
+def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool, facts) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram (``facts``: the
+    call's `apsp.gpu.MachineFacts`)."""
     from .errors import BackendUnavailableError
-    from .plan import gpu_available
 
     if backend not in ("auto", "cpu", "gpu"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
@@ -384,11 +401,11 @@ def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: boo
                              f"the card; this graph needs {method!r} here: use backend='cpu'")
         if histogram:
             raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
-        ok, why = gpu_available(explicit=True)
+        ok, why = facts.available(explicit=True)
         if not ok:
             raise BackendUnavailableError(f"backend='gpu': {why}")
         return "gpu"
-    return "gpu" if method == "bfs" and bit_parallel and not histogram and gpu_available()[0] \
+    return "gpu" if method == "bfs" and bit_parallel and not histogram and facts.available()[0] \
         else "cpu"
 
 

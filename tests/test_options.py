@@ -158,7 +158,9 @@ def test_few_sources_search_even_beside_a_gpu(device):
 
 def test_bfs_rows_by_search_run_on_the_cpu_beside_a_gpu(monkeypatch):
     # one breadth-first search per source runs on the CPU even where "auto" has a GPU; the plan says so
-    monkeypatch.setattr(plan, "gpu_available", lambda explicit=False: (True, "a GPU"))
+    import apsp.gpu
+
+    monkeypatch.setattr(apsp.gpu, "device_status", lambda: (True, "a GPU"))
     g = _ring(4 * plan.GPU_MIN_VERTICES, 1, unit=True)
     p = plan.make_plan(g, sources=np.array([1]))
     assert (p.method, p.backend, p.rows_by_search, p.steps[0].solver) == ("bfs", "cpu", True, "bfs-rows")

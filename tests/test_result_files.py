@@ -1,109 +1,50 @@
-"""Result files (``.npz``): written to streams and devices, and crafted ones refused clearly."""
+"""Distance files a user loads with numpy without reading apsp's docs: 'no path' is inf, and a file
+that must keep integers says so loudly."""
 from __future__ import annotations
-
-import io
-import json
-import subprocess
-import sys
-import zipfile
 
 import numpy as np
 import pytest
 
 import apsp
-from apsp.errors import GraphFormatError
-from apsp.graph import EdgeList
+from apsp.io import npy
 
 
-def small_result():
-    return apsp.shortest_paths(EdgeList(3, [0, 1], [1, 2], [4, 5], labels=[10, 20, 30]))
+def test_npy_distances_load_as_float64_with_inf(tmp_path):
+    from apsp.cli import main
+
+    (tmp_path / "g.txt").write_text("3 2\n1 2 3\n2 3 4\n")
+    assert main(["solve", str(tmp_path / "g.txt"), "-o", str(tmp_path / "d.npy"), "-q"]) == 0
+    d = np.load(tmp_path / "d.npy")
+    assert d.dtype == np.float64 and d[2, 0] == np.inf and d[0, 2] == 7
+    assert (d + 1)[2, 0] == np.inf  # arithmetic on "no path" stays "no path"
+    assert main([str(tmp_path / "g.txt"), str(tmp_path / "h.npy"), "2"]) == 0  # the homework form too
+    assert np.load(tmp_path / "h.npy").dtype == np.float64
 
 
-def test_result_save_to_dev_null_works():
-    small_result().save("/dev/null")
+def test_keep_dtype_writes_the_solves_integers(tmp_path):
+    from apsp.cli import main
+
+    (tmp_path / "g.txt").write_text("3 2\n1 2 3\n2 3 4\n")
+    assert main(["solve", str(tmp_path / "g.txt"), "-o", str(tmp_path / "d.npy"), "-q", "--keep-dtype"]) == 0
+    d = np.load(tmp_path / "d.npy")
+    assert d.dtype.kind == "i" and d[2, 0] == np.iinfo(d.dtype).max
 
 
-def test_result_saved_to_a_stream_loads_back(tmp_path):
-    import os
-    import threading
-
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    got = {}
-    reader = threading.Thread(target=lambda: got.setdefault("bytes", fifo.read_bytes()))
-    reader.start()
-    small_result().save(fifo)
-    reader.join()
-    out = tmp_path / "back.npz"
-    out.write_bytes(got["bytes"])
-    back = apsp.load_result(out)
-    assert back.distances.tolist() == small_result().distances.tolist()
-    assert back.labels.tolist() == [10, 20, 30]
+def test_library_writer_converts_and_keeps_every_distance_exact(tmp_path):
+    r = apsp.shortest_paths(apsp.random_graph(60, 0.05, seed=4, weights=(0, 10**6)), backend="cpu")
+    apsp.write_distances(tmp_path / "d.npy", r.distances)
+    d = np.load(tmp_path / "d.npy")
+    np.testing.assert_array_equal(d, r.to_float())
+    big = np.array([[0, 2**53 + 1], [np.iinfo(np.int64).max, 0]], dtype=np.int64)
+    with pytest.warns(npy.UnsafeFileWarning, match="no path' is 9223372036854775807"):
+        apsp.write_distances(tmp_path / "big.npy", big)
+    assert np.load(tmp_path / "big.npy").dtype == np.int64  # float64 would round 2**53 + 1
 
 
-def test_cli_npz_output_to_dev_null_and_stdout(tmp_path):
-    src = tmp_path / "g.snap"
-    src.write_text("5 77\n77 555\n")
-    for target in ("/dev/null", "-"):
-        run = subprocess.run([sys.executable, "-m", "apsp", "solve", str(src), "-o", target, "--out-format",
-                              "npz"], capture_output=True)
-        assert run.returncode == 0, run.stderr
-    (tmp_path / "s.npz").write_bytes(run.stdout)
-    assert apsp.load_result(tmp_path / "s.npz").labels.tolist() == [5, 77, 555]
+def test_a_full_disk_keeps_integers_with_a_loud_warning(tmp_path, monkeypatch):
+    from apsp import sizes
 
-
-# -- crafted files ------------------------------------------------------------------------------
-
-def npy_bytes(array) -> bytes:
-    buf = io.BytesIO()
-    np.lib.format.write_array(buf, np.asanyarray(array), allow_pickle=False)
-    return buf.getvalue()
-
-
-def craft(tmp_path, members: dict, name="crafted.npz"):
-    path = tmp_path / name
-    with zipfile.ZipFile(path, "w") as z:
-        for member, data in members.items():
-            z.writestr(f"{member}.npy", data if isinstance(data, bytes) else npy_bytes(data))
-    return path
-
-
-def meta(**extra):
-    return np.array(json.dumps({"format": "apsp-result", "version": 1, "method": "fw", "backend": "cpu",
-                                **extra}))
-
-
-def test_load_result_refuses_a_header_claiming_more_than_the_file_holds(tmp_path):
-    # a header claiming 10^12 entries over two bytes of data
-    fake = np.lib.format.magic(1, 0)
-    hdr = "{'descr': '<i2', 'fortran_order': False, 'shape': (1000000, 1000000), }"
-    hdr = hdr + " " * (63 - (len(fake) + 2 + len(hdr)) % 64) + "\n"
-    huge = fake + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0\0"
-    path = craft(tmp_path, {"apsp": meta(), "distances": huge})
-    with pytest.raises(GraphFormatError, match="claims shape"):
-        apsp.load_result(path)
-
-
-def test_load_result_refuses_deeply_nested_description(tmp_path):
-    deep = np.array("[" * 100000 + "]" * 100000)
-    path = craft(tmp_path, {"apsp": deep, "distances": np.zeros((2, 2), dtype=np.int16)})
-    with pytest.raises(GraphFormatError, match="nests too deeply"):
-        apsp.load_result(path)
-
-
-@pytest.mark.parametrize("members, problem", [
-    ({"distances": np.zeros((2, 3), dtype=np.int16)}, "not square"),
-    ({"distances": np.zeros((2, 3), dtype=np.int16), "sources": np.array([0, 1, 2])}, "sources must be"),
-    ({"distances": np.zeros((2, 3), dtype=np.int16), "sources": np.array([0, 7])}, "sources must be"),
-    ({"distances": np.zeros((3, 3), dtype=np.int16), "labels": np.array([1, 2])}, "labels"),
-    ({"distances": np.zeros((3, 3), dtype=np.int16), "labels": np.array([1, 1, 2])}, "distinct"),
-    ({"distances": np.zeros((3, 3), dtype=np.complex64)}, "dtype"),
-    ({"distances": np.zeros((3, 3), dtype=np.int16), "predecessors": np.zeros((3, 3), dtype=np.float32)},
-     "predecessors"),
-    ({"distances": np.zeros((3, 3), dtype=np.int16), "predecessors": np.full((3, 3), 9, dtype=np.int32)},
-     "predecessors"),
-])
-def test_load_result_refuses_members_that_disagree(tmp_path, members, problem):
-    path = craft(tmp_path, {"apsp": meta(), **members})
-    with pytest.raises(GraphFormatError, match=problem):
-        apsp.load_result(path)
+    monkeypatch.setattr(sizes, "disk_available", lambda directory: 10)
+    with pytest.warns(npy.UnsafeFileWarning, match="the disk has"):
+        apsp.write_distances(tmp_path / "d.npy", np.array([[0, 1], [32767, 0]], dtype=np.int16))
+    assert np.load(tmp_path / "d.npy").dtype == np.int16

@@ -10,7 +10,7 @@ import argparse
 #: namespace of ``apsp IN OUT [BLOCK]`` without options (no parser is built for it)
 SOLVE_DEFAULTS = dict(
     output=None, paths=None, rows=None, sources=None, method="auto", backend="auto", dtype=None,
-    fmt=None, out_format=None, block_size=None, unweighted=False, undirected=False, profile=False,
+    fmt=None, out_format=None, keep_dtype=False, block_size=None, unweighted=False, undirected=False, profile=False,
     json=False, quiet=False, verbose=False, gpu_memory=None, host_memory=None, out_of_core=None,
     scratch_dir=None, checkpoint=None, checkpoint_every=300.0, resume=False, distributed=False,
     cuda_aware="auto")
@@ -61,6 +61,9 @@ def add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
     if not route:
         p.add_argument("--out-format", help="output format (default: from the suffix)")
+        p.add_argument("--keep-dtype", action="store_true",
+                       help=".npy output: keep the solve's integer dtype (smaller; 'no path' is then the "
+                            "dtype's maximum, e.g. 32767 for int16) instead of float64 with inf")
     add_renamed_option(p, "--block-size", type=int, metavar="B",
                        help="blocking factor" + (" of --method fw or nd-fw" if route else "")
                             + " (default: the backend's best)")

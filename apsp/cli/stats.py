@@ -27,10 +27,11 @@ harmonic centrality and the efficiency.
 --csv FILE writes one row per source:
   vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic
 (closeness as networkx's, wf_improved; eccentricity: the largest finite distance).
---json prints one object (schema 1):
-  {"schema", "n", "edges", "sources", "direction", "method", "reason", "backend", "dtype",
+--json prints one object (schema_version 1):
+  {"schema_version", "n", "edges", "sources", "direction", "method", "reason", "backend", "dtype",
    "connected", "diameter", "radius", "center", "periphery", "average_distance",
    "wiener_index", "global_efficiency", "histogram", "timings_s"}
+  ("schema", the same number under its former name, goes in the next release)
 
 examples:
   apsp stats graph.txt
@@ -144,7 +145,7 @@ def stats_command(args, compute) -> int:
 
 def _stats_summary(g, st, first: int, timings: dict) -> dict:
     return {
-        "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
+        "schema_version": 1, "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
         "direction": st.direction, "method": st.method, "reason": st.reason,
         "backend": st.info["backend"], "dtype": st.dtype.name, "connected": bool(st.reaches_all.all()),
         "diameter": _stats_value(st.diameter()), "radius": _stats_value(st.radius()),

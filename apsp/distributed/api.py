@@ -76,16 +76,9 @@ def output_format(path, fmt=None) -> str:
 def _gpu_here(forced: bool) -> tuple[bool, str]:
     """Can this rank run the GPU engine? "auto" wants a real CUDA device; a forced
     ``backend="gpu"`` also accepts Triton's interpreter (TRITON_INTERPRET=1)."""
-    try:
-        import torch
+    from ..gpu import machine_facts
 
-        from ..gpu import device_status
-
-        if not forced and not torch.cuda.is_available():
-            return False, "torch sees no CUDA device"
-        return device_status()
-    except ImportError as exc:
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
+    return machine_facts().available(explicit=forced)
 
 
 def _choose_backend(comm, backend: str) -> str:
@@ -120,7 +113,7 @@ def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
 def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=None, dtype=None,
           backend="auto", cuda_aware="auto", method="fw", directed=True, unweighted=False,
           null_value=0.0, fmt=None, grid=None, device=None, threads=None, poll_pieces=4, profile=False,
-          lookahead=True):
+          lookahead=True, keep_dtype=False):
     """All-pairs shortest paths with blocked Floyd-Warshall across the ranks of ``comm``.
 
     Collective: every rank of ``comm`` calls it. Only rank 0's ``graph`` is
@@ -137,6 +130,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         return a `DistributedRun` instead of gathering them.
     out_format : {"npy", "homework"}, optional
         Output format (default: from the suffix).
+    keep_dtype : bool, optional
+        ``.npy``: keep integer distances ("no path": the dtype's maximum) instead of float64 with inf.
     block_size : int, optional
         Tile edge (default 128 on CPU, 256 on GPU); any n works.
     dtype : distance dtype (default: the narrowest that holds the actual distances, as in
@@ -311,7 +306,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 target, tmp, kind = comm.bcast(names, root=0)
                 with timer("write"):
                     if kind == "npy":
-                        out_mod.write_npy(pgrid, layout, host, tmp)
+                        out_mod.write_npy(pgrid, layout, host, tmp, keep_dtype)
                     else:
                         from ..io.homework import format_rows
 

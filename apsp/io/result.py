@@ -23,6 +23,7 @@ import json
 import math
 import zipfile
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def save_result(path, result) -> None:
     arrays = {name: getattr(result, name) for name in _ARRAYS if getattr(result, name, None) is not None}
     with atomic_write(path) as f:
         # standard output, a device (/dev/null) or a FIFO cannot seek back: zip writes it as a stream
-        out = f if check_target(path) is not None else _Stream(f)
+        out: Any = f if check_target(path) is not None else _Stream(f)
         members = {"apsp": np.array(json.dumps(meta, default=str)), **arrays}
         with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
             for name, value in members.items():  # what np.savez writes, on a stream too

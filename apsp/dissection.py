@@ -58,6 +58,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .methods import METHOD
+
+_ND = METHOD["nd-fw"]
+
 #: vertices per leaf of the dissection tree. Tile products counted on grids with
 #: ``benchmarks/nd_counts.py`` (BENCHMARKS.md): leaves of 2-4k vertices minimise the work at B = 128
 DEFAULT_LEAF = 3000
@@ -378,8 +382,8 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
     return cache[key]
 
 
-#: (tile, leaf size) the engines use by default, per backend
-DEFAULTS = {"cpu": (128, 500), "gpu": (128, 3000)}
+#: (tile, leaf size) the engines use by default, per backend (from nd-fw's record, `apsp.methods`)
+DEFAULTS = {b: (_ND.blocks[b], _ND.leaves[b]) for b in _ND.leaves}
 
 
 def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:

@@ -55,16 +55,11 @@ from typing import Callable, Generator, Protocol
 import numpy as np
 
 from .errors import BackendUnavailableError
+from .methods import METHOD, REGISTRY
 from .progress import progress_bar
 
-#: default Floyd-Warshall tile edge per engine (the only place these live).
-#: cpu: ``benchmarks/cpu_fw.py --sweep`` on the 2-core dev machine: 256 was fastest or within noise of
-#: the fastest for every dtype at n = 1000..4000; 128 costs 5-20% more at n = 2000 (twice the rounds);
-#: 384 gains nothing. gpu: the K of every phase-3 product; 128 balances the sequential phase 1
-#: against the memory passes of phase 3 (BENCHMARKS.md). The distributed engines keep the values
-#: their scaling runs were measured with: smaller tiles balance CPU ranks better, and GPU ranks
-#: want whole 256-row tiles of the product kernel.
-DEFAULT_BLOCK = {"cpu": 256, "gpu": 128, "distributed-cpu": 128, "distributed-gpu": 256}
+#: Floyd-Warshall's default tile edge per engine (measured; the one table is `apsp.methods.TABLE`)
+DEFAULT_BLOCK = METHOD["fw"].blocks
 
 #: GPU FW variants (the benchmark's ladder; ``apsp.gpu.fw``)
 GPU_VARIANTS = ("blocked", "classic", "naive")
@@ -73,7 +68,7 @@ GPU_VARIANTS = ("blocked", "classic", "naive")
 @dataclass(frozen=True)
 class NdGpuBudget:
     """What GPU nested-dissection FW's rounds may hold and how they weigh a batch, decided by the plan
-    (`apsp.plan.nd_gpu_budget`) and read by the engine (`apsp.gpu.ndfw.Engine`)."""
+    (`apsp.costs.nd_gpu_budget`) and read by the engine (`apsp.gpu.ndfw.Engine`)."""
 
     #: device bytes the gathered node buffers (and a level's batch) may take
     gather_bytes: int
@@ -237,26 +232,7 @@ class SolveOutput:
     info: dict = field(default_factory=dict)
 
 
-#: (method, backend) -> "module:function"
-REGISTRY: dict[tuple[str, str], str] = {
-    ("reference", "cpu"): "apsp.cpu.reference:solve",
-    ("fw", "cpu"): "apsp.cpu.blocked:solve",
-    ("fw", "gpu"): "apsp.gpu.fw:solve",
-    ("bfs", "cpu"): "apsp.cpu.bfs:solve",
-    ("bfs", "gpu"): "apsp.gpu.bfs:solve",
-    ("bfs-rows", "cpu"): "apsp.cpu.searches:solve_bfs_rows",  # one search per source row
-    ("dijkstra", "cpu"): "apsp.cpu.searches:solve_dijkstra",
-    ("johnson", "cpu"): "apsp.cpu.searches:solve_johnson",
-    ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
-    ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
-    # streamed through a device from a host matrix (`SolveOptions.memory` holds the stream's plan)
-    ("fw-out-of-core", "cpu"): "apsp.outofcore:solve",
-    ("fw-out-of-core", "gpu"): "apsp.outofcore:solve",
-    ("nd-fw-out-of-core", "gpu"): "apsp.gpu.ndfw:solve_streamed",
-}
-
-METHODS = ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")
-BACKENDS = ("auto", "cpu", "gpu")
+# the registry, (solver key, backend) -> "module:function", is `apsp.methods.REGISTRY`
 
 
 def get_solver(method: str, backend: str) -> Callable:

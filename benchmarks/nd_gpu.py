@@ -48,7 +48,7 @@ def schedule_run(g, dt, device, tile, leaf, nd=None, batch=True):
 
     from apsp.engine import SolveOptions
     from apsp.gpu import machine_facts
-    from apsp.plan import nd_gpu_budget
+    from apsp.costs import nd_gpu_budget
 
     nd = nd or plan(g, tile, leaf)
     # the plan's gather budget and batch model, as a solve gets them (batch False: launches are free)

@@ -9,7 +9,7 @@ import pytest
 
 import apsp
 import apsp.gpu
-from apsp import engine, exactness, plan
+from apsp import costs, engine, exactness, plan
 from apsp.graph import Graph
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,8 +85,8 @@ def test_the_plan_carries_the_machine_and_the_gpu_engines_budgets(monkeypatch):
     assert len(asked) == 1 and p.machine.interpreted and p.machine.free is not None
     budget = p.steps[0].opts.nd_gpu
     assert p.steps[0].opts.device == p.machine.device == "cpu"
-    assert budget == engine.NdGpuBudget(int(plan.ND_GATHER_SHARE * (1 << 62)), plan.ND_LAUNCH_SECONDS,
-                                        plan.ND_BATCH_RATE, 16)  # the interpreter's alignment
+    assert budget == engine.NdGpuBudget(int(costs.ND_GATHER_SHARE * (1 << 62)), costs.ND_LAUNCH_SECONDS,
+                                        costs.ND_BATCH_RATE, 16)  # the interpreter's alignment
     # a real card: the share of what the load leaves free
     real = apsp.gpu.MachineFacts(True, "NVIDIA H200", False, 1, "cuda:0", free=64 << 30, total=80 << 30)
     opts = p.steps[0].opts
@@ -95,7 +95,7 @@ def test_the_plan_carries_the_machine_and_the_gpu_engines_budgets(monkeypatch):
     nd, tile = dissection_for(g, opts, "gpu")
     size = -(-nd.size // 256) * 256
     loaded = size * size * 4 + tile * size * 4 + g.nnz * 20
-    assert plan.nd_gpu_budget(g, opts, real) == engine.NdGpuBudget(
+    assert costs.nd_gpu_budget(g, opts, real) == engine.NdGpuBudget(
         int(0.8 * ((64 << 30) - loaded)), 2e-5, 1.2e13, 256)
     p = plan.make_plan(g, method="fw", backend="gpu", dtype="int32")
     assert p.steps[0].opts.memory.padded == 144  # 144 vertices: whole tiles of 16 interpreted
@@ -111,11 +111,11 @@ def test_the_reductions_block_is_the_plan_s(monkeypatch):
     real = apsp.gpu.MachineFacts(True, "NVIDIA H200", False, 1, "cuda:0", free=2 << 30, total=80 << 30)
     n, m = g.n, g.nnz
     budget = int(0.9 * ((2 << 30) - ((n + 1 + m) * 4 + n + 32 * n)))
-    assert plan.reduction_words(g, real) == min((n + 31) // 32, (budget - (1 << 30) - 48 * n) // (12 * n))
-    assert plan.reduction_words(g, real, gpu_memory="1100MB") == min(
+    assert costs.reduction_words(g, real) == min((n + 31) // 32, (budget - (1 << 30) - 48 * n) // (12 * n))
+    assert costs.reduction_words(g, real, gpu_memory="1100MB") == min(
         (n + 31) // 32, (1100 * 10**6 - (1 << 30) - 48 * n) // (12 * n))
     with pytest.raises(apsp.MemoryPlanError):
-        plan.reduction_words(g, real, gpu_memory="100MB")
+        costs.reduction_words(g, real, gpu_memory="100MB")
 
 
 def test_every_registered_solver_resolves():

@@ -186,7 +186,7 @@ BATCHING = {"auto": None, "always": 1.0, "never": 0.0}
 
 def _solve_gpu(g, dt, gather=True, batch="auto", **kw):
     from apsp.gpu import machine_facts, ndfw
-    from apsp.plan import nd_gpu_budget
+    from apsp.costs import nd_gpu_budget
 
     opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
                         leaf_size=kw.pop("leaf", 6), **kw)

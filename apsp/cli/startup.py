@@ -8,6 +8,7 @@ import sys
 import time
 
 from ..gpu import nvidia_driver  # the device questions only: os and sys
+from ..methods import METHOD
 
 
 def start_command(args, solve: bool = False, paths: bool = False) -> dict:
@@ -45,7 +46,8 @@ def _gpu_start_in_background(args, paths: bool) -> None:
 
     if importlib.util.find_spec("torch") is None:
         return
-    torch_needed = args.method not in ("auto", "fw") or paths
+    # the automatic choice and the methods whose GPU solve runs on the CUDA driver need no torch
+    torch_needed = paths or (args.method != "auto" and not METHOD[args.method].driver_runtime)
     try:
         large_input = os.stat(args.input).st_size >= LARGE_INPUT_BYTES
     except (OSError, TypeError):  # no file (yet): the read reports it

@@ -8,6 +8,7 @@ import sys
 import time
 
 from ..errors import require
+from ..methods import BACKENDS, STATS_METHODS, WEIGHTED_DTYPES
 from .options import add_report_options
 from .report import print_stages
 from .startup import start_command
@@ -54,12 +55,12 @@ def add_stats_parser(command) -> None:
                    help="distances from each source (out, default) or to it (in)")
     p.add_argument("--histogram", action="store_true",
                    help="also count the distances by value (integer distances only)")
-    p.add_argument("--method", default="auto", choices=("auto", "bfs", "dijkstra", "johnson"),
+    p.add_argument("--method", default="auto", choices=STATS_METHODS,
                    help="the searches (default: BFS for unit weights, Dijkstra, Johnson with "
                         "negative weights)")
-    p.add_argument("--dtype", default=None, choices=("int16", "int32", "int64", "float32", "float64"),
+    p.add_argument("--dtype", default=None, choices=WEIGHTED_DTYPES,
                    help="distance type of weighted searches (default: the narrowest exact one)")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
+    p.add_argument("--backend", default="auto", choices=BACKENDS,
                    help="where to search (default: the GPU for unit weights when one is usable; "
                         "weighted graphs and --histogram on the CPU)")
     p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")

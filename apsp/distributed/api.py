@@ -11,6 +11,7 @@ from mpi4py import MPI
 from .. import exactness
 from ..api import narrow_first
 from ..errors import DtypeError, NegativeCycleError
+from ..plan import distributed_backend, distributed_method
 from . import inputs, output as out_mod
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .fw import DistributedFW, solve_layout
@@ -82,19 +83,12 @@ def _gpu_here(forced: bool) -> tuple[bool, str]:
 
 
 def _choose_backend(comm, backend: str) -> str:
-    """The backend every rank uses (collective): "gpu" only if every rank can."""
-    if backend not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"unknown backend {backend!r}; choose auto, cpu or gpu")
-    if backend == "cpu":
-        return "cpu"
-    usable = comm.allgather(_gpu_here(forced=backend == "gpu"))
-    if all(ok for ok, _ in usable):
-        return "gpu"
-    if backend == "gpu":
-        rank = next(r for r, (ok, _) in enumerate(usable) if not ok)
-        raise RankFailedError(rank, comm.size, "choosing the backend",
-                              f"backend 'gpu' cannot run there: {usable[rank][1]}")
-    return "cpu"
+    """The backend every rank uses (collective; decided by `apsp.plan.distributed_backend`)."""
+    chosen, failed = distributed_backend(backend, lambda forced: comm.allgather(_gpu_here(forced)))
+    if failed is not None:
+        raise RankFailedError(failed[0], comm.size, "choosing the backend",
+                              f"backend 'gpu' cannot run there: {failed[1]}")
+    return chosen
 
 
 def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
@@ -180,8 +174,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
     """
     comm = MPI.COMM_WORLD if comm is None else comm
     timer = StageTimer()
-    if method not in ("fw", "auto"):
-        raise ValueError(f"the distributed solver runs blocked Floyd-Warshall only, not {method!r}")
+    method = distributed_method(method)
     with timer("setup"):
         pgrid = ProcessGrid.create(comm, grid)
     rank = comm.rank
@@ -332,7 +325,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                               backend=chosen, timings=worst, info=info)
     from ..result import Result
 
-    return Result(distances=full, method="fw", backend=chosen, dtype=full.dtype, block_size=problem.block,
+    return Result(distances=full, method=method, backend=chosen, dtype=full.dtype, block_size=problem.block,
                   timings=worst, info=info, labels=labels)
 
 

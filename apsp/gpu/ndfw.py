@@ -465,7 +465,7 @@ def solve(graph, opts: SolveOptions, streamed: bool = False) -> SolveOutput:
     Paths are recovered from the distances (`apsp.gpu.paths`).
     """
     if opts.nd_gpu is None:
-        raise ValueError("GPU nd-fw runs a plan's step: opts.nd_gpu (apsp.plan.nd_gpu_budget) is not set")
+        raise ValueError("GPU nd-fw runs a plan's step: opts.nd_gpu (apsp.costs.nd_gpu_budget) is not set")
     paths = opts.successors or opts.predecessors
     result = None if streamed or paths else prefaulted_result(graph.n, np.dtype(opts.dtype), opts.device)
 

@@ -51,7 +51,7 @@ COUNT_CHUNK = 4096
 def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, words: int, device=None, progress=None):
     """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
     ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources (the plan's
-    block, `apsp.plan.reduction_words`)."""
+    block, `apsp.costs.reduction_words`)."""
     from ..progress import progress_bar
 
     dev = _device(device)
@@ -124,7 +124,7 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, devic
     whose finished layout matrix is reduced there, a band of sources at a time, instead of being
     copied to the host: the n x n distances never leave the card. ``dtype``: an integer dtype of
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums). ``budget``: the plan's
-    gather budget and batch model (`apsp.plan.nd_gpu_budget`)."""
+    gather budget and batch model (`apsp.costs.nd_gpu_budget`)."""
     from .. import exactness
     from ..engine import Finalized, SolveOptions
     from .ndfw import Engine, solve_with

@@ -381,6 +381,8 @@ class Graph:
         Some edge weight is negative.
     integral : bool
         All weights are whole numbers (so integer dtypes compute exactly).
+    float_weights : bool
+        The weights are stored as floats (whole or not): see `integral_for`.
     unit_weights : bool
         All edge weights equal 1 (BFS computes exact distances).
     distance_bound : int or float
@@ -410,6 +412,7 @@ class Graph:
     max_abs_weight: int | float = field(init=False, repr=False, compare=False)
     has_negative_weights: bool = field(init=False, repr=False, compare=False)
     integral: bool = field(init=False, repr=False, compare=False)
+    float_weights: bool = field(init=False, repr=False, compare=False)
     unit_weights: bool = field(init=False, repr=False, compare=False)
     distance_bound: int | float = field(init=False, repr=False, compare=False)
     #: what estimates, plans and solvers derived from this graph (`Derived`)
@@ -425,7 +428,16 @@ class Graph:
             facts = (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
                      any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
         self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral, self.unit_weights = facts
+        self.float_weights = (self.csr.data if self.csr is not None else self.dense).dtype.kind == "f"
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+
+    def integral_for(self, dtype) -> bool:
+        """Whether a solve in ``dtype`` (None: chosen by apsp) owes exact integer distances:
+        whole-number weights, unless they are floats and a float dtype is asked for, which
+        sums them in that float as it would fractional ones (as scipy and networkx do)."""
+        if dtype is not None and self.float_weights and np.dtype(dtype).kind == "f":
+            return False
+        return self.integral
 
     # -- construction -----------------------------------------------------
     @classmethod

@@ -364,7 +364,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
         backend != "gpu" and searches_rows(record, g, len(sources))))
     if rows_by_search:
         where = "cpu"
-    integral = g.integral and (integers_below is None or g.distance_bound <= integers_below)
+    integral = g.integral_for(dtype) and (integers_below is None or g.distance_bound <= integers_below)
     attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
     if options.get("checkpoint"):
         _check_checkpoint(options["checkpoint"], options.get("resume"), record)
@@ -847,7 +847,7 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
             raise ValueError("dtype applies to weighted searches; hop counts are integers")
         dt = np.dtype(np.int64)
     else:
-        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral_for(dtype), dtype)
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = record.rows == "few" and not few_sources_for_bfs(g, sources)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def inf_value(dtype):
     return dt.type(np.iinfo(dt).max // 2)
 
 
-def unreachable_value(dtype: DTypeLike) -> int | float:
+def unreachable_value(dtype: DTypeLike) -> np.integer[Any] | np.floating[Any]:
     """The value apsp returns for 'no path': ``inf`` for floats, ``iinfo.max`` for integers.
 
     Parameters
@@ -111,7 +111,7 @@ def unreachable_value(dtype: DTypeLike) -> int | float:
     >>> int(apsp.unreachable_value("int16")), float(apsp.unreachable_value("float32"))
     (32767, inf)
     """
-    dt = np.dtype(dtype)
+    dt: np.dtype[Any] = np.dtype(dtype)
     if dt.kind == "f":
         return dt.type(np.inf)
     return dt.type(np.iinfo(dt).max)
@@ -234,7 +234,7 @@ def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_w
             if wide is not None:
                 return [Attempt(wide, cast_to=dt)]
         return [Attempt(choose_dtype(bound, negative, integral, dt))]
-    plan = []
+    plan: list[Attempt] = []
     for cand in INTEGERS if integral else ():
         if dtype_fits(cand, bound, negative):
             return plan + [Attempt(cand)]

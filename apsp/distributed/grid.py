@@ -45,7 +45,8 @@ class ProcessGrid:
             raise ValueError(f"process grid {shape[0]}x{shape[1]} does not match {comm.size} ranks")
         # reorder=False keeps ranks row-major in comm's order, as Create_darray assumes
         cart = comm.Create_cart(list(shape), periods=[False, False], reorder=False)
-        coords = tuple(int(c) for c in cart.Get_coords(cart.rank))
+        row, col = cart.Get_coords(cart.rank)
+        coords = (int(row), int(col))
         node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
         node_size, node_rank = node.size, node.rank
         node.Free()

@@ -298,6 +298,7 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
     t0 = time.perf_counter()
     requested = block or opts.block_size
     block = requested or default_block
+    assert block is not None, "run() needs block, opts.block_size or default_block"
     session = None
     if opts.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
         from .checkpoint import CheckpointSession
@@ -305,7 +306,7 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
         session = CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
                                     opts.resume)
     if session is not None and not engine.resumes_anywhere:
-        block = session.block_for(requested, default_block)
+        block = session.block_for(requested, block)  # block: default_block unless one was requested
     start = 0
     if session is not None and session.resuming:
         session.restore(engine.write_rows)

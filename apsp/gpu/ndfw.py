@@ -428,6 +428,7 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
     out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
+    assert out is not None, "a closed HostResult"
     if n == 0:
         return out
     device = d.device if device is None else device

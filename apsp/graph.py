@@ -8,11 +8,14 @@ the dense Floyd-Warshall start matrix or to CSR for BFS/Dijkstra.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import exactness
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 
 @dataclass
@@ -160,7 +163,7 @@ def vertex_index(labels: np.ndarray | None, n: int, label, what: str = "vertex")
         found = np.searchsorted(labels, value) if value is not None else labels.shape[0]
         if found < labels.shape[0] and labels[found] == value:  # integer labels are sorted
             return int(found)
-        at = np.flatnonzero(labels == value) if value is not None else ()
+        at = np.flatnonzero(labels == value) if value is not None else np.empty(0, dtype=np.intp)
     else:
         at = np.flatnonzero(labels == str(label))
     if len(at) == 0:
@@ -357,7 +360,7 @@ class Graph:
     """
 
     n: int
-    csr: object | None = None  # scipy.sparse.csr_matrix with explicit edges
+    csr: csr_matrix | None = None  # with explicit edges
     dense: np.ndarray | None = None  # weights where edge_mask is True
     edge_mask: np.ndarray | None = None
     source: str | None = None
@@ -579,9 +582,11 @@ class Graph:
         d = out if out is not None else np.empty((i1 - i0, self.n), dtype=dt)
         d.fill(exactness.inf_value(dt))
         if self.dense is not None:
+            assert self.edge_mask is not None  # given with dense
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:
             csr = self.csr
+            assert csr is not None  # a graph holds its edges densely or as CSR
             lo, hi = csr.indptr[i0], csr.indptr[i1]
             r = np.repeat(np.arange(i1 - i0, dtype=np.int64), np.diff(csr.indptr[i0:i1 + 1]))
             d[r, csr.indices[lo:hi]] = csr.data[lo:hi].astype(dt)

@@ -284,7 +284,7 @@ def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | No
             if work is not t:
                 t[...] = work
 
-        def load(self, slot: int, buf, i0: int, i1: int) -> None:
+        def load_stripe(self, slot: int, buf, i0: int, i1: int) -> None:
             host.read(i0, i1, out=buf)
 
         def store(self, slot: int, buf, i0: int, i1: int) -> None:
@@ -401,7 +401,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
 
     def load(g):
         _, (i0, i1) = items[g]
-        engine.load(g % nbuf, bufs[g % nbuf][:i1 - i0], i0, i1)
+        engine.load_stripe(g % nbuf, bufs[g % nbuf][:i1 - i0], i0, i1)
 
     try:
         load(0)

@@ -167,7 +167,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     groups = triton.cdiv(max(n_words, 1), block_w)
     requested = None if opts.dtype is None else np.dtype(opts.dtype)
     may_widen = requested is None or requested.kind == "f"
-    dt = np.dtype(np.uint8) if may_widen else requested
+    dt = np.dtype(np.uint8) if may_widen or requested is None else requested
     if dt == np.uint16:  # computed as int32, narrowed on the host
         dt = np.dtype(np.int32)
     dist = torch.full((n, n), int(exactness.unreachable_value(dt)), dtype=getattr(torch, dt.name), device=device)

@@ -50,12 +50,15 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
 from .errors import BackendUnavailableError
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from .plan import MemoryPlan
 
 #: default Floyd-Warshall tile edge per engine (the only place these live).
 #: cpu: ``benchmarks/cpu_fw.py --sweep`` on the 2-core dev machine: 256 was fastest or within noise of
@@ -115,7 +118,7 @@ class SolveOptions:
     #: None = torch
     runtime: str | None = None
     #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
-    memory: object = None
+    memory: MemoryPlan | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")

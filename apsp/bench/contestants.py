@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -86,9 +86,9 @@ class Contestant:
         if self.threads is not None:
             import numba
 
-            if self.threads > numba.config.NUMBA_NUM_THREADS:
-                return (f"{self.threads} threads asked, Numba allows {numba.config.NUMBA_NUM_THREADS} "
-                        "here (set NUMBA_NUM_THREADS)")
+            most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets its config at import
+            if self.threads > most:
+                return f"{self.threads} threads asked, Numba allows {most} here (set NUMBA_NUM_THREADS)"
         try:
             get_solver(self.method, self.where)
         except BackendUnavailableError as exc:
@@ -103,7 +103,7 @@ class Contestant:
             return _peer_call(self.name, graph)
         from ..api import shortest_paths
 
-        extra = {"variant": self.variant} if self.variant else {}
+        extra: dict[str, Any] = {"variant": self.variant} if self.variant else {}  # shortest_paths' options
 
         def solve() -> Outcome:
             before = None

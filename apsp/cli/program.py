@@ -67,7 +67,7 @@ def _log_to_stderr() -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("apsp: %(message)s"))
-    handler.apsp_cli = True
+    setattr(handler, "apsp_cli", True)  # the mark looked for above
     logger.addHandler(handler)
 
 

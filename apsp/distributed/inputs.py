@@ -107,6 +107,7 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
     """Collective: rank 0 sends each rank its edges (``prepared`` by `edges_by_rank`);
     every rank builds its part of ``Graph.fw_matrix`` in ``out``: INF, then its edges, then the diagonal."""
     dt = out.dtype
+    displs: np.ndarray | None  # where each rank's edges start (rank 0 only)
     if comm.rank == 0:
         counts, li, lj, w = prepared
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)

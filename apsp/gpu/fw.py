@@ -167,8 +167,7 @@ class GPUEngine:
     def transpose(x):
         return x.t()
 
-    @staticmethod
-    def copy(dst, src) -> None:
+    def copy(self, dst, src) -> None:
         dst.copy_(src)
 
     def close_block(self, t) -> None:

@@ -117,8 +117,8 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
     received = (np.empty(mine, dtype=np.int64), np.empty(mine, dtype=np.int64), np.empty(mine, dtype=dt))
     for sent, recv, mpi_type in zip((li, lj, w), received, (MPI.INT64_T, MPI.INT64_T, from_numpy_dtype(dt))):
         # the buffer description matters on rank 0 only
-        comm.Scatterv(None if sent is None else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type],
-                      recv, root=0)
+        comm.Scatterv(None if sent is None or displs is None
+                      else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type], recv, root=0)
     out.fill(exactness.inf_value(dt))
     out[received[0], received[1]] = received[2]
     return _fix_diagonal(out, layout, coords)

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import exactness
-from .engine import Finalized, check_block, run
+from .engine import Finalized, SolveOptions, SolveOutput, check_block, run
 from .errors import MemoryPlanError
 from .sizes import disk_available, format_size
 
@@ -514,7 +514,7 @@ class StreamSolve:
         return Finalized(self.host.array[:self.n, :self.n], cutoff_suspected=suspect)
 
 
-def solve(graph, opts):
+def solve(graph, opts: SolveOptions) -> SolveOutput:
     """Out-of-core Floyd-Warshall solver (when `apsp.plan.plan_memory` says so): the skeleton
     (`apsp.engine`) over `StreamSolve`.
 
@@ -532,6 +532,7 @@ def solve(graph, opts):
     """
 
     memplan = opts.memory
+    assert memplan is not None and memplan.stream is not None, "the plan streams this solve"
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)

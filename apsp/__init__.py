@@ -15,56 +15,26 @@ import time as _time
 _IMPORT_STARTED = _time.perf_counter()
 _CPU_BEFORE_IMPORT = _time.process_time()
 
-from typing import TYPE_CHECKING  # noqa: E402
+import importlib as _importlib  # noqa: E402
+import importlib.util as _importlib_util  # noqa: E402
 
-from ._lazy import lazy_exports
-from ._version import __version__
-from .jit import use_writable_cache_dir
+import lazy_loader as _lazy_loader  # noqa: E402
+
+from ._version import __version__  # noqa: E402
+from .jit import use_writable_cache_dir  # noqa: E402
 
 use_writable_cache_dir()  # a read-only install and home: Numba's cache goes to a temp dir instead
 
-#: the module of each public name, imported on first use
-_EXPORTS = {name: f"apsp.{module}" for module, names in {
-    "api": ("as_graph", "shortest_paths"),
-    "errors": ("BackendUnavailableError", "DtypeError", "GraphFormatError", "MemoryPlanError",
-               "NegativeCycleError"),
-    "exactness": ("unreachable_value",),
-    "generate": ("random_graph",),
-    "graph": ("EdgeList", "Graph"),
-    "io": ("read_graph", "write_distances"),
-    "paths": ("reconstruct_path",),
-    "query": ("Route", "shortest_path_between"),
-    "result": ("Result", "load_result"),
-    "scipy_compat": ("floyd_warshall", "shortest_path"),
-    "stats": ("DistanceStats", "distance_stats"),
-}.items() for name in names}
-
-if TYPE_CHECKING:  # what type checkers see (``X as X``: an explicit re-export); at run time, lazily
-    from .api import as_graph as as_graph, shortest_paths as shortest_paths
-    from .result import Result as Result, load_result as load_result
-    from .exactness import unreachable_value as unreachable_value
-    from .errors import BackendUnavailableError as BackendUnavailableError, DtypeError as DtypeError
-    from .errors import GraphFormatError as GraphFormatError, MemoryPlanError as MemoryPlanError
-    from .errors import NegativeCycleError as NegativeCycleError
-    from .generate import random_graph as random_graph
-    from .graph import EdgeList as EdgeList, Graph as Graph
-    from .io import read_graph as read_graph, write_distances as write_distances
-    from .paths import reconstruct_path as reconstruct_path
-    from .query import Route as Route, shortest_path_between as shortest_path_between
-    from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path
-    from .stats import DistanceStats as DistanceStats, distance_stats as distance_stats
-
-# a literal list, so that type checkers read it (tests/test_public_api_docs.py keeps it = _EXPORTS)
-__all__ = [
-    "BackendUnavailableError", "DistanceStats", "DtypeError", "EdgeList", "Graph", "GraphFormatError",
-    "MemoryPlanError", "NegativeCycleError", "Result", "Route", "__version__", "as_graph", "distance_stats",
-    "floyd_warshall", "load_result", "random_graph", "read_graph", "reconstruct_path", "shortest_path",
-    "shortest_path_between", "shortest_paths", "unreachable_value", "write_distances",
-]
+# the public names and their modules come from the imports of __init__.pyi, their one list
+_public_getattr, __dir__, __all__ = _lazy_loader.attach_stub(__name__, __file__)
 
 
-__getattr__ = lazy_exports(__name__, _EXPORTS, globals(), submodules=True)
-
-
-def __dir__() -> list[str]:
-    return __all__
+def __getattr__(name: str):
+    """A public name from its module on first use; any other name, a submodule (``apsp.api`` whether or
+    not something imported it yet)."""
+    try:
+        return _public_getattr(name)
+    except AttributeError:
+        if _importlib_util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        return _importlib.import_module(f"{__name__}.{name}")

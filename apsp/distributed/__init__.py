@@ -21,27 +21,8 @@ split over the ranks).
 """
 from __future__ import annotations
 
-from .._lazy import lazy_exports
+import lazy_loader as _lazy_loader
 
-_EXPORTS = {
-    "solve": "apsp.distributed.api",
-    "distance_stats": "apsp.distributed.stats",
-    "DistributedRun": "apsp.distributed.api",
-    "cuda_aware_mpi": "apsp.distributed.api",
-    "rank_table": "apsp.distributed.api",
-    "output_format": "apsp.distributed.api",
-    "RankFailedError": "apsp.distributed.faults",
-    "BlockCyclic": "apsp.distributed.layout",
-    "ProcessGrid": "apsp.distributed.grid",
-    "grid_shape": "apsp.distributed.grid",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-# lazy, so that `apsp.distributed.layout` and friends load without initialising MPI
-__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
-
-
-def __dir__():
-    return __all__
+# lazy, so that `apsp.distributed.layout` and friends load without initialising MPI; the names and their
+# modules are the imports of __init__.pyi, their one list
+__getattr__, __dir__, __all__ = _lazy_loader.attach_stub(__name__, __file__)

@@ -14,6 +14,7 @@ from .paths import reconstruct_path as reconstruct_path
 from .query import Route as Route, shortest_path_between as shortest_path_between
 from .result import Result as Result, load_result as load_result
 from .scipy_compat import floyd_warshall as floyd_warshall, shortest_path as shortest_path
+from .scipy_searches import bellman_ford as bellman_ford, dijkstra as dijkstra, johnson as johnson
 from .stats import DistanceStats as DistanceStats, distance_stats as distance_stats
 
 _IMPORT_STARTED: float

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, TypeVar, Un
 import numpy as np
 
 from . import exactness
+from .choices import BACKENDS, METHODS, check_choice
 from .engine import check_keywords, get_solver
 from .graph import EdgeList, Graph, lightest_edges, vertex_indices
 from .jit import book_compile, compile_seconds, compiling
@@ -21,7 +22,9 @@ from .result import Result
 from .sizes import memory_limit
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, DTypeLike
+    from numpy.typing import ArrayLike
+
+    from .choices import Backend, DtypeChoice, Method
 
     #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
     GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
@@ -33,12 +36,15 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
 
     Parameters
     ----------
-    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, str or os.PathLike
+    graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, networkx graph, \
+pandas or polars DataFrame, torch tensor, str or os.PathLike
         A `Graph` (used as is), an `EdgeList`, a square dense array
         (``null_value``, inf and nan mean no edge, as in scipy), a scipy sparse
         matrix (explicit entries are edges), a sequence of ``(u, v)`` or
-        ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), or a path to
-        a graph file.
+        ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), a networkx
+        graph (its ``weight`` attribute; nodes kept as labels), an edge table
+        with columns ``source``, ``target`` and optional ``weight`` (labels
+        kept), a dense CPU torch tensor (`apsp.inputs`), or a path to a graph file.
     directed : bool, optional
         If False, an edge either way is an edge both ways (the lighter wins
         where both are given).
@@ -79,9 +85,15 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
     elif isinstance(graph, (list, tuple)):
         g = Graph.from_edges(_edges_from_tuples(graph))
     else:
-        raise TypeError(
-            f"cannot read a graph from {type(graph).__name__}: give a square array, a scipy sparse "
-            "matrix, an apsp.EdgeList, a list of (u, v[, w]) tuples, or a file path")
+        from .inputs import foreign_graph
+
+        converted = foreign_graph(graph)
+        if converted is None:
+            raise TypeError(
+                f"cannot read a graph from {type(graph).__name__}: give a square array, a scipy sparse "
+                "matrix, an apsp.EdgeList, a list of (u, v[, w]) tuples, a networkx graph, a pandas or "
+                "polars edge table (source, target[, weight]), a CPU torch tensor, or a file path")
+        return as_graph(converted, directed=directed, unweighted=unweighted, null_value=null_value)
     if unweighted:
         g = _unit_weights(g)
     if not directed:
@@ -129,8 +141,8 @@ def _symmetrized(g: Graph) -> Graph:
     return Graph(n=g.n, csr=sym, source=g.source, labels=g.labels)
 
 
-def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto",
-                   dtype: DTypeLike | None = None, *, block_size: int | None = None,
+def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend = "auto",
+                   dtype: DtypeChoice = None, *, block_size: int | None = None,
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
@@ -142,8 +154,9 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     graph, directed, unweighted, null_value
         The graph and how to read it, as `as_graph` takes them.
     method, backend : str, optional
-        {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"} and {"auto", "cpu", "gpu"}:
-        "auto" as README's "Choosing a method" says (`apsp.plan`).
+        {"auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"} and {"auto", "cpu", "gpu"}
+        (`apsp.choices`; another name is a ValueError naming these): "auto" as README's "Choosing a
+        method" says (`apsp.plan`).
     dtype : {None, "int16", "int32", "int64", "float32", "float64", "uint8", "uint16"}
         None: the narrowest that holds the actual distances, verified after the solve
         (`apsp.exactness`; ``info["dtype_tried"]``, ``"dtype_check"``); uint8/uint16 for BFS only.
@@ -180,6 +193,8 @@ def shortest_paths(graph: GraphLike, method: str = "auto", backend: str = "auto"
     """
     t0 = time.perf_counter()
     check_keywords(options, _PARAMETERS)
+    check_choice("method", method, METHODS)
+    check_choice("backend", backend, BACKENDS)
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     src = None if sources is None else source_vertices(sources, g.n, g.labels)

@@ -11,7 +11,7 @@ expander-like graphs, whose middle BFS level holds a large share of the vertices
 the bound alone and never dissected. `fastest` is the smallest estimate.
 
 What a call pays once in a process is priced where a method needs it and the process has not paid it:
-``import torch`` (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
+torch's import (`TORCH_IMPORT_SECONDS`) and scipy's search module (`SEARCH_IMPORT_SECONDS`). The
 first compile of a method's Numba kernels is not: it is paid once per machine and kept in Numba's
 disk cache (on the 2-core box, cold: FW 3.5 s, Dijkstra and BFS 4-5.5 s, nd-fw 10-13 s), so pricing it
 would keep the automatic choice on whichever method compiled first (there, a 10,000-vertex road graph
@@ -35,10 +35,16 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
+from . import exactness
 from .dissection import DEFAULTS, bfs_levels, default_plan
 from .exactness import dtype_attempts, skip_bound_to_fail
+from .gpu.footprint import fw_needs, nd_needs
+from .methods import FUNCTIONS, METHOD, SEARCHES, TABLE
+from .sizes import matrix_bytes
 
 if TYPE_CHECKING:
+    from .engine import NdGpuBudget
+    from .gpu import MachineFacts
     from .dissection import Dissection
     from .graph import Graph
 
@@ -283,7 +289,7 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
     the empty buckets it crosses: about the source's eccentricity in weight units, taken as the
     BFS depth times the mean weight (roads' lengths: 1.4-1.9 times slower per step than graphs of
     weights 1..100 on the H100 host, 2026-11-26); ``log2(n) / 6`` times the steps with the heap."""
-    known = g.__dict__.setdefault("_dijkstra_units", {})  # every automatic call asks
+    known = g.derived.dijkstra_units  # every automatic call asks
     if reweighted not in known:
         units = search_units(g)
         n = float(g.n)
@@ -301,18 +307,19 @@ def dijkstra_units(g: Graph, reweighted: bool = False) -> float:
 
 
 def solve_itemsize(g: Graph, method: str) -> int:
-    """Bytes per entry the ``method`` most likely solves and returns in: FW and nd-fw the dtype
-    plan's first attempt that a distance already found (`Graph.longest_distance_found`, cached)
-    does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
+    """Bytes per entry the ``method`` most likely solves and returns in, by its dtype ladder: FW and
+    nd-fw the dtype plan's first attempt that a distance already found (`Graph.longest_distance_found`,
+    cached) does not rule out, the searches the worst case's dtype, BFS uint8 (a hop count up to 254).
     Kept on the graph: every estimate asks."""
-    found = "longest_found" in g.__dict__
-    known = g.__dict__.setdefault("_solve_itemsize", {})
+    found = g.derived.longest_found is not None
+    known = g.derived.solve_itemsize
     if (method, found) in known:
         return known[method, found]
     facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
-    if method == "bfs":
+    ladder = METHOD[method].ladder
+    if ladder == "hops":
         size = 1 if g.n <= 255 else 2 if g.n <= 65535 else 4
-    elif method in ("fw", "nd-fw"):
+    elif ladder == "saturating":
         attempts = dtype_attempts(*facts)
         # only a distance already found rules the narrow attempt out: pricing runs no search
         if attempts[0].checked and len(attempts) > 1 and found:
@@ -344,12 +351,12 @@ ND_PLANAR_SEPARATOR = 8.0
 
 def _structure(g: Graph):
     """The symmetric pattern the dissection orders (cached on the graph)."""
-    if "_nd_structure" not in g.__dict__:
+    if g.derived.structure is None:
         csr = g.to_csr()
         sym = (csr + csr.T).tocsr()
         sym.data = np.ones_like(sym.data, dtype=np.int8)
-        g.__dict__["_nd_structure"] = sym
-    return g.__dict__["_nd_structure"]
+        g.derived.structure = sym
+    return g.derived.structure
 
 
 def sparse_enough(g: Graph) -> bool:
@@ -368,10 +375,10 @@ def separator_proxy(g: Graph) -> tuple[int, int]:
 
 def _sweep(g: Graph) -> tuple[int, int, int]:
     """`separator_proxy`'s ``(s, c)`` and the number of BFS levels (the component's depth in hops)."""
-    if "_separator_proxy" not in g.__dict__:  # a graph without vertices has no component
-        g.__dict__["_separator_proxy"] = (0, 0, 0) if g.n == 0 else _middle_level(
+    if g.derived.sweep is None:  # a graph without vertices has no component
+        g.derived.sweep = (0, 0, 0) if g.n == 0 else _middle_level(
             bfs_levels(_structure(g), _largest_component_vertex(g)))
-    return g.__dict__["_separator_proxy"]
+    return g.derived.sweep
 
 
 def _largest_component_vertex(g: Graph) -> int:
@@ -425,12 +432,12 @@ def nd_rounds(nd: Dissection, backend: str) -> float:
 def cached_ordering(g: Graph, backend: str):
     """The dissection nd-fw's default plan on ``backend`` uses, if it was built already."""
     tile, leaf = DEFAULTS[backend]
-    return g.__dict__.get("_dissections", {}).get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
+    return g.derived.dissections.get((tile, leaf, 1, 0))  # `apsp.dissection.plan`'s key
 
 
 # -- the estimates ------------------------------------------------------------
 
-#: seconds of ``import torch`` in a process that has not imported it (3-5 s of the homework command
+#: seconds of torch's import in a process that has not imported it (3-5 s of the homework command
 #: on the GPU hosts, DEVELOPING.md): the GPU engines of nd-fw and BFS run on torch tensors, dense FW
 #: also on the CUDA driver (`apsp.plan.gpu_runtime`)
 TORCH_IMPORT_SECONDS = 3.0
@@ -441,8 +448,9 @@ def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> floa
     yet, the edges' copy in and the result's copy out."""
     import sys
 
-    call = rates.gpu_call_seconds if method == "bfs" else rates.gpu_fw_call_seconds
-    if method != "fw" and "torch" not in sys.modules:
+    record = METHOD[method]
+    call = getattr(rates, record.gpu_call)
+    if not record.driver_runtime and "torch" not in sys.modules:
         call += TORCH_IMPORT_SECONDS
     return call + 12.0 * g.nnz / rates.h2d + result_bytes / rates.d2h
 
@@ -450,48 +458,71 @@ def _gpu_fixed(g: Graph, method: str, result_bytes: float, rates: Rates) -> floa
 def estimate(g: Graph, method: str, backend: str, dtype=None, rates: Rates | None = None,
              ordering: Dissection | None = None, result: bool = True) -> float:
     """Seconds ``method`` should take on ``g`` on ``backend`` ("cpu" or "gpu") in ``dtype`` (None:
-    the dtype plan's first), at ``rates`` (None: `rates_for` this machine). nd-fw's work is
+    the dtype plan's first), at ``rates`` (None: `rates_for` this machine): its record's estimate
+    (`apsp.methods.Method.estimate`) plus, on the GPU, the call's fixed costs. nd-fw's work is
     counted from ``ordering`` (or the one cached on the graph by an earlier solve or `estimates`),
-    else bounded by `nd_proxy_work`: this function never builds a dissection. ``rates`` None:
-    `this_machine`. ``result`` False:
+    else bounded by `nd_proxy_work`: this function never builds a dissection. ``result`` False:
     without the n x n result's writing and copy to the host (reductions that keep no matrix)."""
     rates = rates or this_machine()
-    itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
-    n, m = float(g.n), float(g.nnz)
-    on_gpu = backend == "gpu"
-    if on_gpu and method in ("dijkstra", "johnson"):
-        raise ValueError(f"{method} runs on the CPU only")
-    if method in ("fw", "nd-fw", "reference"):
-        speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
-        if method == "nd-fw":
-            nd = ordering if ordering is not None else cached_ordering(g, backend)
-            if nd is not None:
-                work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
-            else:
-                work, rounds = nd_proxy_work(g, backend)
-                order = ordering_seconds(g, backend, rates)
-            rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
-            seconds = work / rate + (order + rounds * (rates.nd_round_gpu_seconds if on_gpu
-                                                       else rates.nd_round_cpu_seconds))
-            if on_gpu and g.n <= DEFAULTS["gpu"][1]:
-                # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
-                seconds = min(seconds, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
-        else:
-            seconds = _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
-            if method == "reference":
-                seconds *= 100.0
-    elif method in ("dijkstra", "johnson"):
-        # Johnson: Bellman-Ford's few passes, then searches on the reweighted graph
-        work = dijkstra_units(g, reweighted=True) + 10.0 * m if method == "johnson" else dijkstra_units(g)
-        seconds = work / rates.dijkstra_cpu + rates.search_call_seconds
-    elif method == "bfs":
-        seconds = search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
-    else:
+    record = METHOD.get(method)
+    if record is None:
         raise ValueError(f"no estimate for method {method!r}")
-    out = n * n * itemsize if result else 0.0
+    on_gpu = backend == "gpu"
+    if backend not in record.backends:
+        raise ValueError(f"{method} runs on the {' and '.join(record.backends).upper()} only")
+    itemsize = int(np.dtype(dtype).itemsize) if dtype is not None else solve_itemsize(g, method)
+    seconds = FUNCTIONS[record.estimate](g, on_gpu, itemsize, rates, ordering)
+    out = float(g.n) ** 2 * itemsize if result else 0.0
     if on_gpu:
         return float(seconds + _gpu_fixed(g, method, out, rates))
     return float(seconds + out / rates.result_fill)
+
+
+def fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """Dense FW's n^3 updates at the dtype's rate."""
+    n = float(g.n)
+    speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
+    return _fw_gpu_seconds(n, speedup, rates) if on_gpu else n ** 3 / (rates.fw_cpu * speedup)
+
+
+def reference_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """The oracle: dense FW's work a hundred times slower (numpy steps over whole matrices)."""
+    return 100.0 * fw_seconds(g, on_gpu, itemsize, rates)
+
+
+def nd_fw_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """nd-fw's counted updates (``ordering``, or the one cached) or their proxy, its rounds' fixed
+    costs and, without an ordering, the ordering's own cost."""
+    backend, n = ("gpu" if on_gpu else "cpu"), float(g.n)
+    speedup = dict(rates.fw_gpu_dtype_speedup if on_gpu else rates.fw_dtype_speedup).get(itemsize, 1.0)
+    nd = ordering if ordering is not None else cached_ordering(g, backend)
+    if nd is not None:
+        work, rounds, order = float(nd.updates()), nd_rounds(nd, backend), 0.0
+    else:
+        work, rounds = nd_proxy_work(g, backend)
+        order = ordering_seconds(g, backend, rates)
+    rate = (rates.ndfw_gpu * n / (n + rates.ndfw_gpu_half_n) if on_gpu else rates.ndfw_cpu) * speedup
+    seconds = work / rate + (order + rounds * (rates.nd_round_gpu_seconds if on_gpu
+                                               else rates.nd_round_cpu_seconds))
+    if on_gpu and g.n <= DEFAULTS["gpu"][1]:
+        # one leaf: dense FW's work on one node, in fewer launches than dense FW's rounds
+        seconds = min(seconds, ND_ONE_LEAF_GPU * _fw_gpu_seconds(n, speedup, rates))
+    return seconds
+
+
+def dijkstra_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """One search per source (`dijkstra_units`)."""
+    return dijkstra_units(g) / rates.dijkstra_cpu + rates.search_call_seconds
+
+
+def johnson_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """Bellman-Ford's few passes, then searches on the reweighted graph."""
+    return (dijkstra_units(g, reweighted=True) + 10.0 * g.nnz) / rates.dijkstra_cpu + rates.search_call_seconds
+
+
+def bfs_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """One breadth-first search per source (`search_units`)."""
+    return search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
 
 
 #: nd-fw on the GPU over a graph of one leaf against dense FW on the GPU: the same n^3 work, in its
@@ -514,14 +545,19 @@ def applicable(g: Graph, backend: str, gpu: bool = False) -> list[tuple[str, str
     `apsp.plan.gpu_available`). nd-fw only on graphs `sparse_enough` for it: on denser ones its
     separators are too wide, and it is dense FW with an ordering's and its rounds' overheads."""
     backends = [backend] if backend != "auto" else ["cpu"] + (["gpu"] if gpu else [])
+    unit, negative = g.unit_weights, g.has_negative_weights
     pairs = []
     for b in backends:
-        if g.unit_weights:
-            pairs.append(("bfs", b))
-        pairs += [("fw", b), ("nd-fw", b)] if sparse_enough(g) else [("fw", b)]
-        if b == "cpu":
-            pairs.append(("johnson" if g.has_negative_weights else "dijkstra", b))
+        # a record's `Method.candidate` rule: Johnson only with a negative weight, where Dijkstra cannot
+        for m in _HOPS_FIRST:
+            if b in m.backends and (unit or m.weighted) and (m.negative or not negative) and (m.candidate == "always" or (
+                    m.candidate == "sparse" and sparse_enough(g)) or (m.candidate == "negative" and negative)):
+                pairs.append((m.name, b))
     return pairs
+
+
+#: the records, hop counts first: the order the estimates are listed in (`-v`)
+_HOPS_FIRST = sorted(TABLE, key=lambda m: m.weights != "unit")
 
 
 def ordering_seconds(g: Graph, backend: str, rates: Rates) -> float:
@@ -563,7 +599,7 @@ def estimates(g: Graph, candidates: Iterable[tuple[str, str]] | None = None, dty
     best, nd_best = float("inf"), None  # the best other candidate, nd-fw's best backend
     for pair in (candidates if candidates is not None else applicable(g, "auto")):
         out[pair] = seconds = estimate(g, *pair, dtype, rates)  # nd-fw: cached ordering or proxy
-        if pair[0] != "nd-fw":
+        if METHOD[pair[0]].candidate != "sparse":  # priced by its proxy until it may win
             best = min(best, seconds)
         elif nd_best is None or seconds < out[nd_best]:
             nd_best = pair
@@ -607,6 +643,190 @@ def worth_searching(g: Graph, method: str, backend: str, dtype=None, rates: Rate
     return searches < attempt / 4
 
 
+
+
+# -- bytes: what each method holds (its record's memory and workers functions; `apsp.plan` sums them) --
+def matrix_needs(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """(host, GPU) bytes of a solve that keeps the result and its path matrices: the searches'
+    and BFS's; on the GPU the device matrices of `apsp.gpu.footprint.fw_needs`."""
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, (fw_needs(n, dt, paths, block, interpreted) if backend == "gpu" else 0)
+
+
+def fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+              layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """Dense FW: the matrices, and on the CPU path recovery's reachable mask and the row chunks of
+    the cut-off check and finalize."""
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    if backend == "gpu":
+        return host, fw_needs(n, dt, paths, block, interpreted)
+    return host + (matrix_bytes(n, np.bool_) if paths else 0) + exactness.row_pass_bytes(n * n), 0
+
+
+def nd_fw_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                 layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """nd-fw: as dense FW on the CPU; on the GPU its layout matrix (`apsp.gpu.footprint.nd_needs`)."""
+    if backend == "cpu":
+        return fw_memory(n, dt, backend, paths, block, interpreted)
+    host = matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)
+    return host, nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
+
+
+def reference_memory(n: int, dt: np.dtype, backend: str, paths: int, block: int, interpreted: bool,
+                     layout: int = 0, checked: bool = False) -> tuple[int, int]:
+    """The oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask; with
+    paths both pointer matrices and their per-step replacements."""
+    host, gpu = matrix_needs(n, dt, backend, paths, block, interpreted)
+    host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
+    if paths:
+        host += (4 - paths) * matrix_bytes(n, np.int32) + matrix_bytes(n, np.bool_)
+    return host, gpu
+
+
+#: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
+#: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
+#: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
+WORKER_BYTES = 320 << 10
+
+
+def fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Blocked FW's phase-2 panel pieces (`thread_bytes`)."""
+    from .cpu.blocked import PANEL_BYTES, SMALL_N
+
+    if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
+        return 0
+    cols = max(PANEL_BYTES // itemsize, 1)
+    workers = min(threads, 2 * -(-n // cols))
+    return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
+
+
+def nd_fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """nd-fw's workers hold their own pages only (`thread_bytes`)."""
+    return threads * WORKER_BYTES
+
+
+def bfs_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
+    """Bit-parallel BFS's work arrays per worker (`thread_bytes`)."""
+    return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
+
+
+def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
+    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
+    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
+    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
+    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
+    counted.
+
+    Examples
+    --------
+    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
+    True
+    """
+    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
+    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
+    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
+    need = edges + workers * one
+    search = SEARCHES.get(method)
+    if search is not None and (search.bidirectional or search.negative):
+        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
+    if search is not None and (search.negative or search.reweights):
+        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
+    return need
+
+
+#: largest block of search rows the statistics keep at once, bytes (the blocks of Dijkstra and Johnson)
+MAX_STATS_BLOCK_BYTES = 64 << 20
+
+
+def stats_bytes(n: int, m: int, itemsize: int, batched: bool, histogram: bool, threads: int,
+                limit: int) -> tuple[int, int]:
+    """The statistics' working set in bytes, and the block of search rows it holds within ``limit``.
+
+    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
+    n-long histogram; searches: one block of rows (at least 4 per thread, at most
+    `MAX_STATS_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
+    histogram; both: five n-long accumulators and the graph's CSR in both directions.
+    """
+    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
+    if batched:
+        return fixed + threads * (6 * 8 * n + (8 * n if histogram else 0)), 0
+    row = n * itemsize
+    workers = 4 * threads
+    heaps = workers * ((m + 1) * (itemsize + 8) + 4 * max(n, m + 1))
+    fixed += heaps + (threads * 8 * n if histogram else 0)
+    block_rows = max(workers, min(n, MAX_STATS_BLOCK_BYTES // max(row, 1)))
+    block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
+    return fixed + block_rows * row, block_rows
+
+
 __all__ = ["Rates", "SHIPPED", "rates_for", "estimate", "estimates", "fastest", "applicable",
            "worth_searching", "separator_proxy", "nd_plausible", "cache_path",
            "machine_key", "shipped_rates", "this_machine", "gpu_name", "load_calibrations", "save_calibration"]
+
+
+# ----------------------------------------------------------------------------- the GPU engines' budgets
+#: GPU nd-fw's gathered node buffers may take this share of the device memory left after its load
+ND_GATHER_SHARE = 0.8
+#: GPU nd-fw's batch model (`apsp.gpu.ndfw.Engine.batches`): a kernel launch from Python costs about
+#: `ND_LAUNCH_SECONDS`; a batch's extra updates (the common shape's padding) run at about
+#: `ND_BATCH_RATE` (int32 products on an H100/H200; int16 runs faster, which only favours batching more)
+ND_LAUNCH_SECONDS = 2e-5
+ND_BATCH_RATE = 1.2e13
+#: the GPU reductions' blocks (`apsp.gpu.reductions`) leave a tenth of the free memory to torch's
+#: allocator and Triton, and `REDUCTIONS_HEADROOM` beside the block's bit arrays: more than a solve's
+#: `GPU_HEADROOM`, since the level and counting kernels' launches keep their own scratch beside arrays
+#: that fill the card
+REDUCTIONS_SHARE = 0.9
+REDUCTIONS_HEADROOM = 1 << 30
+
+
+def nd_gpu_budget(graph, opts, facts: MachineFacts, memory=None) -> NdGpuBudget:
+    """GPU nd-fw's gather budget and batch model (`apsp.engine.NdGpuBudget`). Streamed (``memory``
+    out of core): the GPU budget less the planned panels. In core: `ND_GATHER_SHARE` of the device
+    memory the engine's load leaves free (the layout matrix, its column panel, the edges uploaded
+    to build it); under the interpreter without a bound. ``opts``: the step's
+    `apsp.engine.SolveOptions`; ``memory``: its `apsp.plan.MemoryPlan`."""
+    from .engine import NdGpuBudget
+    from .gpu.footprint import GPU_ALIGN, INTERPRETER_ALIGN, nd_aligned
+
+    if memory is not None and memory.out_of_core:
+        gather = max(0, memory.gpu_limit - memory.gpu_bytes)
+    elif facts.interpreted:
+        gather = int(ND_GATHER_SHARE * (1 << 62))
+    else:
+        from .dissection import dissection_for
+
+        nd, tile = dissection_for(graph, opts, "gpu")
+        dt = np.dtype(opts.dtype)
+        size = nd_aligned(nd.size, False)
+        loaded = matrix_bytes(size, dt) + tile * size * dt.itemsize + graph.nnz * (16 + dt.itemsize)
+        gather = int(ND_GATHER_SHARE * max(0, (facts.measured().free or 0) - loaded))
+    return NdGpuBudget(gather, ND_LAUNCH_SECONDS, ND_BATCH_RATE, INTERPRETER_ALIGN if facts.interpreted else GPU_ALIGN)
+
+
+def reduction_words(graph, facts: MachineFacts, gpu_memory=None) -> int:
+    """32-bit words (32 sources each) per block of the GPU reductions (`apsp.gpu.reductions.bfs_stats`):
+    the three n x words bit arrays within the budget (``gpu_memory``, else `REDUCTIONS_SHARE` of what
+    the device has free once the CSR and the accumulators are on it; small blocks interpreted), or
+    `MemoryPlanError` if not even one word fits."""
+    from .errors import MemoryPlanError
+    from .sizes import format_size, parse_size
+
+    n = graph.n
+    if gpu_memory is not None:
+        budget = parse_size(gpu_memory)
+    elif facts.interpreted:
+        budget = REDUCTIONS_HEADROOM + 48 * n + (64 << 20)
+    else:
+        index = 4 if n < 2**31 - 1 and graph.nnz < 2**31 - 1 else 8
+        uploaded = (n + 1 + graph.nnz) * index + n + 4 * 8 * n  # in-CSR, the targets, the accumulators
+        budget = int(REDUCTIONS_SHARE * max(0, (facts.measured().free or 0) - uploaded))
+    fits = (budget - REDUCTIONS_HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
+    if fits < 1:
+        raise MemoryPlanError(
+            f"the GPU reductions for n={n} need at least {format_size(REDUCTIONS_HEADROOM + 60 * n)} of GPU "
+            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
+            f"allowed (gpu_memory); use backend='cpu'")
+    return int(min(max(1, (n + 31) // 32), fits))
+

@@ -58,6 +58,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .methods import METHOD
+
+_ND = METHOD["nd-fw"]
+
 #: vertices per leaf of the dissection tree. Tile products counted on grids with
 #: ``benchmarks/nd_counts.py`` (BENCHMARKS.md): leaves of 2-4k vertices minimise the work at B = 128
 DEFAULT_LEAF = 3000
@@ -373,14 +377,14 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
     method choice orders it first, then the solver reuses the ordering)."""
     leaf = DEFAULT_LEAF if leaf_size is None else int(leaf_size)
     key = (int(tile), leaf, int(pad), seed)
-    cache = graph.__dict__.setdefault("_dissections", {})
+    cache = graph.derived.dissections
     if key not in cache:
         cache[key] = dissect(graph.to_csr(), leaf_size=leaf, tile=tile, pad=pad, seed=seed)
     return cache[key]
 
 
-#: (tile, leaf size) the engines use by default, per backend
-DEFAULTS = {"cpu": (128, 500), "gpu": (128, 3000)}
+#: (tile, leaf size) the engines use by default, per backend (from nd-fw's record, `apsp.methods`)
+DEFAULTS = {b: (_ND.blocks[b], _ND.leaves[b]) for b in _ND.leaves}
 
 
 def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:

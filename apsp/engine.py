@@ -50,27 +50,37 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Generator, Protocol
 
 import numpy as np
 
 from .errors import BackendUnavailableError
+from .methods import METHOD, REGISTRY
 from .progress import progress_bar
 
 if TYPE_CHECKING:
     from .plan import MemoryPlan
 
-#: default Floyd-Warshall tile edge per engine (the only place these live).
-#: cpu: ``benchmarks/cpu_fw.py --sweep`` on the 2-core dev machine: 256 was fastest or within noise of
-#: the fastest for every dtype at n = 1000..4000; 128 costs 5-20% more at n = 2000 (twice the rounds);
-#: 384 gains nothing. gpu: the K of every phase-3 product; 128 balances the sequential phase 1
-#: against the memory passes of phase 3 (BENCHMARKS.md). The distributed engines keep the values
-#: their scaling runs were measured with: smaller tiles balance CPU ranks better, and GPU ranks
-#: want whole 256-row tiles of the product kernel.
-DEFAULT_BLOCK = {"cpu": 256, "gpu": 128, "distributed-cpu": 128, "distributed-gpu": 256}
+#: Floyd-Warshall's default tile edge per engine (measured; the one table is `apsp.methods.TABLE`)
+DEFAULT_BLOCK = METHOD["fw"].blocks
 
 #: GPU FW variants (the benchmark's ladder; ``apsp.gpu.fw``)
 GPU_VARIANTS = ("blocked", "classic", "naive")
+
+
+@dataclass(frozen=True)
+class NdGpuBudget:
+    """What GPU nested-dissection FW's rounds may hold and how they weigh a batch, decided by the plan
+    (`apsp.costs.nd_gpu_budget`) and read by the engine (`apsp.gpu.ndfw.Engine`)."""
+
+    #: device bytes the gathered node buffers (and a level's batch) may take
+    gather_bytes: int
+    #: the batch model: a kernel launch costs ``launch_seconds``; the extra updates of a batch's
+    #: common shape run at ``batch_rate`` per second
+    launch_seconds: float
+    batch_rate: float
+    #: the layout matrix and the node buffers are rounded up to this (`apsp.gpu.footprint.GPU_ALIGN`)
+    align: int
 
 
 def check_block(value, name: str = "block_size") -> int | None:
@@ -97,7 +107,10 @@ def check_block(value, name: str = "block_size") -> int | None:
 class SolveOptions:
     """Everything a solve is asked to do besides the graph; validated when built.
 
-    The fields after ``progress`` are the keyword options of `apsp.shortest_paths`.
+    The fields after ``progress`` are the keyword options of `apsp.shortest_paths` (``device`` among
+    them is replaced by the plan's, `apsp.gpu.MachineFacts.device`); those before it are the plan's
+    decisions for one step: the dtype, the block and paths asked for, the source rows, the cut-off
+    band, and the GPU runtime, memory plan, nd-fw budget (`NdGpuBudget`) and BFS hop dtypes.
     """
 
     #: distance dtype; None only for BFS, which then picks it from the diameter
@@ -119,6 +132,10 @@ class SolveOptions:
     runtime: str | None = None
     #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
     memory: MemoryPlan | None = None
+    #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
+    nd_gpu: NdGpuBudget | None = None
+    #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
+    hops: object = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")
@@ -218,26 +235,7 @@ class SolveOutput:
     info: dict = field(default_factory=dict)
 
 
-#: (method, backend) -> "module:function"
-REGISTRY: dict[tuple[str, str], str] = {
-    ("reference", "cpu"): "apsp.cpu.reference:solve",
-    ("fw", "cpu"): "apsp.cpu.blocked:solve",
-    ("fw", "gpu"): "apsp.gpu.fw:solve",
-    ("bfs", "cpu"): "apsp.cpu.bfs:solve",
-    ("bfs", "gpu"): "apsp.gpu.bfs:solve",
-    ("bfs-rows", "cpu"): "apsp.cpu.searches:solve_bfs_rows",  # one search per source row
-    ("dijkstra", "cpu"): "apsp.cpu.searches:solve_dijkstra",
-    ("johnson", "cpu"): "apsp.cpu.searches:solve_johnson",
-    ("nd-fw", "cpu"): "apsp.cpu.ndfw:solve",
-    ("nd-fw", "gpu"): "apsp.gpu.ndfw:solve",
-    # streamed through a device from a host matrix (`SolveOptions.memory` holds the stream's plan)
-    ("fw-out-of-core", "cpu"): "apsp.outofcore:solve",
-    ("fw-out-of-core", "gpu"): "apsp.outofcore:solve",
-    ("nd-fw-out-of-core", "gpu"): "apsp.gpu.ndfw:solve_streamed",
-}
-
-METHODS = ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")
-BACKENDS = ("auto", "cpu", "gpu")
+# the registry, (solver key, backend) -> "module:function", is `apsp.methods.REGISTRY`
 
 
 def get_solver(method: str, backend: str) -> Callable:
@@ -288,7 +286,39 @@ class TileEngine(Protocol):
     def sync(self) -> None: ...
 
 
-def run(graph, opts, engine, solver: str, block: int | None = None, default_block: int | None = None) -> SolveOutput:
+class RoundsEngine(Protocol):
+    """What the skeleton (`run`, `drive`) drives: where the matrix lives and how a round runs (the
+    module docstring). `apsp.cpu.blocked.CPUEngine`, `apsp.gpu.fw.GPUEngine`,
+    `apsp.outofcore.StreamSolve` and `apsp.dissection.ScheduleEngine`'s engines have it."""
+
+    n: int
+    negative: bool
+    kind: str
+    #: check the diagonal after each round (cheap on a host matrix)
+    early_cycle_check: bool
+    #: wait for queued work before moving the bar
+    sync_for_progress: bool
+    #: resume at any vertex (else at a multiple of the block)
+    resumes_anywhere: bool
+
+    def load(self, graph) -> None: ...
+
+    def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None: ...
+
+    def read_rows(self, i0: int, i1: int) -> np.ndarray: ...
+
+    def rounds(self, block: int, start_vertex: int = 0) -> Generator[int, None, None]:
+        """Run the rounds from ``start_vertex``, yielding the vertices done after each."""
+
+    def negative_diagonal(self) -> np.ndarray: ...
+
+    def finalize(self) -> Finalized: ...
+
+    def sync(self) -> None: ...
+
+
+def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int | None = None,
+        default_block: int | None = None) -> SolveOutput:
     """Solve ``graph`` with ``engine``: the `SolveOutput` of ``engine.finalize()`` (a `Finalized`),
     the block, ``prepare``, ``compute`` and ``finalize`` seconds, the checkpoint session's info and
     ``info["cutoff_suspected"]`` where the engine checked.
@@ -335,7 +365,7 @@ def run(graph, opts, engine, solver: str, block: int | None = None, default_bloc
                        timings=dict(prepare=t1 - t0, compute=t2 - t1, finalize=time.perf_counter() - t2))
 
 
-def drive(engine, block: int, start_vertex: int = 0, progress=None, on_round=None, session=None) -> None:
+def drive(engine: RoundsEngine, block: int, start_vertex: int = 0, progress=None, on_round=None, session=None) -> None:
     """The rounds of ``engine`` from ``start_vertex``: progress bar, negative-cycle stop,
     checkpoints (``session``), ``on_round(vertices_done)``, Ctrl-C."""
     n = engine.n

@@ -33,6 +33,8 @@ def __getattr__(name):
         """The graph has a cycle of negative total weight, so shortest paths are undefined."""
 
         def __init__(self, message: str = "Negative cycle detected", vertices=None):
+            if message == "Negative cycle detected" and vertices is not None and len(vertices):
+                message = f"{message} through vertices {_listed(vertices)} (indices, 0-based)"
             super().__init__(message)
             #: vertices whose distance to themselves became negative (0-based), when known
             self.vertices = vertices
@@ -40,6 +42,13 @@ def __getattr__(name):
     NegativeCycleError.__qualname__ = "NegativeCycleError"  # its __module__ is this one already
     globals()[name] = NegativeCycleError
     return NegativeCycleError
+
+
+def _listed(vertices, shown: int = 10) -> str:
+    """The first ``shown`` vertices, and how many more."""
+    named = [int(v) for v in list(vertices)[:shown]]
+    more = len(vertices) - len(named)
+    return ", ".join(map(str, named)) + (f" and {more} more" if more > 0 else "")
 
 
 class GraphFormatError(APSPError, ValueError):

@@ -200,6 +200,34 @@ class Attempt:
     cast_to: np.dtype | None = None
 
 
+@dataclass(frozen=True)
+class HopDtypes:
+    """The GPU breadth-first solve's dtypes, decided before it runs (`gpu_hop_dtypes`): the device
+    counts hops in ``compute[0]`` and widens to the next as the search outgrows it (past the last:
+    `DtypeError`); a result computed wider than ``narrow_to`` only for torch's lack of ``uint16``
+    arithmetic is narrowed to it where the diameter allows; a float ``requested`` is the result's dtype."""
+
+    compute: tuple[np.dtype, ...]
+    narrow_to: np.dtype | None = None
+    requested: np.dtype | None = None
+
+
+def gpu_hop_dtypes(requested=None) -> HopDtypes:
+    """`HopDtypes` of a GPU BFS asked for ``requested`` (None: the narrowest that holds the hops):
+    ``uint8`` while the search is within 254 levels, then ``int32``, returned as ``uint16`` where
+    the diameter allows; ``uint16`` asked for: ``int32`` on the device; another integer dtype as given.
+
+    >>> [d.name for d in gpu_hop_dtypes().compute], gpu_hop_dtypes("uint16").narrow_to.name
+    (['uint8', 'int32'], 'uint16')
+    """
+    want = None if requested is None else np.dtype(requested)
+    if want is None or want.kind == "f":
+        return HopDtypes((np.dtype(np.uint8), np.dtype(np.int32)), np.dtype(np.uint16), want)
+    if want == np.uint16:
+        return HopDtypes((np.dtype(np.int32),), want, want)
+    return HopDtypes((want,), None, want)
+
+
 def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_weight, requested=None,
                    saturating: bool = True) -> list[Attempt]:
     """The dtypes to solve in, narrowest first; each later one only if the one before was cut off.

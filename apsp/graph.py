@@ -15,10 +15,11 @@ import numpy as np
 from . import exactness
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
     from scipy.sparse import csr_matrix
 
 
-@dataclass
+@dataclass(init=False)
 class EdgeList:
     """Edges of a directed graph on vertices ``0..n-1``, in input order.
 
@@ -57,14 +58,16 @@ class EdgeList:
     source: str | None = None
     labels: np.ndarray | None = None
 
-    def __post_init__(self):
-        self.src = np.asarray(self.src, dtype=np.int64)
-        self.dst = np.asarray(self.dst, dtype=np.int64)
-        self.weight = np.asarray(self.weight)
+    def __init__(self, n: int, src: ArrayLike, dst: ArrayLike, weight: ArrayLike, source: str | None = None,
+                 labels: ArrayLike | None = None) -> None:
+        self.n = n
+        self.src = np.asarray(src, dtype=np.int64)
+        self.dst = np.asarray(dst, dtype=np.int64)
+        self.weight = np.asarray(weight)
+        self.source = source
         if not (self.src.shape == self.dst.shape == self.weight.shape) or self.src.ndim != 1:
             raise ValueError("src, dst and weight must be 1-D arrays of the same length")
-        if self.labels is not None:
-            self.labels = vertex_labels(self.labels, self.n)
+        self.labels = None if labels is None else vertex_labels(labels, n)
 
     @property
     def m(self) -> int:
@@ -313,6 +316,25 @@ def lightest_edges(n: int, rows, cols, data):
 
 
 @dataclass
+class Derived:
+    """What the planner and the solvers work out about one graph and keep on it (`Graph.derived`),
+    so that every estimate, plan and solve of the graph asks once."""
+
+    #: `Graph.longest_distance_found` (None: not searched yet)
+    longest_found: float | None = None
+    #: `apsp.costs.dijkstra_units` per ``reweighted``
+    dijkstra_units: dict[bool, float] = field(default_factory=dict)
+    #: `apsp.costs.solve_itemsize` per ``(method, longest distance searched)``
+    solve_itemsize: dict[tuple[str, bool], int] = field(default_factory=dict)
+    #: the symmetric 0/1 pattern nested dissection orders (scipy CSR)
+    structure: Any = None
+    #: `apsp.costs`'s BFS sweep: ``(separator width, component size, levels)``
+    sweep: tuple[int, int, int] | None = None
+    #: `apsp.dissection.plan`'s dissections per ``(tile, leaf, pad, seed)``
+    dissections: dict[tuple[int, int, int, int], Any] = field(default_factory=dict)
+
+
+@dataclass
 class Graph:
     """A validated directed graph: ``n`` vertices and weighted edges (CSR or dense).
 
@@ -348,6 +370,9 @@ class Graph:
     distance_bound : int or float
         Largest magnitude any shortest distance can have, ``(n - 1) * max|w|``
         (`apsp.exactness.distance_bound`: a Python int, exact, for whole-number weights).
+    derived : Derived
+        What estimates, plans and solvers worked out about this graph once and keep on it (the
+        BFS sweeps, the dissections, the longest distance searched).
 
     The weight facts are read once, when the graph is built (a NaN weight is a ValueError).
 
@@ -371,6 +396,8 @@ class Graph:
     integral: bool = field(init=False, repr=False, compare=False)
     unit_weights: bool = field(init=False, repr=False, compare=False)
     distance_bound: int | float = field(init=False, repr=False, compare=False)
+    #: what estimates, plans and solvers derived from this graph (`Derived`)
+    derived: Derived = field(init=False, repr=False, compare=False, default_factory=Derived)
 
     def __post_init__(self):
         w = self.csr.data if self.csr is not None else self.dense[self.edge_mask]
@@ -533,7 +560,7 @@ class Graph:
             The largest finite distance found, or 0.0 when nothing was searched (a dense
             graph, negative weights, no edges).
         """
-        if "longest_found" not in self.__dict__:
+        if self.derived.longest_found is None:
             found = 0.0
             if self.csr is not None and self.n and self.nnz and not self.has_negative_weights:
                 from scipy.sparse.csgraph import dijkstra
@@ -545,8 +572,8 @@ class Graph:
                     d[~np.isfinite(d)] = -1.0
                     start = int(np.argmax(d))
                     found = max(found, float(d[start]))
-            self.__dict__["longest_found"] = found
-        return self.__dict__["longest_found"]
+            self.derived.longest_found = found
+        return self.derived.longest_found
 
     # -- conversions ---------------------------------------------------------
     def to_csr(self):

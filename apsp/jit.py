@@ -55,18 +55,19 @@ def _install() -> None:
                 _clock["total"] += time.perf_counter() - _clock["start"]
 
     event.register("numba:compile", _CompileListener())
-    _answer_numbas_blas_probe()
     _clock["installed"] = True
 
 
 def _answer_numbas_blas_probe() -> None:
-    """Spare the first kernel load Numba's BLAS probe, which imports ``scipy.linalg`` (70 ms).
+    """Spare the command's first kernel load Numba's BLAS probe, which imports ``scipy.linalg`` (70 ms).
 
     Numba's first compile or cache load imports ``numba.np.arraymath``, whose import probes for a
     BLAS by importing ``scipy.linalg.cython_blas``; apsp's kernels call no BLAS, and scipy, a
     dependency, would answer yes. So the probe alone is answered yes without the import; every
     later call (a ``np.dot`` in somebody's kernel) runs Numba's own check, which imports scipy's
     BLAS then. Nothing changes when arraymath is already loaded or Numba names these otherwise.
+    Only the ``apsp`` command does this (`notify_compiles`), in its own process: a program that
+    imports apsp keeps Numba's functions as they are and pays the import.
     """
     if "numba.np.arraymath" in sys.modules:
         return
@@ -125,9 +126,12 @@ def compile_seconds() -> float:
 
 
 def notify_compiles(stream=sys.stderr) -> None:
-    """Print one line on ``stream`` when the first compile of this process starts (the CLI's notice)."""
+    """Print one line on ``stream`` when the first compile of this process starts (the CLI's notice).
+
+    The command's own process only: it also answers Numba's BLAS probe (`_answer_numbas_blas_probe`)."""
     _notice["stream"] = stream
     _install()
+    _answer_numbas_blas_probe()
 
 
 @contextmanager
@@ -175,15 +179,17 @@ def _writable(path: Path) -> bool:
 
 
 def use_writable_cache_dir() -> str | None:
-    """Give Numba a cache directory it can write when neither the install nor the user's is writable.
+    """Give Numba a cache directory for apsp's kernels when neither the install nor the user's is writable.
 
     Numba caches next to the sources (``__pycache__``) and, when the install is read-only,
     in the user's cache dir (``~/.cache/numba``); with neither writable, modules with caching
-    functions fail to import. Then this points ``NUMBA_CACHE_DIR`` at a per-user directory
-    under the system temp dir (compiled code lasts until the OS clears it). `apsp` calls it on
-    import, before any of its modules imports numba; a few system calls when all is well.
-    Returns the directory chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR``
-    is set).
+    functions fail to import. Then apsp's kernels are cached in a per-user directory under the
+    system temp dir (compiled code lasts until the OS clears it) by a locator that Numba tries
+    after its own and that answers for apsp's source files only (`_cache_apsp_kernels_in`): the
+    environment (``NUMBA_CACHE_DIR``) and Numba's configuration stay as the user set them, and
+    every other function is cached, or refused, as before. `apsp` calls it on import, before any
+    of its modules defines a kernel; a few system calls when all is well. Returns the directory
+    chosen, or None when Numba's own choice works (or ``NUMBA_CACHE_DIR`` is set).
     """
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     install = Path(__file__).resolve().parent / "cpu" / "__pycache__"
@@ -195,9 +201,36 @@ def use_writable_cache_dir() -> str | None:
         fallback.mkdir(mode=0o700, exist_ok=True)
     except OSError:
         return None
-    os.environ["NUMBA_CACHE_DIR"] = str(fallback)
-    if "numba" in sys.modules:  # configured already: tell it too
-        from numba.core import config
-
-        config.CACHE_DIR = str(fallback)  # type: ignore[attr-defined]  # numba sets its options at import
+    _cache_apsp_kernels_in(fallback)
     return str(fallback)
+
+
+def _cache_apsp_kernels_in(directory: Path) -> None:
+    """Append to Numba's cache locators one that puts apsp's own kernels in ``directory``.
+
+    Numba tries its locators in order and uses the first that can write; this one comes last, so it
+    is only reached where Numba would otherwise refuse to cache (and so to import) apsp's module.
+    """
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    user_dir = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+    package = Path(__file__).resolve().parent
+    if any(getattr(cls, "apsp_fallback", False) for cls in impl._locator_classes):
+        return
+
+    class ApspKernelsLocator(user_dir):
+        apsp_fallback = True
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(directory / self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if package not in Path(py_file).resolve().parents:
+                return None
+            return super(user_dir, cls).from_function(py_func, py_file)  # exists, and the path is writable
+
+    impl._locator_classes.append(ApspKernelsLocator)

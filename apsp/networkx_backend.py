@@ -55,13 +55,13 @@ Floyd-Warshall blocking factor, None for the backend's best; its former name
 ``nx.config.backends.apsp.backend = "cpu"``.
 
 Graphs convert once per weight attribute (edge arrays are built in one pass
-over networkx's adjacency, no per-matrix-cell Python loop) and networkx caches
-the converted graph on ``G``. The second call on the same graph therefore
-prints networkx's note "conversions to backend graphs are saved to cache":
-the cached conversion is right as long as ``G`` was changed only through its
-methods (``G.add_edge(u, v, weight=w)``), not by writing to ``G[u][v]``
-directly. ``nx.config.warnings_to_ignore.add("cache")`` silences the note;
-``G.__networkx_cache__.clear()`` drops a stale conversion.
+over networkx's adjacency, no per-matrix-cell Python loop), kept in apsp's slot
+of ``G.__networkx_cache__`` (`apsp.networkx_cache`: networkx's own cache note,
+25 lines on every reuse, never shows; apsp says its three-line note once per
+process): the kept conversion is right as long as ``G`` was changed only
+through its methods (``G.add_edge(u, v, weight=w)``), not by writing to
+``G[u][v]`` directly. ``nx.config.warnings_to_ignore.add("cache")`` silences
+the note; ``G.__networkx_cache__.clear()`` drops a stale conversion.
 """
 from __future__ import annotations
 
@@ -356,7 +356,9 @@ def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=Fal
         return G
     if preserve_edge_attrs is True or isinstance(preserve_edge_attrs, dict):
         raise NotImplementedError("apsp keeps named numeric edge weights only")
-    return ApspGraph.from_networkx(G, edge_attrs)
+    from .networkx_cache import converted
+
+    return converted(G, edge_attrs, ApspGraph.from_networkx)
 
 
 def convert_to_nx(obj, *, name=None):

@@ -148,7 +148,7 @@ MIN_GPU_ROWS = 256
 MAX_BUFFER_ELEMENTS = 2 ** 31 - 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class StreamPlan:
     """Tile sizes of an out-of-core solve.
 

@@ -22,17 +22,19 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from . import costs, exactness
+from .costs import search_bytes
 from .cpu.threads import thread_count
-from .engine import BACKENDS, DEFAULT_BLOCK, METHODS, SolveOptions
+from .engine import DEFAULT_BLOCK, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
-from .gpu import gpu_available
-from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, fw_needs, gpu_padded, nd_aligned, nd_needs
+from .gpu import MachineFacts, gpu_available  # noqa: F401  (`gpu_available`: the public layer asks the plan)
+from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned
 from .graph import Graph
+from .methods import BACKENDS, FUNCTIONS, METHOD, METHODS, STATS_METHODS, TABLE, Method
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 if TYPE_CHECKING:
@@ -79,8 +81,10 @@ class Plan:
     #: the source rows asked for (indices), and whether one search each computes them
     sources: np.ndarray | None = None
     rows_by_search: bool = False
-    #: the block of Floyd-Warshall's rounds (None: other methods, or the stream's own choice)
+    #: the block of the method's rounds, the one its engine runs with (None: a method without one)
     block: int | None = None
+    #: why a block asked for is not used (the method chosen has none), else None
+    block_note: str | None = None
     #: dtypes not tried, and why (`apsp.exactness.skip_bound_to_fail`)
     skipped: tuple[str, ...] = ()
     #: why nd-fw gave way to dense FW (it did not fit), else None
@@ -92,6 +96,9 @@ class Plan:
     #: the graph's worst-case distance bound and whether its weights are whole numbers (the dtype's why)
     distance_bound: int | float = 0
     integral: bool = True
+    #: the machine as the plan found it (`apsp.gpu.MachineFacts`: the GPU, its count, this process's
+    #: device, its free memory where a GPU runs); the steps' ``device`` is its ``device``
+    machine: MachineFacts | None = None
 
     def why(self, info: dict) -> str:
         """Why this method, backend and dtype ran, in a few words (``-v``); ``info`` is the run's."""
@@ -103,6 +110,8 @@ class Plan:
                          f"({'one search each' if self.rows_by_search else 'rows of the full solve'})")
         parts.append(self._why_dtype(info))
         parts += [f"not tried: {why}" for why in self.skipped]
+        if self.block_note:
+            parts.append(self.block_note)
         if self.estimates:
             parts.append("estimates " + ", ".join([f"{k} {v:.3g} s" for k, v in self.estimates.items()]))
         return "; ".join(parts)
@@ -117,7 +126,7 @@ class Plan:
             return f"dtype as asked for ({reason})"
         if dtype is not None:
             return "dtype as asked for"
-        if self.method == "bfs":
+        if METHOD[self.method].ladder == "hops":
             return "dtype the narrowest that holds the hop counts"
         return (f"dtype {tried[-1]}, the smallest that {reason}" if tried and self.integral
                 else "dtype float64 (fractional weights)")
@@ -125,7 +134,7 @@ class Plan:
     def summary(self) -> dict:
         """The plan as JSON values (``--json``, `Result.info["plan"]`)."""
         return {"method": self.method, "backend": self.backend, "runtime": self.runtime,
-                "block": self.block, "dtypes": [None if s.dtype is None else s.dtype.name for s in self.steps],
+                "block": self.block, "block_note": self.block_note, "dtypes": [None if s.dtype is None else s.dtype.name for s in self.steps],
                 "checked": [s.checked for s in self.steps],
                 "memory": [None if s.opts.memory is None else s.opts.memory.summary() for s in self.steps],
                 "reasons": dict(self.reasons), "estimates": dict(self.estimates),
@@ -133,18 +142,22 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- method and backend
-def choose_backend(backend: str, method: str, n: int, usable: bool | None = None) -> str:
+def choose_backend(backend: str, method: str, n: int, usable: bool | None = None,
+                   facts: MachineFacts | None = None) -> str:
     """The backend that runs ``method``: the one asked for, else the GPU for the methods it runs
-    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: `gpu_available`)."""
+    from `GPU_MIN_VERTICES` vertices where one is ``usable`` (None: ``facts``, the plan's, or
+    `apsp.gpu.machine_facts` asked here)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    facts = facts if facts is not None or (usable is not None and backend != "gpu") else _facts()
     if backend == "gpu":
-        ok, why = gpu_available(explicit=True)
+        assert facts is not None
+        ok, why = facts.available(explicit=True)
         if not ok:
             raise BackendUnavailableError(f"the GPU backend cannot run here: {why}")
         return backend
-    if backend == "auto" and method in ("fw", "nd-fw", "bfs") and n >= GPU_MIN_VERTICES and (
-            gpu_available()[0] if usable is None else usable):
+    if backend == "auto" and "gpu" in METHOD[method].backends and n >= GPU_MIN_VERTICES and (
+            facts.available()[0] if usable is None and facts is not None else usable):
         return "gpu"
     return "cpu"
 
@@ -172,15 +185,18 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     row (BFS only while `few_sources_for_bfs`; else its bit-parallel sweep of every source), so
     its price is scaled by rows / n; a full solve keeps its price (its rows are kept), and nested
     dissection is not a candidate (a whole-graph dissection is never computed for some rows).
-    ``machine``: `machine_facts`'s ``(GPU usable, its rates)``, when the caller has asked already."""
-    usable, rates = machine or machine_facts()
+    ``machine``: `machine_facts`'s ``(facts, rates)``, when the caller has asked already."""
+    facts, rates = machine or machine_facts()
+    usable = facts.available()[0]
     gpu = backend == "gpu" or (backend == "auto" and g.n >= GPU_MIN_VERTICES and usable)
-    pairs = [(m, b) for m, b in costs.applicable(g, backend, gpu=gpu)
-             if not (rows is not None and m == "nd-fw") and (methods is None or m in methods)]
+    pairs = []
+    for m, b in costs.applicable(g, backend, gpu=gpu):  # nd-fw's ordering is of the whole graph
+        if not (rows is not None and METHOD[m].rows == "whole") and (methods is None or m in methods):
+            pairs.append((m, b))
     table = costs.estimates(g, pairs, rates=rates)
     if rows is not None and g.n:
         for (m, b) in table:
-            if b == "cpu" and (m in ("dijkstra", "johnson") or (m == "bfs" and few_sources_for_bfs(g, rows))):
+            if b == "cpu" and searches_rows(METHOD[m], g, rows):
                 table[(m, b)] *= rows / g.n
     method, where = min(table, key=table.__getitem__)
     if estimates is not None:
@@ -188,16 +204,29 @@ def auto_pick(g: Graph, backend: str = "auto", rows: int | None = None, estimate
     return method, where
 
 
-def machine_facts() -> tuple[bool, costs.Rates]:
-    """Whether the automatic choice may use a GPU here (`gpu_available`), and the rates that price
-    this machine's methods (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
-    usable, name = gpu_available()
-    return usable, costs.rates_for(name if usable else None)
+def _facts(device=None) -> MachineFacts:
+    from . import gpu
+
+    return gpu.machine_facts(device)
+
+
+def machine_facts(device=None) -> tuple[MachineFacts, costs.Rates]:
+    """The machine, asked once a plan: `apsp.gpu.machine_facts` (the GPU, whether the automatic
+    choice may use it, this process's ``device``), and the rates that price this machine's methods
+    (`apsp.costs.rates_for` its GPU: a GPU host's CPU is not a laptop's)."""
+    facts = _facts(device)
+    usable, name = facts.available()
+    return facts, costs.rates_for(name if usable else None)
 
 
 def few_sources_for_bfs(g: Graph, k: int) -> bool:
     """k breadth-first searches beat one bit-parallel BFS of all n (64 sources a sweep)?"""
     return 16 * k <= g.n
+
+
+def searches_rows(method: Method, g: Graph, k: int) -> bool:
+    """Whether ``method`` computes ``k`` source rows by one search each (`Method.rows`)."""
+    return method.rows == "search" or (method.rows == "few" and few_sources_for_bfs(g, k))
 
 
 def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str:
@@ -213,39 +242,42 @@ def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str
 
 def gpu_runtime(opts: SolveOptions) -> str:
     """In-core GPU FW's runtime: "driver", the CUDA driver without torch (`apsp.gpu.rounds.DriverRuntime`;
-    ``import torch`` alone costs 3-5 s of a short command), for a distances-only blocked solve on
+    torch's import alone costs 3-5 s of a short command), for a distances-only blocked solve on
     device 0 while torch is not imported; else "torch". ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
         return forced
-    from .gpu import torch_free
+    from . import gpu
 
     plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
              and opts.device in (None, 0, "cuda", "cuda:0"))
-    return "driver" if plain and torch_free() else "torch"
+    return "driver" if plain and gpu.torch_free() else "torch"
 
 
 # ----------------------------------------------------------------------------- dtypes
 def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, options: dict,
-              rates: costs.Rates):
-    """The dtype attempts, narrowest first, and the narrow ones skipped (with why)."""
+              rates: costs.Rates, integral: bool):
+    """The dtype attempts, narrowest first, and the narrow ones skipped (with why); ``integral``:
+    integer dtypes may hold the distances (the graph's whole weights, unless a caller's rule says
+    otherwise: `make_plan`'s ``integers_below``)."""
     skipped: list[str] = []
-    if chosen == "bfs" and rows_by_search:
+    ladder = METHOD[chosen].ladder
+    if ladder == "hops" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
         dt: np.dtype | None
         dt = (exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY) if dtype is not None
               else np.dtype(np.uint8 if g.n < 255 else np.uint16 if g.n < 65535 else np.int32))
         return [exactness.Attempt(dt)], skipped
-    if chosen == "bfs":
+    if ladder == "hops":
         # hop counts: BFS picks the narrowest type that holds the diameter it finds,
         # and checks a user's dtype against it (DtypeError if a distance does not fit)
         dt = None if dtype is None else exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY)
         return [exactness.Attempt(dt)], skipped
-    if chosen in ("fw", "nd-fw"):
+    if ladder == "saturating":
         # Floyd-Warshall's kernels, dense or in nested-dissection order, saturate at INF
         # (apsp.exactness): narrowest first (int16: half the memory traffic, twice the GPU's min-plus
         # rate), verified after the solve when only the data can show that it fits
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral,
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, integral,
                                             g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
@@ -257,7 +289,7 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
     else:
         # the searches and the oracle compute in their output dtype without saturating: the
         # worst-case bound decides (a requested narrower dtype is a checked cast of the result)
-        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
+        attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, integral, g.max_abs_weight,
                                             dtype, saturating=False)
     for attempt in attempts:
         exactness.check_float_range(attempt.dtype, g.n, g.max_abs_weight, chosen, g.has_negative_weights)
@@ -281,8 +313,12 @@ def _resumable(attempts: list, path) -> list:
 # ----------------------------------------------------------------------------- the plan
 def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
               block_size: int | None = None, predecessors: bool = False, successors: bool = False,
-              progress: bool | None = None, sources: np.ndarray | None = None, **options: Any) -> Plan:
+              progress: bool | None = None, sources: np.ndarray | None = None,
+              integers_below: int | float | None = None, **options: Any) -> Plan:
     """The plan of `apsp.shortest_paths` for ``g`` (arguments as there; ``sources`` as indices).
+
+    ``integers_below``: integer dtypes only where every distance is below it (the scipy drop-in:
+    float64 sums are exact to 2**53, and larger ones must round as scipy's do).
 
     Raises what the call would raise before solving: unknown method or backend, a method the
     graph or backend cannot run, a dtype that cannot hold the distances, a missing checkpoint
@@ -301,80 +337,128 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     picked = None
-    machine = machine_facts()
+    machine = machine_facts(options.get("device"))
     if method == "auto":
-        only = ("fw",) if options.get("checkpoint") or options.get("out_of_core") else None
+        only = None  # a checkpoint, or streaming asked for: the methods that can
+        if options.get("checkpoint") or options.get("out_of_core"):
+            only = tuple(m.name for m in TABLE if (m.checkpointable or not options.get("checkpoint")) and (
+                m.streams_everywhere or not options.get("out_of_core")))
         picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
                            machine=machine)
     chosen = method if picked is None else picked[0]
-    if chosen == "bfs" and not g.unit_weights:
-        raise ValueError("method='bfs' needs unit weights: pass unweighted=True or choose another method")
-    if chosen in ("dijkstra", "johnson") and backend == "gpu":
+    record = METHOD[chosen]
+    if not (record.weighted or g.unit_weights):
+        raise ValueError(f"method={chosen!r} needs unit weights: pass unweighted=True or choose another method")
+    if backend == "gpu" and "gpu" not in record.backends:
         raise BackendUnavailableError(f"method {chosen!r} runs on the CPU only; use method='fw' on the GPU")
-    if picked is not None and backend == "auto":
-        where = picked[1]
-    else:
-        where = choose_backend(backend, chosen, g.n, machine[0])
+    where = picked[1] if picked is not None and backend == "auto" else choose_backend(
+        backend, chosen, g.n, facts=machine[0])
     # a few sources: one search each, on the CPU (the GPU runs BFS for all sources at once)
-    rows_by_search = sources is not None and (chosen in ("dijkstra", "johnson") or (
-        chosen == "bfs" and backend != "gpu" and few_sources_for_bfs(g, len(sources))))
+    rows_by_search = sources is not None and (record.rows == "search" or (
+        backend != "gpu" and searches_rows(record, g, len(sources))))
     if rows_by_search:
         where = "cpu"
-    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1])
-    checkpoint = options.get("checkpoint")
-    if options.get("resume") and checkpoint and not Path(checkpoint).exists():
+    integral = g.integral and (integers_below is None or g.distance_bound <= integers_below)
+    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
+    if options.get("checkpoint"):
+        _check_checkpoint(options["checkpoint"], options.get("resume"), record)
+    facts = machine[0].measured() if where == "gpu" else machine[0]  # free memory: read once
+    if where == "gpu":
+        options = {**options, "device": facts.device}
+    steps, fallback, runtime = _steps(g, method, record, where, attempts, rows_by_search, dict(
+        block_size=block_size, predecessors=predecessors, successors=successors, progress=progress,
+        sources=sources if rows_by_search else None, **options), facts)
+    first = METHOD[steps[0].method]
+    fell_back = fallback is not None and first.name != chosen
+    reasons = {"method": (f"{fallback}; dense Floyd-Warshall can stream the matrix" if fell_back
+                          else _method_reason(first.name, where, method, estimates)),
+               "backend": "asked for" if backend != "auto" else (
+                   "the searches run on the CPU" if rows_by_search else
+                   "with the method" if picked is not None else f"the usable one for {first.name}")}
+    return Plan(method=first.name, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
+                runtime=runtime, sources=sources, rows_by_search=rows_by_search,
+                block=steps[0].opts.block_size, block_note=None if block_size is None or first.blocks else
+                f"block {block_size} not used: method {first.name} has no block",
+                skipped=tuple(skipped), fallback=fallback if fell_back else None, estimates=estimates,
+                reasons=reasons, distance_bound=g.distance_bound, integral=integral, machine=facts)
+
+
+def _check_checkpoint(checkpoint, resume, record: Method) -> None:
+    if resume and checkpoint and not Path(checkpoint).exists():
         from .checkpoint import CheckpointError
 
         raise CheckpointError(f"checkpoint {checkpoint} does not exist, so there is nothing to resume; "
                               "drop resume=True (--resume) to start a solve that saves to it")
-    if checkpoint and chosen != "fw":
-        raise ValueError(f"checkpoints are available for method 'fw' only, not {chosen!r}")
-    steps, fallback, runtime = [], None, None
-    budget = options.get("host_memory")  # one reading of the RAM for every attempt
+    if checkpoint and not record.checkpointable:
+        kept = ", ".join(repr(m.name) for m in TABLE if m.checkpointable)
+        raise ValueError(f"checkpoints are available for method {kept} only, not {record.name!r}")
+
+
+def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, rows_by_search: bool,
+           asked: dict, facts: MachineFacts) -> tuple[list[Step], str | None, str | None]:
+    """One `Step` per dtype attempt: its memory route (or refusal), solver and options with the
+    block its engine runs with; and why nd-fw gave way (its fallback), the GPU runtime."""
+    steps: list[Step] = []
+    fallback, runtime = None, None
+    budget = asked.get("host_memory")  # one reading of the RAM for every attempt
     host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
     for attempt in attempts:
         band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
-        opts = SolveOptions(dtype=attempt.dtype, block_size=block_size, predecessors=predecessors,
-                            successors=successors, progress=progress,
-                            sources=sources if rows_by_search else None, cutoff_band=band, **options)
-        step_method, refusal = ("fw" if fallback else chosen), None
+        opts = SolveOptions(dtype=attempt.dtype, cutoff_band=band, **asked)
+        step = METHOD[record.fallback] if fallback and record.fallback else record
         try:
-            memory = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to, host_limit=host_limit)
+            memory, refusal = plan_memory(g, step.name, where, opts, cast_to=attempt.cast_to,
+                                          host_limit=host_limit, facts=facts), None
         except MemoryPlanError as exc:
             memory, refusal = None, exc
-            if method == "auto" and step_method == "nd-fw":
+            if method == "auto" and step.fallback:
                 # the automatic choice refuses only where no route fits: dense FW can stream
-                fallback = fallback or f"nd-fw does not fit: {str(exc).split('. Ways out')[0]}"
-                step_method = "fw"
+                fallback = fallback or f"{step.name} does not fit: {str(exc).split('. Ways out')[0]}"
+                step = METHOD[step.fallback]
                 try:
-                    memory, refusal = plan_memory(g, step_method, where, opts, cast_to=attempt.cast_to,
-                                                  host_limit=host_limit), None
+                    memory, refusal = plan_memory(g, step.name, where, opts, cast_to=attempt.cast_to,
+                                                  host_limit=host_limit, facts=facts), None
                 except MemoryPlanError as again:
                     refusal = again
-        if step_method == "fw" and where == "gpu" and memory is not None and not memory.out_of_core:
+        streamed = memory is not None and memory.out_of_core
+        if where == "gpu" and step.ladder == "hops":
+            opts = replace(opts, hops=exactness.gpu_hop_dtypes(attempt.dtype))
+        if where == "gpu" and step.leaves and memory is not None:
+            opts = replace(opts, nd_gpu=costs.nd_gpu_budget(g, opts, facts, memory))
+        if step.driver_runtime and where == "gpu" and memory is not None and not streamed:
             runtime = runtime or gpu_runtime(opts)
             opts = replace(opts, runtime=runtime)
-        solver = (f"{step_method}-out-of-core" if memory is not None and memory.out_of_core
-                  else "bfs-rows" if chosen == "bfs" and rows_by_search else step_method)
-        steps.append(Step(step_method, solver, replace(opts, memory=memory), attempt.checked,
-                          attempt.cast_to, refusal))
-        log.info("n=%d edges=%d: method %s (asked %s), backend %s (asked %s), dtype %s%s, memory plan %s",
-                 g.n, g.nnz, step_method, method, where, backend,
+        # the block its engine runs with: none for a method without one; else the one asked for, or
+        # the method's own here; left to the engine where another rule owns it: a stream's tile plan,
+        # a resumed checkpoint's block (`_resumed_block`), the GPU's other variants (the benchmark's)
+        block = opts.block_size if step.blocks else None
+        if step.blocks and block is None and not streamed and opts.variant == "blocked":
+            block = step.blocks.get(where)
+            if opts.resume and opts.checkpoint:
+                block = _resumed_block(opts.checkpoint, block)
+        steps.append(Step(step.name, step.keys[2 if streamed else 1 if rows_by_search else 0],
+                          replace(opts, block_size=block, memory=memory), attempt.checked, attempt.cast_to,
+                          refusal))
+        log.info("n=%d edges=%d: method %s (asked %s), backend %s, dtype %s%s, memory plan %s",
+                 g.n, g.nnz, step.name, method, where,
                  "by diameter" if attempt.dtype is None else attempt.dtype.name,
                  " (to be verified)" if attempt.checked else "",
                  refusal if memory is None else memory.summary())
-    first = steps[0].method
-    reasons = {"method": (fallback + "; dense Floyd-Warshall can stream the matrix") if fallback and
-               first == "fw" else _method_reason(first, where, method, estimates),
-               "backend": "asked for" if backend != "auto" else (
-                   "the searches run on the CPU" if rows_by_search else
-                   "with the method" if picked is not None else f"the usable one for {first}")}
-    streamed = steps[0].opts.memory is not None and steps[0].opts.memory.out_of_core
-    block = block_size if block_size is not None else (DEFAULT_BLOCK[where] if first == "fw" and not streamed else None)
-    return Plan(method=first, backend=where, steps=tuple(steps), requested=(method, backend, dtype),
-                runtime=runtime, sources=sources, rows_by_search=rows_by_search, block=block,
-                skipped=tuple(skipped), fallback=fallback if first == "fw" else None,
-                estimates=estimates, reasons=reasons, distance_bound=g.distance_bound, integral=g.integral)
+    return steps, fallback, runtime
+
+
+def _resumed_block(path, default: int | None) -> int | None:
+    """The block a resumed solve runs with (`apsp.checkpoint.CheckpointSession.block_for`): the
+    default where it divides the vertices done, else the saved one; None where neither does (the
+    skeleton then names the block to pass)."""
+    from .checkpoint import read_header
+
+    try:
+        header = read_header(path)
+        done, saved = int(header["vertices_done"]), int(header["block"])
+    except Exception:  # noqa: BLE001 - the solver's own checks name what is wrong with the file
+        return None
+    return next((b for b in (default, saved) if b and done % b == 0), None)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -383,7 +467,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
 GPU_HEADROOM = 256 << 20
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
     """Where a solve keeps its data and what it needs (bytes)."""
 
@@ -400,8 +484,10 @@ class MemoryPlan:
     #: the streamed matrix lives in a scratch file (else in RAM)
     matrix_on_disk: bool = False
     scratch_dir: str | None = None
-    #: `StreamPlan` when out_of_core
+    #: `apsp.outofcore.StreamPlan` when out_of_core (nd-fw streams node by node, without one)
     stream: StreamPlan | None = None
+    #: in-core dense FW on the GPU: the device matrix's side, n padded to whole kernel tiles
+    padded: int | None = None
 
     def summary(self) -> dict:
         out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
@@ -422,69 +508,11 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     ``layout``: nd-fw's layout size (vertices and the tree nodes' padding);
     ``checked``: the result is checked for cut-off distances.
     """
-    dt = np.dtype(dtype)
-    m = matrix_bytes(n, dt)
-    m32 = matrix_bytes(n, np.int32)
-    host = m + paths * m32
-    gpu = 0
-    if method == "reference":
-        # the oracle's 8-byte work matrix, each step's candidate matrix and its comparison mask;
-        # with paths both pointer matrices and their per-step replacements
-        host += 2 * matrix_bytes(n, np.float64) + matrix_bytes(n, np.bool_)
-        if paths:
-            host += (4 - paths) * m32 + matrix_bytes(n, np.bool_)
-    elif method in ("fw", "nd-fw") and backend == "cpu":
-        host += matrix_bytes(n, np.bool_) if paths else 0  # the reachable mask of path recovery
-        host += exactness.row_pass_bytes(n * n)  # the cut-off check's and finalize's row chunks
-    if backend == "gpu" and method == "nd-fw":
-        gpu = nd_needs(n, dt, paths, block, interpreted, layout or n, checked)
-    elif backend == "gpu":
-        gpu = fw_needs(n, dt, paths, block, interpreted)
+    host, gpu = FUNCTIONS[METHOD[method].memory](n, np.dtype(dtype), backend, paths, block, interpreted, layout,
+                                            checked)
     if backend == "gpu" and dense_input:
-        host += m  # the start matrix is built on the host first
+        host += matrix_bytes(n, dtype)  # the start matrix is built on the host first
     return host, gpu
-
-
-def search_bytes(n: int, m: int, itemsize: int, method: str, workers: int = 1) -> int:
-    """Host bytes of searches on a graph of ``n`` vertices and ``m`` edges beyond the graph itself
-    (`apsp.cpu.searches`, `apsp.query`): the kernels' copy of the edges, per worker the labels,
-    predecessors and queue of one search, and what ``method`` adds (a reversed copy of the edges
-    for "bidirectional-dijkstra" and "bellman-ford", Johnson's potentials). Result rows are not
-    counted.
-
-    Examples
-    --------
-    >>> search_bytes(1000, 5000, 4, "dijkstra") < search_bytes(1000, 5000, 4, "bidirectional-dijkstra")
-    True
-    """
-    edges = (n + 1) * 8 + m * (8 + max(itemsize, 8))  # int32/int64 indices, weights in the dtype
-    # one search: labels, predecessors and hops, and the heap, bucket or BFS queue arrays
-    one = n * (itemsize + 8) + max(n, m + 1) * 4 + (m + 1) * (itemsize + 8 + 4)
-    need = edges + workers * one
-    if method in ("bidirectional-dijkstra", "bellman-ford"):
-        need += 2 * edges + n * (itemsize + 4) + (m + 1) * (itemsize + 4)  # scipy's transpose, its copy
-    if method in ("bellman-ford", "johnson"):
-        need += n * (8 + 8 + 8 + 3) + m * 8  # wide labels, predecessors, queue, flags; wide weights
-    return need
-
-
-def _interpreted() -> bool:
-    from .gpu import interpreting
-
-    if not interpreting():  # answered without importing torch (the torch-free GPU path needs that)
-        return False
-    try:
-        import torch
-
-        return interpreting() and not torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - the GPU backend needs torch anyway
-        return False
-
-
-#: what a CPU worker thread holds beyond the arrays it is given: its stack's and its allocator
-#: arena's touched pages (16 workers of blocked FW and of nd-fw rose 4-5 MB beyond their plan on the
-#: 16-core H100 host, 2026-11-26; `tests/test_memory_peaks.py`)
-WORKER_BYTES = 320 << 10
 
 
 def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 0, block: int = 256) -> int:
@@ -496,21 +524,10 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     three uint64 n-long bit arrays, the n x 64 levels found in the distance dtype, with paths the
     parents and hops, and two int64 frontier lists, of which at most n entries are ever written
     between them: the levels they hold in turn are disjoint). Each worker of blocked FW and nd-fw
-    also keeps `WORKER_BYTES` of its own (stack and allocator pages).
+    also keeps `apsp.costs.WORKER_BYTES` of its own (stack and allocator pages).
     """
-    if method == "fw" and n > 0:
-        from .cpu.blocked import PANEL_BYTES, SMALL_N
-
-        if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
-            return 0
-        cols = max(PANEL_BYTES // itemsize, 1)
-        workers = min(threads, 2 * -(-n // cols))
-        return workers * (2 * min(block, n) * min(cols, n) * itemsize + WORKER_BYTES)
-    if method == "nd-fw" and n > 0:
-        return threads * WORKER_BYTES
-    if method == "bfs":
-        return threads * (3 * 8 * n + 8 * n + 64 * n * max(itemsize, 1) + (2 * 64 * 4 * n if paths else 0))
-    return 0
+    workers = METHOD[method].workers
+    return FUNCTIONS[workers](n, threads, itemsize, paths, block) if workers and n > 0 else 0  # apsp.costs
 
 
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
@@ -525,7 +542,8 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None) -> MemoryPlan:
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None,
+                facts: MachineFacts | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
     Reads the planning options of ``opts`` (`apsp.engine.SolveOptions`):
@@ -537,6 +555,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.exactness.cast_checked`),
     whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
+    ``facts``: the plan's `apsp.gpu.MachineFacts` (default: asked here, for ``opts.device``).
 
     Returns
     -------
@@ -564,7 +583,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     n = graph.n
     dt = np.dtype(opts.dtype if opts.dtype is not None else np.uint8)  # BFS picks its own, narrowest first
     paths = int(bool(opts.successors)) + int(bool(opts.predecessors))
-    interpreted = backend == "gpu" and _interpreted()
+    if backend == "gpu" and facts is None:
+        facts = _facts(opts.device)
+    interpreted = backend == "gpu" and facts is not None and facts.interpreted
     if host_limit is None:
         host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
     gpu_limit = 0
@@ -574,15 +595,16 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         elif interpreted:
             gpu_limit = host_limit
         else:
-            from .gpu import device_memory
-
-            free, _ = device_memory(opts.device)
-            gpu_limit = max(0, free - GPU_HEADROOM)
+            assert facts is not None  # asked above for every GPU plan
+            facts = facts.measured()
+            gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
-    if method == "nd-fw" and backend == "gpu":
+    record = METHOD[method]
+    ordered = bool(record.leaves) and backend == "gpu"  # its device matrix is its ordering's layout
+    if ordered:
         from .dissection import dissection_for
 
         nd, block = dissection_for(graph, opts, backend)  # the solver reuses it
@@ -600,11 +622,12 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
-                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch)
-    if method == "nd-fw" and backend == "gpu" and n > 0 and not paths and (force or (force is None and gpu > gpu_limit)):
-        _plan_nd_stream(plan, nd, interpreted)
-        return plan
-    streamable = method == "fw" and backend in ("cpu", "gpu")
+                      host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch,
+                      padded=gpu_padded(n, interpreted) if backend == "gpu" and record.driver_runtime else None)
+    if ordered and backend in record.streamed and n > 0 and not paths and (
+            force or (force is None and gpu > gpu_limit)):
+        return _plan_nd_stream(plan, nd, interpreted)
+    streamable = backend in record.streamed and not ordered  # the matrix in stripes
     if force and not streamable:
         raise ValueError("out-of-core solving is available for method 'fw', and 'nd-fw' on the GPU "
                          f"(distances only), not {method!r} on the {backend}")
@@ -614,22 +637,20 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     wants_stream = n > 0 and (bool(force) or (
         force is None and backend == "gpu" and streamable and not paths and gpu > gpu_limit))
     if wants_stream:
-        _plan_stream(plan, graph, opts, bool(force), interpreted)
-    else:
-        _check_incore(plan, graph, streamable and not paths, force, interpreted)
+        return _plan_stream(plan, graph, opts, bool(force), interpreted)
+    _check_incore(plan, graph, streamable and not paths, force, interpreted)
     return plan
 
 
-def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
+def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
     RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
     and the panels of the widest separator, the rest for node buffers and stripes."""
     dt = plan.dtype
     size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
-    plan.host_bytes = matrix_bytes(size, dt) + matrix_bytes(plan.n, dt)
-    plan.gpu_bytes = (nd.tile + 2 * widest) * size * dt.itemsize
-    plan.out_of_core = True
+    plan = replace(plan, host_bytes=matrix_bytes(size, dt) + matrix_bytes(plan.n, dt),
+                   gpu_bytes=(nd.tile + 2 * widest) * size * dt.itemsize, out_of_core=True)
     where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
     if plan.host_bytes > plan.host_limit:
         raise MemoryPlanError(
@@ -640,9 +661,10 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> None:
         raise MemoryPlanError(
             f"{where} needs {format_size(plan.gpu_bytes)} of GPU memory for its panels, but "
             f"{format_size(plan.gpu_limit)} are allowed. Ways out: method='fw' with out_of_core=True")
+    return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> None:
+def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> MemoryPlan:
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
@@ -662,11 +684,9 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
                          block=opts.block_size, rows=opts.ooc_rows,
                          where="GPU" if gpu else "RAM")
-    plan.out_of_core = True
-    plan.matrix_on_disk = on_disk
-    plan.stream = stream
-    plan.gpu_bytes = stream.device_bytes if gpu else 0
-    plan.host_bytes = (0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes)
+    plan = replace(plan, out_of_core=True, matrix_on_disk=on_disk, stream=stream,
+                   gpu_bytes=stream.device_bytes if gpu else 0,
+                   host_bytes=(0 if on_disk else m) + (stream.device_bytes if not gpu else stream.staging_bytes))
     if on_disk:
         free = disk_available(plan.scratch_dir)
         if m > free:
@@ -674,6 +694,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
                 f"the out-of-core matrix file (n={n}, {dt.name}) needs {format_size(m)} in "
                 f"{plan.scratch_dir}, but only {format_size(free)} are free there; give another "
                 f"directory with scratch_dir= (--scratch-dir DIR), or a smaller dtype")
+    return plan
 
 
 def _check_incore(plan: MemoryPlan, graph, streamable: bool, force, interpreted: bool) -> None:
@@ -698,7 +719,7 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
                 plan.host_bytes - matrix_bytes(plan.n, plan.dtype) + matrix_bytes(plan.n, cand))
         ways.append(f"dtype {cand.name} needs {format_size(need)}")
         break
-    if plan.method != "fw":
+    if not METHOD[plan.method].streams_everywhere:
         ways.append("method='fw' streams out of core (out_of_core=True)")
     elif streamable:
         m = matrix_bytes(plan.n, plan.dtype)
@@ -709,3 +730,208 @@ def _ways_out(plan: MemoryPlan, graph, streamable: bool = True, gpu: bool = Fals
     ways.append("the distributed solver (mpiexec -n P apsp ... --distributed) splits the matrix "
                 "across P processes and nodes")
     return "; ".join(ways) + "."
+
+
+# ----------------------------------------------------------------------------- the other routes
+#: vertices from which bidirectional Dijkstra pays for building the reversed edges (random
+#: graphs with 5n edges, per query: 0.06 vs 0.05 ms at n = 1000, 0.09 vs 0.16 ms at 3000,
+#: 2.1 vs 7.5 ms at 100,000)
+BIDIRECTIONAL_MIN_N = 2000
+
+
+def choose_search(g: Graph, dtype) -> tuple[str, str]:
+    """(search, reason) of a single-pair query (`apsp.shortest_path_between`) on ``g`` with
+    distances in ``dtype``: a search of `apsp.methods.SEARCHES`."""
+    if g.unit_weights:
+        return "bfs", "every edge weight is 1"
+    if g.has_negative_weights:
+        return "bellman-ford", "some edge weight is negative"
+    if np.dtype(dtype).kind in "iu" and g.n >= BIDIRECTIONAL_MIN_N:
+        return "bidirectional-dijkstra", (f"edge weights are non-negative and n >= "
+                                          f"{BIDIRECTIONAL_MIN_N:,}: a search from each end settles "
+                                          "fewer vertices than the reversed edges cost")
+    return "dijkstra", "edge weights are non-negative"
+
+
+@dataclass(frozen=True)
+class StatsPlan:
+    """Every decision of one `apsp.distance_stats` call (`make_stats_plan`)."""
+
+    #: the search whose rows are reduced ("bfs", "dijkstra", "johnson"), or "nd-fw" on the GPU
+    method: str
+    reason: str
+    backend: str
+    dtype: np.dtype
+    #: the bit-parallel BFS (64 sources a sweep) rather than one search per source
+    bit_parallel: bool
+    #: the working set: host bytes and limit, threads, the block of search rows
+    memory: dict
+    #: the machine as the plan found it (free memory read where the GPU runs)
+    machine: MachineFacts | None = None
+
+    @property
+    def block_rows(self) -> int:
+        return self.memory["block_rows"]
+
+    @property
+    def by_dissection(self) -> bool:
+        """The rows come from nd-fw's matrix on the GPU, not from searches."""
+        return bool(METHOD[self.method].leaves)
+
+
+def choose_stats_method(graph: Graph, method: str = "auto") -> tuple[str, str]:
+    """The search that produces the statistics' rows, and why: ``(method, reason)``: the one asked
+    for, else the first search of `apsp.methods.STATS_METHODS` that takes the graph's weights.
+
+    Every weight 1: breadth-first search (bit-parallel, 64 sources a sweep, unless few sources
+    are asked for); non-negative weights: Dijkstra; some negative weight: Johnson (one
+    Bellman-Ford, then Dijkstra on reweighted edges; a negative cycle raises `NegativeCycleError`).
+    """
+    if method not in STATS_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
+    unit, negative = graph.unit_weights, graph.has_negative_weights
+    if method != "auto":
+        record = METHOD[method]
+        if not record.takes(unit, False):
+            raise ValueError(f"method {method!r} counts hops: every weight must be 1 (unweighted=True, "
+                             "--unweighted, ignores the weights)")
+        if not record.takes(unit, negative):
+            raise ValueError(f"method {method!r} needs non-negative weights; use method='johnson'")
+        return method, f"method {method!r} requested"
+    record = next(METHOD[m] for m in STATS_METHODS[1:] if METHOD[m].takes(unit, negative))
+    return record.name, record.why
+
+
+def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
+                    sources: int, histogram: bool = False, host_memory=None, gpu_memory=None,
+                    device=None) -> StatsPlan:
+    """The plan of `apsp.distance_stats` on ``g`` for ``sources`` source rows (arguments as there).
+
+    The search (`choose_stats_method`); its dtype (hop counts in int64, else the narrowest exact
+    one); where it runs (the GPU runs the bit-parallel BFS without the histogram, and for
+    non-negative weights under "auto" nd-fw in core when it is estimated faster than Dijkstra
+    here and fits the card: `_weighted_on_gpu`); the working set (`plan_stats_memory`). The machine
+    is asked once (``device``: this process's GPU, default `apsp.gpu.rank_device`'s), unless the
+    backend is "cpu".
+    """
+    chosen, reason = choose_stats_method(g, method)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
+    facts = None if backend == "cpu" else _facts(device)
+    record = METHOD[chosen]
+    if record.ladder == "hops":
+        if dtype is not None:
+            raise ValueError("dtype applies to weighted searches; hop counts are integers")
+        dt = np.dtype(np.int64)
+    else:
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+    if histogram and dt.kind == "f":
+        raise ValueError("histogram=True needs integer distances; these weights are fractional")
+    batched = record.rows == "few" and not few_sources_for_bfs(g, sources)
+    if facts is not None and method == "auto" and "gpu" not in record.backends and not g.has_negative_weights \
+            and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory, chosen, facts):
+        where, chosen, reason = "gpu", _STATS_ON_GPU.name, _STATS_ON_GPU.why
+    else:
+        where = _stats_backend(backend, record, batched or backend == "gpu", histogram, facts)
+    memory = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    if where == "gpu":
+        assert facts is not None
+        facts = facts.measured()
+    return StatsPlan(chosen, reason, where, dt, batched, memory, facts)
+
+
+#: weighted statistics on the GPU: nested-dissection FW in core, its rows reduced on the device
+_STATS_ON_GPU = METHOD["nd-fw"]
+
+
+def _weighted_on_gpu(g: Graph, dt: np.dtype, backend: str, histogram: bool, gpu_memory, search: str,
+                     facts: MachineFacts) -> bool:
+    """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
+    for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
+    ``search`` on the CPU, and its matrix in core on the card."""
+    from .dissection import dissection_for
+
+    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not facts.available(
+            explicit=backend == "gpu")[0]:
+        return False
+    nd = _STATS_ON_GPU.name
+    if backend == "auto" and costs.estimate(g, nd, "gpu", result=False) > costs.estimate(
+            g, search, "cpu", result=False):
+        return False
+    # the device's share of the in-core plan: the reductions copy no matrix to the host
+    ordering, tile = dissection_for(g, SolveOptions(dtype=dt), "gpu")
+    _, need = incore_needs(g.n, dt, nd, "gpu", block=tile, layout=ordering.size)
+    if gpu_memory is not None:
+        return need <= parse_size(gpu_memory)
+    return need <= (facts.measured().free or 0) - GPU_HEADROOM
+
+
+def _stats_backend(backend: str, method: Method, bit_parallel: bool, histogram: bool,
+                   facts: MachineFacts | None) -> str:
+    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram (``facts``: the
+    call's `apsp.gpu.MachineFacts`, None for backend "cpu")."""
+    if backend == "cpu" or facts is None:
+        return "cpu"
+    on_gpu = "gpu" in method.backends
+    if backend == "gpu":
+        if not on_gpu:
+            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and, with "
+                             "method='auto', non-negative weights whose nested-dissection matrix fits "
+                             f"the card; this graph needs {method.name!r} here: use backend='cpu'")
+        if histogram:
+            raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
+        ok, why = facts.available(explicit=True)
+        if not ok:
+            raise BackendUnavailableError(f"backend='gpu': {why}")
+        return "gpu"
+    return "gpu" if on_gpu and bit_parallel and not histogram and facts.available()[0] else "cpu"
+
+
+def plan_stats_memory(g: Graph, dtype: np.dtype, batched: bool, histogram: bool, host_memory=None) -> dict:
+    """The working set of `apsp.distance_stats` (`apsp.costs.stats_bytes`) and the block of search
+    rows that fits, or `MemoryPlanError`."""
+    from .sizes import host_available
+
+    threads = thread_count()
+    limit = parse_size(host_memory) if host_memory is not None else host_available()
+    need, block_rows = costs.stats_bytes(g.n, g.nnz, dtype.itemsize, batched, histogram, threads, limit)
+    if need > limit:
+        raise MemoryPlanError(
+            f"distance statistics for n={g.n}, m={g.nnz} need {format_size(need)} of RAM "
+            f"({threads} threads), but {format_size(limit)} are allowed (host_memory). "
+            f"Ways out: fewer threads (NUMBA_NUM_THREADS), or the distributed solver")
+    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads,
+            "block_rows": int(block_rows)}
+
+
+# ----------------------------------------------------------------------------- distributed runs
+#: the method the distributed solver runs: the one whose record has blocks for the distributed engines
+DISTRIBUTED = next(m for m in TABLE if "distributed-cpu" in m.blocks)
+
+
+def distributed_method(method: str) -> str:
+    """The method of `apsp.distributed.solve`: blocked FW, asked for or chosen ("auto")."""
+    if method not in ("auto", DISTRIBUTED.name):
+        raise ValueError(f"the distributed solver runs blocked Floyd-Warshall only, not {method!r}")
+    return DISTRIBUTED.name
+
+
+def distributed_backend(backend: str, verdicts: Callable[[bool], list]) -> tuple[str, tuple[int, str] | None]:
+    """The backend every rank uses, and the first rank that cannot run a forced "gpu" with why.
+    ``verdicts(forced)``: every rank's ``(usable, why)`` (a collective); "gpu" only if every rank can."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose auto, cpu or gpu")
+    if backend == "cpu":
+        return "cpu", None
+    usable = verdicts(backend == "gpu")
+    if all(ok for ok, _ in usable):
+        return "gpu", None
+    if backend == "gpu":
+        rank = next(r for r, (ok, _) in enumerate(usable) if not ok)
+        return "gpu", (rank, usable[rank][1])
+    return "cpu", None
+
+
+def distributed_block(block_size: int | None, backend: str) -> int:
+    """The block of the distributed engines: the one asked for, else the method's own for them."""
+    return block_size or DISTRIBUTED.blocks[f"distributed-{backend}"]

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import exactness
 from .graph import vertex_index
+from .methods import SEARCHES
 from .paths import walk_back
 
 if TYPE_CHECKING:
@@ -145,25 +146,6 @@ class Route:
         }
 
 
-#: vertices from which bidirectional Dijkstra pays for building the reversed edges (random
-#: graphs with 5n edges, per query: 0.06 vs 0.05 ms at n = 1000, 0.09 vs 0.16 ms at 3000,
-#: 2.1 vs 7.5 ms at 100,000)
-BIDIRECTIONAL_MIN_N = 2000
-
-
-def choose_search(g, dtype) -> tuple[str, str]:
-    """(method, reason) for a single-pair query on `Graph` ``g`` with distances in ``dtype``."""
-    if g.unit_weights:
-        return "bfs", "every edge weight is 1"
-    if g.has_negative_weights:
-        return "bellman-ford", "some edge weight is negative"
-    if np.dtype(dtype).kind in "iu" and g.n >= BIDIRECTIONAL_MIN_N:
-        return "bidirectional-dijkstra", (f"edge weights are non-negative and n >= "
-                                          f"{BIDIRECTIONAL_MIN_N:,}: a search from each end settles "
-                                          "fewer vertices than the reversed edges cost")
-    return "dijkstra", "edge weights are non-negative"
-
-
 def shortest_path_between(graph: GraphLike, source: int, target: int, *, directed: bool = True,
                           unweighted: bool = False, null_value: float = 0.0,
                           dtype: DTypeLike | None = None, host_memory: int | str | None = None) -> Route:
@@ -209,7 +191,8 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
     True
     """
     from .api import as_graph
-    from .plan import search_bytes
+    from .costs import search_bytes
+    from .plan import choose_search
     from .sizes import check_memory, memory_limit
 
     t0 = time.perf_counter()
@@ -236,9 +219,10 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
 
     sg = searches.SearchGraph.from_csr(g.to_csr(), dt)
     n = g.n
-    if method == "bidirectional-dijkstra":
+    search = SEARCHES[method]
+    if search.bidirectional:
         return _bidirectional(g, sg, s, t, dt)
-    if method == "bellman-ford":
+    if search.negative:
         wide = searches.wide_dtype(dt)
         dist = np.empty(n, dtype=wide)
         pred = np.empty(n, dtype=np.int64)
@@ -254,7 +238,7 @@ def _search(g, s: int, t: int, method: str, dt) -> Route:
         pred = np.empty(n, dtype=np.int32)
         none = np.empty(1, dtype=np.int32)
         queue = np.empty(max(n, sg.indices.shape[0] + 1), dtype=np.int32)
-        if method == "bfs":
+        if search.hops:
             visited = searches.bfs_row(sg.indptr, sg.indices, s, t, dist, pred, none, True, False,
                                        unreachable, queue)
         else:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -12,10 +12,14 @@ from .graph import vertex_index, vertex_indices, vertex_labels
 from .paths import NoPathError, reconstruct_path, walk_back
 
 if TYPE_CHECKING:
+    import pandas
+    import polars
     from numpy.typing import ArrayLike
 
+    from .choices import FrameLibrary
 
-@dataclass
+
+@dataclass(eq=False, repr=False)
 class Result:
     """All-pairs shortest paths of one graph, as `shortest_paths` returns them.
 
@@ -79,6 +83,25 @@ class Result:
     def n(self) -> int:
         """Number of vertices."""
         return self.distances.shape[1]
+
+    def __repr__(self) -> str:
+        """One short line: what was solved and how, never the arrays themselves."""
+        rows = "" if self.sources is None else f", rows={len(self.sources)}"
+        extras = [name for name in ("predecessors", "successors", "labels") if getattr(self, name) is not None]
+        return (f"Result(n={self.n}{rows}, dtype={self.distances.dtype.name}, method={self.method!r}, "
+                f"backend={self.backend!r}" + "".join(f", {name}=..." for name in extras) + ")")
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when both hold the same answer: distances (dtype included), predecessors,
+        successors, source rows and labels; how it was computed (method, backend, timings, info)
+        does not count."""
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self.distances.dtype == other.distances.dtype and all(
+            _same(getattr(self, name), getattr(other, name))
+            for name in ("distances", "predecessors", "successors", "sources", "labels"))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
 
     @property
     def unreachable(self) -> np.generic:
@@ -228,8 +251,14 @@ class Result:
 
         save_result(path, self)
 
-    def to_frame(self, library: str = "pandas", sources: ArrayLike | None = None,
-                 max_rows: int = 10_000_000) -> Any:
+    @overload
+    def to_frame(self, library: Literal["pandas"] = ..., sources: ArrayLike | None = ...,
+                 max_rows: int = ...) -> pandas.DataFrame: ...
+    @overload
+    def to_frame(self, library: Literal["polars"], sources: ArrayLike | None = ...,
+                 max_rows: int = ...) -> polars.DataFrame: ...
+    def to_frame(self, library: FrameLibrary = "pandas", sources: ArrayLike | None = None,
+                 max_rows: int = 10_000_000) -> pandas.DataFrame | polars.DataFrame:
         """The reachable pairs as an edge table: columns ``source``, ``target``, ``distance``.
 
         Parameters
@@ -258,6 +287,13 @@ class Result:
         from .frames import edge_table
 
         return edge_table(self, library, sources, max_rows)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Both None, or arrays of the same shape and values."""
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 def load_result(path: str | os.PathLike[str]) -> Result:

@@ -58,6 +58,7 @@ import numpy as np
 
 from .errors import NegativeCycleError
 from .graph import Graph
+from .methods import METHOD
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -216,7 +217,8 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
            [5., 0., 4.],
            [1., 4., 0.]])
     """
-    from .api import shortest_paths
+    from .api import run_plan
+    from .plan import make_plan
 
     csgraph = _pydata_to_scipy(csgraph)
     w = _weights_matrix(csgraph, overwrite)
@@ -235,11 +237,11 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         assert predecessors is not None  # asked for
         return w, predecessors
     g = Graph.from_dense(w, null_value=np.inf)
-    # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64: the
-    # results are scipy's); larger ones are summed in float64 too, as no integer dtype rounds as scipy's sums
-    g.integral = g.integral and g.distance_bound <= _FLOAT64_EXACT
     try:
-        result = shortest_paths(g, method="fw", backend="auto", progress=False)
+        # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64:
+        # the results are scipy's); larger ones are summed in float64 too, as no integer dtype rounds
+        # as scipy's sums: a constraint of the plan
+        result = run_plan(g, make_plan(g, "fw", "auto", progress=False, integers_below=_FLOAT64_EXACT), {})
     except NegativeCycleError:
         # scipy's message names the vertices its own loop leaves negative: run it to know them
         _scipys_loop(_ready_for_floyd_warshall(_weights_matrix(csgraph, False), directed, unweighted),
@@ -263,8 +265,14 @@ def _scipys_loop(dist: np.ndarray, return_predecessors: bool) -> np.ndarray | No
     return pred
 
 
+#: scipy's search methods and the apsp method each runs on (None: scipy's own code runs it)
+_SEARCHES = {"D": "dijkstra", "J": "johnson", "BF": None}
+
+
 def _auto_method(csgraph, indices) -> str:
-    """scipy's own choice: FW when dense enough and no ``indices``, else D (J with negative weights)."""
+    """scipy's own choice: FW when dense enough and no ``indices``, else D (J with negative weights).
+    Kept here, not in the plan: ``method='auto'`` promises scipy's pick, and which method runs
+    decides scipy's conventions (``indices`` refused with FW, whose predecessors name which tie)."""
     import scipy.sparse as sp
 
     n = csgraph.shape[0]
@@ -316,12 +324,13 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     from .cpu.searches import SearchGraph, search_rows
     from .exactness import choose_dtype, distance_bound
 
-    if method == "BF":
+    search = _SEARCHES[method]
+    if search is None:
         return None
     csr = validate_graph(csgraph, directed, np.float64, dense_output=False)  # as scipy reads it
     n = csr.shape[0]
-    if n == 0 or np.isneginf(csr.data).any() or (method == "D" and not unweighted
-                                                and (csr.data < 0).any()):
+    if n == 0 or np.isneginf(csr.data).any() or not (unweighted or METHOD[search].takes(
+            False, bool((csr.data < 0).any()))):
         return None
     sources, shape = _source_rows(indices, n)
     if not directed:
@@ -342,8 +351,7 @@ def _searches(csgraph, method, directed, return_predecessors, unweighted, indice
     g = SearchGraph.from_csr(csr, dt)
     if unweighted:
         g.weights = np.ones_like(g.weights)
-    kind = "bfs" if unweighted else ("dijkstra" if method == "D" else "johnson")
-    rows = search_rows(g, sources, kind, want_pred=return_predecessors, as_float=True)
+    rows = search_rows(g, sources, "bfs" if unweighted else search, want_pred=return_predecessors, as_float=True)
     dist = rows.dist.reshape(shape)
     return (dist, rows.pred.reshape(shape)) if return_predecessors else dist
 
@@ -417,7 +425,7 @@ def shortest_path(csgraph: ArrayLike, method: str = "auto", directed: bool = Tru
             raise ValueError("Cannot specify indices with method == 'FW'.")
         return floyd_warshall(csgraph, directed, return_predecessors=return_predecessors,
                               unweighted=unweighted, overwrite=overwrite)
-    if method in ("D", "BF", "J"):
+    if method in _SEARCHES:
         try:
             found = _searches(csgraph, method, directed, return_predecessors, unweighted, indices)
         except NegativeCycleError:

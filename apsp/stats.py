@@ -28,20 +28,31 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import exactness
-from .errors import MemoryPlanError
+from .choices import BACKENDS, DIRECTIONS, check_choice
 
 __all__ = ["DistanceStats", "distance_stats", "choose_stats_method", "merge_stats", "source_slices"]
 
-#: methods `distance_stats` takes ("bfs": every weight 1)
-STATS_METHODS = ("auto", "bfs", "dijkstra", "johnson")
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .api import GraphLike
+    from .choices import Backend, Direction, DtypeChoice, StatsMethod
+
+
+def __getattr__(name: str):
+    if name == "choose_stats_method":  # decided in the plan (`apsp.plan.choose_stats_method`)
+        from .plan import choose_stats_method
+
+        return choose_stats_method
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 #: the integer distance histogram's largest size (bins); larger distances need no histogram
 MAX_HISTOGRAM_BINS = 1 << 24
-#: largest block of search rows kept at once, bytes (the blocks of Dijkstra and Johnson)
-MAX_BLOCK_BYTES = 64 << 20
 #: seconds one chunk of BFS batches should take: short enough for Ctrl-C to land promptly
 CHUNK_SECONDS = 0.25
 
@@ -90,7 +101,7 @@ class DistanceStats:
         """Whether each source reaches every target (its eccentricity is finite)."""
         return self.reachable == self.targets
 
-    def closeness(self, wf_improved: bool = True) -> np.ndarray:
+    def closeness(self, wf_improved: bool = True) -> NDArray[np.float64]:
         """networkx's closeness: ``(r - 1) / total``, times ``(r - 1) / (n - 1)`` with
         ``wf_improved`` (r: targets reached); 0 where the total is 0. Float64 per source."""
         r = self.reachable.astype(np.float64) - 1.0
@@ -186,35 +197,11 @@ def merge_stats(parts: list) -> DistanceStats:
                    info={**first.info, "parts": [p.info for p in parts]})
 
 
-def choose_stats_method(graph, method: str = "auto") -> tuple[str, str]:
-    """The search that produces the rows, and why: ``(method, reason)``.
-
-    Every weight 1: breadth-first search (bit-parallel, 64 sources a sweep, unless
-    few sources are asked for); non-negative weights: Dijkstra; some negative
-    weight: Johnson (one Bellman-Ford, then Dijkstra on reweighted edges; a
-    negative cycle raises `NegativeCycleError`).
-    """
-    if method not in STATS_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(STATS_METHODS)}")
-    negative = graph.has_negative_weights
-    if method == "bfs" and not graph.unit_weights:
-        raise ValueError("method 'bfs' counts hops: every weight must be 1 (unweighted=True, "
-                         "--unweighted, ignores the weights)")
-    if method == "dijkstra" and negative:
-        raise ValueError("method 'dijkstra' needs non-negative weights; use method='johnson'")
-    if method != "auto":
-        return method, f"method {method!r} requested"
-    if graph.unit_weights:
-        return "bfs", "every weight is 1: breadth-first search"
-    if negative:
-        return "johnson", "some weight is negative: Johnson (Bellman-Ford reweighting, then Dijkstra)"
-    return "dijkstra", "non-negative weights: Dijkstra"
-
-
-def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
-                   method: str = "auto", backend: str = "auto", dtype=None, histogram: bool = False,
-                   directed: bool = True, unweighted: bool = False, progress: bool | None = None,
-                   host_memory=None, gpu_memory=None) -> DistanceStats:
+def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, targets: ArrayLike | None = None,
+                   direction: Direction = "out", method: StatsMethod = "auto", backend: Backend = "auto",
+                   dtype: DtypeChoice = None, histogram: bool = False, directed: bool = True,
+                   unweighted: bool = False, progress: bool | None = None, host_memory: int | str | None = None,
+                   gpu_memory: int | str | None = None, device: str | None = None) -> DistanceStats:
     """Per-source reductions of the shortest distances, computed without the distance matrix.
 
     Parameters
@@ -248,6 +235,9 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         RAM budget of the working set (default what the system has available).
     gpu_memory : int or str, optional
         GPU memory for a block's bit arrays (default what the device has free).
+    device : str, optional
+        The GPU to run on ("cuda:1"; default this process's: its node rank's GPU under MPI, as
+        `apsp.gpu.rank_device` says, else the first).
 
     Returns
     -------
@@ -265,50 +255,42 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
         ``backend="gpu"`` without a usable GPU.
     """
     from .api import as_graph, source_vertices
-    from .plan import few_sources_for_bfs
     from .graph import Graph
+    from .plan import make_stats_plan
 
-    if direction not in ("out", "in"):
-        raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
+    check_choice("direction", direction, DIRECTIONS)
+    check_choice("backend", backend, BACKENDS)
     g = as_graph(graph, directed=directed, unweighted=unweighted)
     n = g.n
     src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n)
     mask = np.zeros(n, dtype=np.bool_)
     mask[slice(None) if targets is None else source_vertices(targets, n)] = True
-    chosen, reason = choose_stats_method(g, method)
     csr = g.to_csr()
     pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
     pattern.data = np.ones(pattern.nnz, dtype=np.int8)
     symmetric = n == 0 or ((csr != csr.T).nnz == 0 and (pattern != pattern.T).nnz == 0)
     if direction == "in" and not symmetric:
         g = Graph(n=n, csr=csr.T.tocsr(), source=g.source)
-    if chosen == "bfs":
-        if dtype is not None:
-            raise ValueError("dtype applies to weighted searches; hop counts are integers")
-        dt = np.dtype(np.int64)
-    else:
-        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
-    if histogram and dt.kind == "f":
-        raise ValueError("histogram=True needs integer distances; these weights are fractional")
-    batched = chosen == "bfs" and not few_sources_for_bfs(g, len(src))
-    if chosen == "dijkstra" and method == "auto" and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory):
-        where, chosen = "gpu", "nd-fw"
-        reason = ("non-negative weights on the GPU: nested-dissection Floyd-Warshall on the device, "
-                  "its rows reduced there")
-    else:
-        where = _stats_backend(backend, chosen, batched or backend == "gpu", histogram)
-    plan = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    plan = make_stats_plan(g, method, backend, dtype, sources=len(src), histogram=histogram,
+                           host_memory=host_memory, gpu_memory=gpu_memory, device=device)
+    chosen, reason, where, dt, batched = plan.method, plan.reason, plan.backend, plan.dtype, plan.bit_parallel
     t0 = time.perf_counter()
     gpu_info = {}
     if where == "gpu":
+        from .costs import nd_gpu_budget, reduction_words
+        from .engine import SolveOptions
         from .gpu import give_back_memory
         from .gpu.reductions import bfs_stats, ndfw_stats
 
+        facts = plan.machine  # measured once by the plan
+        assert facts is not None  # the plan runs on the GPU
         try:
-            if chosen == "nd-fw":
-                acc, gpu_info = ndfw_stats(g, src, mask, dt, progress=progress)
+            if plan.by_dissection:
+                acc, gpu_info = ndfw_stats(g, src, mask, dt, budget=nd_gpu_budget(g, SolveOptions(dtype=dt), facts),
+                                           device=facts.device, progress=progress)
             else:
-                acc, gpu_info = bfs_stats(g, src, mask, gpu_memory=gpu_memory, progress=progress)
+                acc, gpu_info = bfs_stats(g, src, mask, words=reduction_words(g, facts, gpu_memory),
+                                          device=facts.device, progress=progress)
                 batched = True
         except BaseException as exc:  # the card as it was found, also after a failure
             give_back_memory(exc)
@@ -318,7 +300,7 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
     elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
-        acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan["block_rows"], progress)
+        acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan.block_rows, progress)
     if hist is not None:
         hist = np.trim_zeros(hist, "b")
     count, total, ecc, harmonic = acc
@@ -328,92 +310,8 @@ def distance_stats(graph, sources=None, *, targets=None, direction: str = "out",
                          eccentricity=ecc, harmonic=harmonic,
                          pairs=len(src) * ntargets - int(mask[src].sum()), histogram=hist,
                          symmetric=symmetric,
-                         info={"seconds": time.perf_counter() - t0, "memory": plan,
+                         info={"seconds": time.perf_counter() - t0, "memory": plan.memory,
                                "bit_parallel": batched, "backend": where, **gpu_info})
-
-
-def _weighted_on_gpu(g, dt, backend: str, histogram: bool, gpu_memory) -> bool:
-    """Whether weighted reductions run as nested-dissection FW on the GPU: a usable GPU (asked
-    for, or "auto"), no histogram, distances of at most 32 bits, nd-fw cheaper there than
-    Dijkstra on the CPU, and its matrix in core on the card."""
-    from .costs import estimate
-    from .dissection import dissection_for
-    from .engine import SolveOptions
-    from .plan import GPU_HEADROOM, gpu_available, incore_needs
-    from .sizes import parse_size
-
-    if backend == "cpu" or histogram or dt.itemsize > 4 or g.n == 0 or not gpu_available(
-            explicit=backend == "gpu")[0]:
-        return False
-    if backend == "auto" and estimate(g, "nd-fw", "gpu", result=False) > estimate(g, "dijkstra", "cpu", result=False):
-        return False
-    # the device's share of the in-core plan: the reductions copy no matrix to the host
-    nd, tile = dissection_for(g, SolveOptions(dtype=dt), "gpu")
-    _, need = incore_needs(g.n, dt, "nd-fw", "gpu", block=tile, layout=nd.size)
-    if gpu_memory is not None:
-        return need <= parse_size(gpu_memory)
-    from .gpu import device_memory
-
-    return need <= device_memory()[0] - GPU_HEADROOM
-
-
-def _stats_backend(backend: str, method: str, bit_parallel: bool, histogram: bool) -> str:
-    """"cpu" or "gpu": the GPU runs the bit-parallel BFS, without the histogram."""
-    from .errors import BackendUnavailableError
-    from .plan import gpu_available
-
-    if backend not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', not {backend!r}")
-    if backend == "cpu":
-        return "cpu"
-    if backend == "gpu":
-        if method != "bfs":
-            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and, with "
-                             "method='auto', non-negative weights whose nested-dissection matrix fits "
-                             f"the card; this graph needs {method!r} here: use backend='cpu'")
-        if histogram:
-            raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
-        ok, why = gpu_available(explicit=True)
-        if not ok:
-            raise BackendUnavailableError(f"backend='gpu': {why}")
-        return "gpu"
-    return "gpu" if method == "bfs" and bit_parallel and not histogram and gpu_available()[0] \
-        else "cpu"
-
-
-def plan_stats_memory(g, dtype, batched: bool, histogram: bool, host_memory=None) -> dict:
-    """The working set of `distance_stats` (bytes) and the search block, or `MemoryPlanError`.
-
-    Bit-parallel BFS: per thread three uint64 and two int64 n-long work arrays and an
-    n-long histogram; searches: one block of rows (at least 4 per thread, at most
-    `MAX_BLOCK_BYTES` unless that is all), per worker a heap over the edges, and the
-    histogram; both: five n-long accumulators and the graph's CSR in both directions.
-    """
-    from .cpu.threads import thread_count
-    from .sizes import format_size, host_available, parse_size
-
-    n, m = g.n, g.nnz
-    threads = thread_count()
-    limit = parse_size(host_memory) if host_memory is not None else host_available()
-    fixed = 5 * 8 * n + 2 * (n + 1 + m) * 8 + m * 8
-    if batched:
-        need = fixed + threads * (6 * 8 * n + (8 * n if histogram else 0))
-        block_rows = 0
-    else:
-        row = n * dtype.itemsize
-        workers = 4 * threads
-        heaps = workers * ((m + 1) * (dtype.itemsize + 8) + 4 * max(n, m + 1))
-        fixed += heaps + (threads * 8 * n if histogram else 0)
-        block_rows = max(workers, min(n, MAX_BLOCK_BYTES // max(row, 1)))
-        block_rows = max(workers, min(block_rows, (limit - fixed) // max(row, 1)))
-        need = fixed + block_rows * row
-    if need > limit:
-        raise MemoryPlanError(
-            f"distance statistics for n={n}, m={m} need {format_size(need)} of RAM "
-            f"({threads} threads), but {format_size(limit)} are allowed (host_memory). "
-            f"Ways out: fewer threads (NUMBA_NUM_THREADS), or the distributed solver")
-    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads,
-            "block_rows": int(block_rows)}
 
 
 def _bfs_batched(g, src, mask, histogram, progress):

@@ -44,18 +44,24 @@ def _expected_rows(csr, sources, dt):
 def schedule_run(g, dt, device, tile, leaf, nd=None, batch=True):
     """One schedule on the device (``batch`` False: every tree node on its own); returns
     (nd, d, engine, seconds)."""
+    import dataclasses
+
+    from apsp.engine import SolveOptions
+    from apsp.gpu import machine_facts
+    from apsp.costs import nd_gpu_budget
+
     nd = nd or plan(g, tile, leaf)
-    engine = gnd.Engine(nd, dt, tile, g.has_negative_weights, device)
+    # the plan's gather budget and batch model, as a solve gets them (batch False: launches are free)
+    budget = nd_gpu_budget(g, SolveOptions(dtype=np.dtype(dt), block_size=tile, leaf_size=leaf),
+                           machine_facts(str(device)))
+    if not batch:
+        budget = dataclasses.replace(budget, launch_seconds=0.0)
+    engine = gnd.Engine(nd, dt, tile, g.has_negative_weights, device, budget)
     engine.load(g)  # synchronised: the layout matrix is on the device
-    launch_seconds = gnd.LAUNCH_SECONDS
-    gnd.LAUNCH_SECONDS = launch_seconds if batch else 0.0
-    try:
-        t0 = time.perf_counter()
-        for _ in engine.rounds(tile):  # the skeleton's loop, without its bar (the last step synchronises)
-            pass
-        return nd, engine.d, engine, time.perf_counter() - t0
-    finally:
-        gnd.LAUNCH_SECONDS = launch_seconds
+    t0 = time.perf_counter()
+    for _ in engine.rounds(tile):  # the skeleton's loop, without its bar (the last step synchronises)
+        pass
+    return nd, engine.d, engine, time.perf_counter() - t0
 
 
 def fingerprint(d, band: int = 4096):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import apsp.gpu
 from apsp import engine, exactness, plan
 from apsp.bench import cli as bench_cli
 from apsp.bench import model
@@ -257,7 +258,7 @@ def test_scaling_skips_cleanly_when_it_cannot_launch(tmp_path):
 
 
 def test_ceiling_skips_cleanly_without_a_gpu(tmp_path):
-    ok, _ = plan.gpu_available()
+    ok, _ = apsp.gpu.gpu_available()
     if ok:
         pytest.skip("a GPU is present; the ceiling is measured for real there")
     assert _bench("ceiling", "--out", str(tmp_path)) == 0

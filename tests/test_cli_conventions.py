@@ -329,7 +329,7 @@ def test_homework_blocking_factor_needs_no_renamed_option(homework, tmp_path, ca
 
 
 def test_unknown_output_suffix_lists_only_formats_that_can_hold_distances(homework, tmp_path, capsys):
-    assert main(["solve", str(homework), "-o", str(tmp_path / "dist.csv")]) == 1
+    assert main(["solve", str(homework), "-o", str(tmp_path / "dist.xlsx")]) == 1
     line = one_error_line(capsys.readouterr().err)
     assert "--out-format" in line and "homework" in line and "npy" in line and "mtx" in line
     for input_only in ("metis", "graphml", "snap", "dimacs"):

@@ -132,3 +132,29 @@ def test_homework_form_says_what_solve_says(graph, tmp_path, capsys):
         else:  # a word solve lacks is the apsp command line's, as it was for the homework form
             assert said.err == ("usage: apsp [-h] [--version] COMMAND ...\n"
                                 f"apsp: error: unrecognized arguments: {after[-1]}\n")
+
+
+def test_homework_block_beside_the_automatic_choice_is_reported_unused_without_a_blocked_method(graph, tmp_path,
+                                                                                              capsys):
+    # a sparse 3,000-vertex graph: the automatic choice runs Dijkstra, which has no block
+    import numpy as np
+
+    rng = np.random.default_rng(43)
+    n, m = 3000, 9000
+    src = rng.integers(1, n + 1, m)
+    dst = (src + rng.integers(1, n, m) - 1) % n + 1  # never a loop
+    sp = tmp_path / "sp.txt"
+    sp.write_text(f"{n} {m}\n" + "".join(f"{i} {j} {w}\n" for i, j, w in zip(src, dst, rng.integers(1, 100, m))))
+    out = tmp_path / "out.txt"
+    assert main([str(sp), str(out), "64", "--json", "-q"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["method"] == "dijkstra" and summary["block_size"] is None
+    plan = summary["info"]["plan"]
+    assert plan["block"] is None and plan["block_note"] == "block 64 not used: method dijkstra has no block"
+    assert main([str(sp), str(out), "64", "-v", "-q"]) == 0
+    assert "block 64 not used: method dijkstra has no block" in capsys.readouterr().err
+    # a method with a block runs with the one asked for, and the plan says so
+    assert main([str(graph), str(out), "2", "--method", "fw", "--json", "-q"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["block_size"] == 2 and summary["info"]["plan"]["block"] == 2
+    assert summary["info"]["plan"]["block_note"] is None

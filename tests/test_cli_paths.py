@@ -14,7 +14,8 @@ def test_solve_writes_paths_that_follow_edges_and_sum_to_the_distance(tmp_path):
     assert main(["solve", str(src), "-o", str(tmp_path / "d.npy"), "--paths", str(tmp_path / "p.npy"),
                  "--backend", "cpu", "-q"]) == 0
     dist, succ = np.load(tmp_path / "d.npy"), np.load(tmp_path / "p.npy")
-    unreachable = np.iinfo(dist.dtype).max
+    assert dist.dtype == np.float64  # .npy distances: float64, inf where there is no path
+    unreachable = np.inf
     for i in range(4):
         for j in range(4):
             if i == j or dist[i, j] == unreachable:

@@ -41,7 +41,7 @@ def test_random_graph_is_priced_without_a_dissection(no_dissection):
     # on a GPU too: dense FW, and no dissection built to price nd-fw there
     pick, _, _ = costs.fastest(g, "gpu", [("fw", "gpu"), ("nd-fw", "gpu")], rates=costs.SHIPPED["H100"])
     assert pick == ("fw", "gpu")
-    assert "_dissections" not in g.__dict__
+    assert not g.derived.dissections
 
 
 def test_grid_is_dissected_and_counted():
@@ -209,21 +209,22 @@ def test_dijkstra_pays_for_the_empty_buckets_it_crosses():
 
 
 def test_one_plan_asks_for_the_gpu_and_the_ram_once(monkeypatch):
+    import apsp.gpu
     import apsp.plan as plan
     import apsp.sizes as sizes
 
     calls = {"gpu": 0, "ram": 0}
-    gpu_available, memory_allowed = plan.gpu_available, sizes.memory_allowed
+    device_status, memory_allowed = apsp.gpu.device_status, sizes.memory_allowed
 
-    def gpu(*args, **kw):
+    def gpu():
         calls["gpu"] += 1
-        return gpu_available(*args, **kw)
+        return device_status()
 
     def ram():
         calls["ram"] += 1
         return memory_allowed()
 
-    monkeypatch.setattr(plan, "gpu_available", gpu)
+    monkeypatch.setattr(apsp.gpu, "device_status", gpu)
     monkeypatch.setattr(plan, "memory_allowed", ram)
     g = _random(300, 3000)  # weights 1..100 on 300 vertices: int16 first, int32 after it
     p = plan.make_plan(g)

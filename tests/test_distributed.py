@@ -188,6 +188,57 @@ def test_distributed_equals_single_process_solve(ranks, tmp_path):
     run_worker(ranks, _cases(ranks, np.random.default_rng(seed), tmp_path), seed)
 
 
+#: run by every rank: two GPUs on the host (the count and the device mocked, so that the check runs
+#: anywhere); what each rank's plan, statistics and distributed FW engine would run on, to rank 0
+RANK_DEVICES = """
+import json
+import numpy as np
+from mpi4py import MPI
+import apsp.gpu, apsp.gpu.tiles, apsp.plan, apsp.stats
+from apsp.distributed import ProcessGrid, distance_stats
+from apsp.distributed.local import make_engine
+
+apsp.gpu.device_status = lambda: (True, "NVIDIA H200")
+apsp.gpu._cuda_device_count = lambda: 2
+apsp.gpu.device_memory = lambda device=None: (8 << 30, 16 << 30)
+comm = MPI.COMM_WORLD
+seen = {}
+real = apsp.stats.distance_stats
+
+def local_stats(g, sources, **options):
+    seen["stats"] = options.get("device")
+    return real(g, sources, **{**options, "backend": "cpu"})
+
+apsp.stats.distance_stats = local_stats
+apsp.gpu.tiles.gpu_tiles = lambda dtype, negative, device, aware: seen.setdefault("fw", device)
+g = [(i, i + 1) for i in range(99)]
+p = apsp.plan.make_plan(apsp.as_graph(g), method="fw", backend="gpu")
+seen["plan"] = p.machine.device
+seen["step"] = p.steps[0].opts.device
+stats = distance_stats(g, directed=False)
+grid = ProcessGrid.create(comm)
+make_engine("gpu", grid, False, np.dtype(np.int32), False)
+grid.free()
+everyone = comm.gather(seen, root=0)
+if comm.rank == 0:
+    print(json.dumps({"ranks": everyone, "diameter": stats.diameter()}))
+"""
+
+
+def test_each_rank_runs_on_its_own_gpu(tmp_path):
+    """Two ranks on a host with two GPUs: each rank's plan, its share of the statistics and its
+    distributed FW engine name the GPU of its node rank (not all GPU 0)."""
+    script = tmp_path / "rank_devices.py"
+    script.write_text(RANK_DEVICES)
+    out = mpirun(2, [script])
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["diameter"] == 99
+    for rank, seen in enumerate(report["ranks"]):
+        assert seen == {"plan": f"cuda:{rank}", "step": f"cuda:{rank}", "stats": f"cuda:{rank}",
+                        "fw": f"cuda:{rank}"}, rank
+
+
 # ---------------------------------------------------------------------------
 # the command line, outputs and failures
 # ---------------------------------------------------------------------------

@@ -8,10 +8,10 @@ import pytest
 
 MODULES = [
     "apsp", "apsp.api", "apsp.graph", "apsp.generate", "apsp.datasets", "apsp.scipy_compat", "apsp.networkx_backend",
-    "apsp.info", "apsp.errors", "apsp.paths", "apsp.sizes", "apsp.engine", "apsp.outofcore", "apsp.checkpoint",
+    "apsp.scipy_searches", "apsp.choices", "apsp.inputs", "apsp.info", "apsp.errors", "apsp.paths", "apsp.sizes", "apsp.engine", "apsp.outofcore", "apsp.checkpoint",
     "apsp.cpu.blocked", "apsp.cpu.reference", "apsp.cpu.bfs", "apsp.cpu.searches",
     "apsp.io", "apsp.io.atomic", "apsp.io.homework", "apsp.io.edgelist", "apsp.io.npy",
-    "apsp.io.mtx", "apsp.io.dimacs", "apsp.io.metis", "apsp.io.graphml", "apsp.io.result", "apsp.exactness",
+    "apsp.io.mtx", "apsp.io.dimacs", "apsp.io.metis", "apsp.io.graphml", "apsp.io.csvedges", "apsp.io.result", "apsp.exactness",
     "apsp.cli_messages", "apsp.stats", "apsp.plan", "apsp.result",
     "apsp.bench.results", "apsp.bench.timing",
 ]

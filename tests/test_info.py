@@ -121,7 +121,7 @@ def test_cli_info_text():
     out = run_cli("info")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == NAMES
+    assert [line.split()[0] for line in lines] == ["apsp", *NAMES]  # apsp itself first, with its version
     for line in lines:
         assert line.split()[1] in ("yes", "no")
 
@@ -130,7 +130,7 @@ def test_cli_info_json():
     out = run_cli("info", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert list(report) == NAMES
+    assert list(report) == ["apsp", *NAMES]
     assert report["scipy"]["available"] is True
 
 

@@ -84,7 +84,7 @@ def test_distances_npy_and_mtx_round_trip(tmp_path, n, dtype, gz, data):
         d = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, (n, n), dtype=dt, endpoint=True)
     d[rng.random((n, n)) < 0.3] = exactness.unreachable_value(dt)
     p = tmp_path / ("d.npy.gz" if gz else "d.npy")
-    write_distances(p, d)
+    write_distances(p, d, keep_dtype=True)
     loaded = np.load(gzip.open(p) if gz else p)
     assert loaded.dtype == dt and np.array_equal(loaded, d)
     q = tmp_path / "d.mtx"
@@ -375,15 +375,15 @@ def test_guess_format_and_errors(tmp_path):
     cases = {"a.txt": "homework", "a": "homework", "dir/in_file": "homework", "a.in.gz": "homework",
              "a.snap": "snap", "A.TSV.GZ": "snap", "a.npy": "npy", "a.mtx.gz": "mtx",
              "a.gr": "dimacs", "a.graph": "metis", "a.metis": "metis", "a.graphml": "graphml",
-             "a.npz": "npz"}
+             "a.npz": "npz", "a.csv": "csv", "A.CSV.GZ": "csv"}
     for path, name in cases.items():
         assert guess_format(path) == name
-    assert set(FORMATS) == {"homework", "snap", "npy", "mtx", "dimacs", "metis", "graphml", "npz"}
+    assert set(FORMATS) == {"homework", "snap", "npy", "mtx", "dimacs", "metis", "graphml", "npz", "csv"}
     assert guess_format("x.dat", "edgelist") == "snap" and guess_format("x", "MTX.gz") == "mtx"
     with pytest.raises(ValueError, match="known formats: homework .*graphml"):
         guess_format("x.dat")
-    with pytest.raises(ValueError, match="unknown format 'csv'"):
-        read_graph("x.txt", fmt="csv")
+    with pytest.raises(ValueError, match="unknown format 'xlsx'"):
+        read_graph("x.txt", fmt="xlsx")
     with pytest.raises(ValueError, match="cannot hold distances; formats that can: homework, npy, mtx"):
         write_distances(tmp_path / "d.snap", np.zeros((2, 2)))
     with pytest.raises(ValueError, match="cannot hold a graph"):

@@ -41,8 +41,10 @@ def test_npy_writer_in_chunks_through_a_memory_map(tmp_path, rng, monkeypatch, c
     monkeypatch.setattr(npy_module, "CHUNK_BYTES", chunk)
     src = np.lib.format.open_memmap(tmp_path / "src.npy", mode="w+", dtype=d.dtype, shape=d.shape)
     src[:] = d
-    write_distances(tmp_path / "d.npy", src)  # a memory map in, chunks out
+    write_distances(tmp_path / "d.npy", src, keep_dtype=True)  # a memory map in, chunks out
     assert np.array_equal(np.load(tmp_path / "d.npy"), d)
+    write_distances(tmp_path / "f.npy", src)  # the same chunks widened to float64, inf = no path
+    assert np.array_equal(np.load(tmp_path / "f.npy"), np.where(d == np.iinfo(d.dtype).max, np.inf, d))
 
 
 @pytest.mark.parametrize("suffix", [".txt", ".txt.gz", ".npy", ".mtx"])
@@ -54,7 +56,8 @@ def test_rows_writes_a_block_of_rows(tmp_path, rng, suffix):
         data = p.read_bytes()
         assert (gzip.decompress(data) if suffix.endswith(".gz") else data) == format_rows(d[5:12])
     elif suffix == ".npy":
-        assert np.array_equal(np.load(p), d[5:12])
+        part = d[5:12]
+        assert np.array_equal(np.load(p), np.where(part == np.iinfo(part.dtype).max, np.inf, part))
     else:
         text = p.read_text()
         assert "% rows 6..12 of the 23 x 23 matrix" in text

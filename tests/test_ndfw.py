@@ -185,17 +185,16 @@ BATCHING = {"auto": None, "always": 1.0, "never": 0.0}
 
 
 def _solve_gpu(g, dt, gather=True, batch="auto", **kw):
-    from apsp.gpu import ndfw
+    from apsp.gpu import machine_facts, ndfw
+    from apsp.costs import nd_gpu_budget
 
     opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
                         leaf_size=kw.pop("leaf", 6), **kw)
-    old = ndfw.GATHER_SHARE, ndfw.LAUNCH_SECONDS
-    ndfw.GATHER_SHARE = old[0] if gather else 0.0
-    ndfw.LAUNCH_SECONDS = old[1] if BATCHING[batch] is None else BATCHING[batch]
-    try:
-        return ndfw.solve(g, opts)
-    finally:
-        ndfw.GATHER_SHARE, ndfw.LAUNCH_SECONDS = old
+    # the plan's budget, with the gather and the batch model forced as asked
+    budget = nd_gpu_budget(g, opts, machine_facts(opts.device))
+    budget = dataclasses.replace(budget, gather_bytes=budget.gather_bytes if gather else 0,
+                                 launch_seconds=budget.launch_seconds if BATCHING[batch] is None else BATCHING[batch])
+    return ndfw.solve(g, dataclasses.replace(opts, nd_gpu=budget))
 
 
 @gpu

@@ -466,18 +466,51 @@ def test_a_configured_dtype_too_small_is_an_error_not_a_silent_fallback(monkeypa
 
 
 @needs_registration
-def test_cached_graph_note_is_the_documented_one():
-    """networkx notes reuse of a cached conversion; README and the module say what it means."""
+def test_reused_conversion_is_noted_once_per_process_and_follows_mutations(monkeypatch):
+    """A session of calls on one graph: at most one cache note (networkx's 25 lines never), and a
+    change through the graph's methods is seen; README and the module say what the note means."""
+    import warnings
     from pathlib import Path
 
+    from apsp import networkx_cache
+
+    monkeypatch.setitem(networkx_cache._said, "note", False)
     G = nx.karate_club_graph()
     nx.config.cache_converted_graphs = True
-    nx.floyd_warshall_numpy(G, backend="apsp")
-    with pytest.warns(UserWarning, match="cached graph"):
-        nx.floyd_warshall_numpy(G, backend="apsp")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(6):
+            nx.floyd_warshall_numpy(G, backend="apsp")
+            nx.closeness_centrality(G, backend="apsp")
+            nx.eccentricity(G, backend="apsp")
+            dict(nx.all_pairs_dijkstra_path_length(G, backend="apsp"))
+        G.add_edge(0, 33, weight=0.001)
+        assert nx.floyd_warshall_numpy(G, backend="apsp")[0, 33] == 0.001
+    notes = [w for w in caught if "cache" in str(w.message)]
+    assert len(notes) == 1 and "networkx graph" in str(notes[0].message), [str(w.message)[:80] for w in caught]
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for text in (readme, nxb.__doc__):
         assert 'warnings_to_ignore.add("cache")' in text and "__networkx_cache__.clear()" in text
+    assert "warnings_to_ignore.add('cache')" in networkx_cache.NOTE
+
+
+@needs_registration
+def test_no_caching_when_networkx_is_told_not_to(monkeypatch):
+    from apsp import networkx_cache
+
+    monkeypatch.setitem(networkx_cache._said, "note", True)  # said already
+    calls = []
+    real = nxb.ApspGraph.from_networkx
+    monkeypatch.setattr(nxb.ApspGraph, "from_networkx", classmethod(
+        lambda cls, G, attrs=None: calls.append(1) or real(G, attrs)))
+    G = nx.path_graph(5)
+    nx.config.cache_converted_graphs = True
+    nx.floyd_warshall_numpy(G, backend="apsp")
+    nx.floyd_warshall_numpy(G, backend="apsp")
+    assert len(calls) == 1  # kept
+    nx.config.cache_converted_graphs = False
+    nx.floyd_warshall_numpy(G, backend="apsp")
+    assert len(calls) == 2 and isinstance(networkx_cache.ConversionSlot(), dict)
 
 
 @needs_registration

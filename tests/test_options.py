@@ -70,7 +70,7 @@ def test_no_gpu_driver_answers_without_torch(monkeypatch):
     assert apsp.gpu.no_gpu_driver()
     ok, why = apsp.gpu.device_status()
     assert not ok and "no GPU driver" in why and "/nonexistent/nvidiactl" in why
-    assert plan.gpu_available() == (False, why)
+    assert apsp.gpu.gpu_available() == (False, why)
     monkeypatch.setattr(apsp.gpu, "GPU_DEVICE_NODES", (__file__,))  # a node that exists
     assert not apsp.gpu.no_gpu_driver()
     monkeypatch.setattr(apsp.gpu.sys, "platform", "darwin")
@@ -137,8 +137,8 @@ def test_auto_rule_is_one_rule_for_method_and_backend(device):
             plan.choose_backend("gpu", "fw", n)
     else:
         assert plan.choose_backend("gpu", "fw", n) == "gpu"
-    assert plan.gpu_available()[0] == real
-    assert plan.gpu_available(explicit=True)[0] == (device != "none")
+    assert apsp.gpu.gpu_available()[0] == real
+    assert apsp.gpu.gpu_available(explicit=True)[0] == (device != "none")
 
 
 def test_few_sources_search_even_beside_a_gpu(device):
@@ -158,7 +158,9 @@ def test_few_sources_search_even_beside_a_gpu(device):
 
 def test_bfs_rows_by_search_run_on_the_cpu_beside_a_gpu(monkeypatch):
     # one breadth-first search per source runs on the CPU even where "auto" has a GPU; the plan says so
-    monkeypatch.setattr(plan, "gpu_available", lambda explicit=False: (True, "a GPU"))
+    import apsp.gpu
+
+    monkeypatch.setattr(apsp.gpu, "device_status", lambda: (True, "a GPU"))
     g = _ring(4 * plan.GPU_MIN_VERTICES, 1, unit=True)
     p = plan.make_plan(g, sources=np.array([1]))
     assert (p.method, p.backend, p.rows_by_search, p.steps[0].solver) == ("bfs", "cpu", True, "bfs-rows")

@@ -140,6 +140,9 @@ def main() -> None:
     dist = floyd_warshall(np.array([[0.0, 1.0], [1.0, 0.0]]))
     dist2, pred = floyd_warshall([[0.0, 1.0], [1.0, 0.0]], return_predecessors=True)
     rows = shortest_path([[0.0, 1.0], [1.0, 0.0]], method="D", indices=0)
+    near, _, starts = apsp.dijkstra([[0.0, 1.0], [1.0, 0.0]], indices=[0], return_predecessors=True,
+                                    limit=5.0, min_only=True)
+    stats: apsp.DistanceStats = apsp.distance_stats(apsp.EdgeList(2, [0], [1], [3]), direction="in")
     g: apsp.Graph = apsp.as_graph([(0, 1, 2)])
     edges: apsp.EdgeList = apsp.random_graph(10, seed=1)
     one: apsp.Route = apsp.shortest_path_between(g, 0, 1)
@@ -151,6 +154,7 @@ def main() -> None:
         print(exc.vertices)
     except (apsp.DtypeError, apsp.GraphFormatError, apsp.MemoryPlanError, apsp.BackendUnavailableError):
         raise
+    print(near.sum(), starts.tolist(), stats.closeness().sum(), repr(r))
     print(r.to_float().sum(), route, dist.shape, dist2.shape, rows.shape, g.n, edges.n, one.length, back,
           limit, hop_counts([(0, 1)]).shape, apsp.__version__, apsp.read_graph, apsp.write_distances)
 

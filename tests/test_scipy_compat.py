@@ -21,6 +21,7 @@ from hypothesis.extra import numpy as hnp
 from scipy.sparse import csgraph
 
 import apsp
+import apsp.plan
 from apsp import scipy_compat
 
 
@@ -289,13 +290,13 @@ def test_shortest_path_matches_scipy(data, rep, method, directed, unweighted,
 def test_shortest_path_auto_choice_and_fw_delegation(method, monkeypatch):
     """'auto' picks FW exactly when scipy would; FW then runs apsp's solver."""
     calls = []
-    real = apsp.api.shortest_paths
+    real = apsp.plan.make_plan
 
-    def spy(*args, **kwargs):
-        calls.append(kwargs.get("method"))
+    def spy(*args, **kwargs):  # FW runs apsp's plan: make_plan(g, method, backend, ...)
+        calls.append(args[1] if len(args) > 1 else kwargs.get("method"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(apsp.api, "shortest_paths", spy)
+    monkeypatch.setattr(apsp.plan, "make_plan", spy)
     def with_edges(count):  # 6 vertices: scipy's auto picks FW from 36/4 = 9 edges on
         g = np.zeros((6, 6))
         rows, cols = np.nonzero(~np.eye(6, dtype=bool))
@@ -419,14 +420,14 @@ def test_sparse_nan_and_inf_entries_are_no_edge(value):
 
 def test_big_whole_weights_are_summed_in_float64_like_scipy(monkeypatch):
     dtypes_used = []
-    real = apsp.api.shortest_paths
+    real = apsp.api.run_plan
 
     def spy(*args, **kwargs):
         result = real(*args, **kwargs)
         dtypes_used.append(result.dtype)
         return result
 
-    monkeypatch.setattr(apsp.api, "shortest_paths", spy)
+    monkeypatch.setattr(apsp.api, "run_plan", spy)
     big = float(2 ** 55)
     g = np.array([[0, big, 0, 0], [0, 0, 3 * big, 0], [0, 0, 0, big], [big, 0, 0, 0]])
     np.testing.assert_array_equal(apsp.floyd_warshall(g), csgraph.floyd_warshall(g))

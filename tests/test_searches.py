@@ -53,10 +53,10 @@ def with_unreachable(rng, e: EdgeList, extra: int = 3) -> EdgeList:
 @pytest.mark.parametrize("bidirectional", [False, True])
 @pytest.mark.parametrize("negative", [False, True])
 def test_single_pair_queries_against_oracle(rng, negative, bidirectional, monkeypatch):
-    import apsp.query
+    import apsp.plan
 
     if bidirectional:  # every size: the small graphs here would otherwise search one way
-        monkeypatch.setattr(apsp.query, "BIDIRECTIONAL_MIN_N", 1)
+        monkeypatch.setattr(apsp.plan, "BIDIRECTIONAL_MIN_N", 1)
     dijkstra = "bidirectional-dijkstra" if bidirectional else "dijkstra"
     for _ in range(12):
         n = int(rng.integers(1, 25))

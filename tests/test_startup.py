@@ -103,7 +103,7 @@ def test_numbas_blas_probe_answered_without_scipy_linalg_and_its_real_check_kept
     code = """if True:
         import sys, numpy as np
         from apsp import jit
-        jit.compile_seconds()
+        jit.notify_compiles(None)  # what the apsp command does in its own process
         from numba import njit
         assert njit(lambda a: a.sum())(np.ones(3)) == 3.0
         assert "numba.np.arraymath" in sys.modules and "scipy.linalg" not in sys.modules
@@ -160,18 +160,51 @@ def test_text_writer_blocks_on_threads_equal_one_pass(monkeypatch, tmp_path, dt,
 
 
 def test_read_only_install_and_home_fall_back_to_a_temp_cache_dir(monkeypatch, tmp_path):
-    from numba.core import config
+    from numba.core import caching, config
 
     from apsp import jit
+    from apsp.cpu import blocked
 
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    monkeypatch.setattr(impl, "_locator_classes", list(impl._locator_classes))  # restored after the test
     monkeypatch.setenv("NUMBA_CACHE_DIR", "")  # empty counts as unset; restored after the test
-    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)
+    cache_dir = config.CACHE_DIR
     monkeypatch.setattr(jit, "_writable", lambda path: False)  # neither the install nor the user's
     monkeypatch.setattr(jit.tempfile, "gettempdir", lambda: str(tmp_path))
     chosen = jit.use_writable_cache_dir()
     assert chosen is not None and chosen.startswith(str(tmp_path))
-    assert jit.os.environ["NUMBA_CACHE_DIR"] == chosen and config.CACHE_DIR == chosen
-    assert jit.use_writable_cache_dir() is None  # set (by the user, or already): left alone
+    # the user's environment and Numba's configuration are left as they were
+    assert jit.os.environ["NUMBA_CACHE_DIR"] == "" and config.CACHE_DIR == cache_dir
+    locator = impl._locator_classes[-1]
+    kernel = blocked.minplus_update.py_func if hasattr(blocked.minplus_update, "py_func") else None
+    kernel = kernel or next(f.py_func for f in vars(blocked).values() if hasattr(f, "py_func"))
+    found = locator.from_function(kernel, kernel.__code__.co_filename)
+    assert found is not None and found.get_cache_path().startswith(chosen)  # apsp's kernels: cached there
+
+    def users_own(x):
+        return x
+
+    assert locator.from_function(users_own, __file__) is None  # anything else: Numba's own rules
+    jit.use_writable_cache_dir()
+    assert sum(getattr(c, "apsp_fallback", False) for c in impl._locator_classes) == 1  # added once
+
+
+def test_using_apsp_leaves_the_environment_and_numba_as_they_were():
+    code = """if True:
+        import os
+        before = dict(os.environ)
+        import numpy as np
+        import apsp
+        apsp.shortest_paths(np.array([[0, 1], [1, 0]]), backend="cpu")  # a dense graph: no kernel before the solve
+        apsp.floyd_warshall(np.array([[0, 1], [1, 0]]))
+        apsp.shortest_paths([(0, 1, 2), (1, 2, 3)], method="dijkstra", backend="cpu")
+        assert dict(os.environ) == before
+        from numba.np import linalg
+        assert linalg.ensure_blas.__module__ == "numba.np.linalg", "numba's BLAS check was replaced"
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
 
 
 def test_writable_install_keeps_numbas_own_choice(monkeypatch):

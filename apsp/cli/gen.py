@@ -1,6 +1,7 @@
 """``apsp gen``: write a random graph."""
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -26,6 +27,10 @@ def add_gen_parser(command) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed")
     p.add_argument("-o", "--output", required=True, help="graph file to write")
     p.add_argument("--format", dest="fmt", default=None, help="output format (default: from suffix)")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON summary on stdout (schema_version 1): n, edges, kind, density, "
+                        "weights, seed, output, format, timings_s")
+    p.add_argument("-q", "--quiet", action="store_true", help="no notes (the first run's compile notice)")
     add_report_options(p, "the parameters used (with the defaults filled in), the edges drawn "
                           "and the output format", "generate, write")
 
@@ -50,6 +55,7 @@ def cmd_gen(args) -> int:
     t1 = time.perf_counter()
     write_graph(args.output, edges, fmt=args.fmt)
     t2 = time.perf_counter()
+    density_used = args.density if args.density is not None else (0.001 if args.kind == "link-graph" else 0.1)
     if args.verbose:
         density = args.density if args.density is not None else (
             f"{0.001 if args.kind == 'link-graph' else 0.1} (default for {args.kind})")
@@ -62,6 +68,12 @@ def cmd_gen(args) -> int:
               f"({'as asked' if args.fmt else 'from the suffix'})", file=sys.stderr)
     if args.profile:
         print_stages({"generate": t1 - t0, "write": t2 - t1})
+    if args.json:
+        print(json.dumps({
+            "schema_version": 1, "n": args.n, "edges": len(edges.src), "kind": args.kind,
+            "density": density_used, "weights": None if weights is None else list(weights), "seed": args.seed,
+            "output": args.output, "format": guess_format(args.output, args.fmt),
+            "timings_s": {"generate": round(t1 - t0, 6), "write": round(t2 - t1, 6)}}))
     return 0
 
 

@@ -20,7 +20,7 @@ def cmd_info(args) -> int:
     from ..info import backend_report
 
     timings: dict[str, float] = {}
-    report = backend_report(timings)
+    report = {"apsp": _apsp_entry(), **backend_report(timings)}
     if args.verbose:
         for name, entry in report.items():
             facts = ", ".join(f"{k}={v}" for k, v in entry.items()
@@ -42,3 +42,14 @@ def cmd_info(args) -> int:
         for name, entry in report.items():
             print(f"{name:<10} {'yes' if entry['available'] else 'no '}  {entry['detail']}")
     return 0
+
+
+def _apsp_entry() -> dict:
+    """apsp itself, first: its version and where it is installed, in a backend entry's shape."""
+    from pathlib import Path
+
+    from .. import __version__
+
+    where = str(Path(__file__).resolve().parent.parent)
+    return {"available": True, "detail": f"version {__version__} ({where})", "hint": None,
+            "version": __version__, "path": where}

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+from ..methods import BACKENDS, DTYPES, METHODS
+
 
 #: ``solve``'s options when not given: its parser's defaults, and with IN, OUT and BLOCK the whole
 #: namespace of ``apsp IN OUT [BLOCK]`` without options (no parser is built for it)
 SOLVE_DEFAULTS = dict(
     output=None, paths=None, rows=None, sources=None, method="auto", backend="auto", dtype=None,
-    fmt=None, out_format=None, block_size=None, unweighted=False, undirected=False, profile=False,
+    fmt=None, out_format=None, keep_dtype=False, block_size=None, unweighted=False, undirected=False, profile=False,
     json=False, quiet=False, verbose=False, gpu_memory=None, host_memory=None, out_of_core=None,
     scratch_dir=None, checkpoint=None, checkpoint_every=300.0, resume=False, distributed=False,
     cuda_aware="auto")
@@ -49,18 +51,21 @@ def add_solve_options(p: argparse.ArgumentParser, route: bool = False) -> None:
     from ..cli_messages import add_renamed_option
 
     p.set_defaults(**SOLVE_DEFAULTS)
-    p.add_argument("--method", choices=("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"),
+    p.add_argument("--method", choices=METHODS,
                    help="algorithm (default: auto, see README 'Choosing a method')")
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu"),
+    p.add_argument("--backend", choices=BACKENDS,
                    help="where an all-pairs --method computes (default: GPU when one is usable, else "
                         "CPU); --method auto searches on the CPU" if route else
                    "where to compute (default: GPU when one is usable, else CPU)")
-    p.add_argument("--dtype", choices=("uint8", "uint16", "int16", "int32", "int64", "float32", "float64"),
+    p.add_argument("--dtype", choices=DTYPES,
                    help="distance type (default: the narrowest that holds the actual distances, "
                         "verified after the solve; uint8/uint16 for --method bfs only)")
     p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
     if not route:
         p.add_argument("--out-format", help="output format (default: from the suffix)")
+        p.add_argument("--keep-dtype", action="store_true",
+                       help=".npy output: keep the solve's integer dtype (smaller; 'no path' is then the "
+                            "dtype's maximum, e.g. 32767 for int16) instead of float64 with inf")
     add_renamed_option(p, "--block-size", type=int, metavar="B",
                        help="blocking factor" + (" of --method fw or nd-fw" if route else "")
                             + " (default: the backend's best)")

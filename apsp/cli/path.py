@@ -5,6 +5,7 @@ import json
 import sys
 import time
 
+from ..methods import TABLE
 from .options import add_solve_options, solve_options
 from .report import print_stages, report_result
 from .startup import start_command
@@ -47,8 +48,9 @@ def add_path_parser(command) -> None:
 
 def unused_path_options(args) -> str | None:
     """What ``path`` would otherwise ignore: the all-pairs options beside the one search of --method auto."""
-    if args.block_size is not None and args.method not in ("fw", "nd-fw"):  # Floyd-Warshall's
-        return (f"--block-size is the blocking factor of --method fw or nd-fw; "
+    blocked = [m.name for m in TABLE if m.blocks]
+    if args.block_size is not None and args.method not in blocked:
+        return (f"--block-size is the blocking factor of --method {' or '.join(blocked)}; "
                 f"--method {args.method} takes none")
     if args.backend == "gpu" and args.method == "auto":
         return ("--backend gpu needs an all-pairs --method (e.g. fw): --method auto runs one search, "

@@ -51,15 +51,15 @@ def cmd_solve(args) -> int:
     if guess_format(args.output, args.out_format) == "npz":
         result.save(args.output)  # the whole result: labels, sources and --paths' matrix too
         if args.paths:
-            write_distances(args.paths, result.successors, fmt="npy")
+            write_distances(args.paths, result.successors, fmt="npy", keep_dtype=True)
     else:
         # the number of the block's first row: k x n, the rows of --rows or --sources
         first_row = None if result.sources is None else (parse_rows(args.rows, g.n) or (0,))[0]
         with all_or_none():  # both outputs new or both old; --paths first, as -o may be a stream
             if args.paths:
-                write_distances(args.paths, result.successors, fmt="npy")
+                write_distances(args.paths, result.successors, fmt="npy", keep_dtype=True)
             write_distances(args.output, result.distances, fmt=args.out_format, first_row=first_row,
-                            progress=False if args.quiet else None)
+                            progress=False if args.quiet else None, keep_dtype=args.keep_dtype)
         if g.labels is not None and not args.quiet:  # a matrix alone does not say which vertex is which
             shown = ", ".join(map(str, g.labels[:4].tolist())) + (", ..." if g.n > 4 else "")
             print(f"apsp: note: the input names its vertices; the matrix's columns (and rows, unless "

@@ -7,6 +7,9 @@ import os
 import sys
 import time
 
+from ..gpu import nvidia_driver  # the device questions only: os and sys
+from ..methods import METHOD
+
 
 def start_command(args, solve: bool = False, paths: bool = False) -> dict:
     """Announce compiles (unless quiet) and count them (`apsp.jit`); ``{"startup": seconds}`` so that
@@ -21,7 +24,7 @@ def start_command(args, solve: bool = False, paths: bool = False) -> dict:
         # first: torch's import and CUDA's start are the longest chain; our imports and the read
         # (whose kernels release the GIL) run beside it. Under "auto" only on machines with an
         # NVIDIA device (else the import would only take CPU from the reader)
-        if args.backend == "gpu" or (args.backend == "auto" and os.path.exists("/dev/nvidiactl")):
+        if args.backend == "gpu" or (args.backend == "auto" and nvidia_driver()):
             _gpu_start_in_background(args, paths)
         from .. import api, io  # noqa: F401  (numpy, numba: imported here, not inside "read")
     from .. import _CPU_BEFORE_IMPORT, _IMPORT_STARTED
@@ -32,7 +35,7 @@ def start_command(args, solve: bool = False, paths: bool = False) -> dict:
 
 
 def _gpu_start_in_background(args, paths: bool) -> None:
-    """Start CUDA, and import torch (for what only its engines do: ``paths``, BFS, nested dissection)
+    """Start CUDA, and torch's import (for what only its engines do: ``paths``, BFS, nested dissection)
     or only Triton (a distances-only FW solve runs on the CUDA driver without torch:
     `apsp.plan.gpu_runtime`), on a thread while the main thread imports numba and reads the input.
     The solve's backend choice then finds them done, or waits for the rest: its "setup" stage is
@@ -43,7 +46,8 @@ def _gpu_start_in_background(args, paths: bool) -> None:
 
     if importlib.util.find_spec("torch") is None:
         return
-    torch_needed = args.method not in ("auto", "fw") or paths
+    # the automatic choice and the methods whose GPU solve runs on the CUDA driver need no torch
+    torch_needed = paths or (args.method != "auto" and not METHOD[args.method].driver_runtime)
     try:
         large_input = os.stat(args.input).st_size >= LARGE_INPUT_BYTES
     except (OSError, TypeError):  # no file (yet): the read reports it
@@ -58,7 +62,7 @@ def _gpu_start_in_background(args, paths: bool) -> None:
 
                 warm_up(torch_needed, pin_staging=large_input)
 
-    if os.path.exists("/dev/nvidiactl"):
+    if nvidia_driver():
         from ..gpu.warmup import start_cuda_driver
 
         threading.Thread(target=start_cuda_driver, name="apsp-cuda-init", daemon=True).start()

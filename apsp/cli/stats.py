@@ -8,6 +8,7 @@ import sys
 import time
 
 from ..errors import require
+from ..methods import BACKENDS, STATS_METHODS, WEIGHTED_DTYPES
 from .options import add_report_options
 from .report import print_stages
 from .startup import start_command
@@ -25,10 +26,11 @@ harmonic centrality and the efficiency.
 --csv FILE writes one row per source:
   vertex,reachable,total_distance,eccentricity,reaches_all,closeness,harmonic
 (closeness as networkx's, wf_improved; eccentricity: the largest finite distance).
---json prints one object (schema 1):
-  {"schema", "n", "edges", "sources", "direction", "method", "reason", "backend", "dtype",
+--json prints one object (schema_version 1):
+  {"schema_version", "n", "edges", "sources", "direction", "method", "reason", "backend", "dtype",
    "connected", "diameter", "radius", "center", "periphery", "average_distance",
    "wiener_index", "global_efficiency", "histogram", "timings_s"}
+  ("schema", the same number under its former name, goes in the next release)
 
 examples:
   apsp stats graph.txt
@@ -51,12 +53,12 @@ def add_stats_parser(command) -> None:
                    help="distances from each source (out, default) or to it (in)")
     p.add_argument("--histogram", action="store_true",
                    help="also count the distances by value (integer distances only)")
-    p.add_argument("--method", default="auto", choices=("auto", "bfs", "dijkstra", "johnson"),
+    p.add_argument("--method", default="auto", choices=STATS_METHODS,
                    help="the searches (default: BFS for unit weights, Dijkstra, Johnson with "
                         "negative weights)")
-    p.add_argument("--dtype", default=None, choices=("int16", "int32", "int64", "float32", "float64"),
+    p.add_argument("--dtype", default=None, choices=WEIGHTED_DTYPES,
                    help="distance type of weighted searches (default: the narrowest exact one)")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
+    p.add_argument("--backend", default="auto", choices=BACKENDS,
                    help="where to search (default: the GPU for unit weights when one is usable; "
                         "weighted graphs and --histogram on the CPU)")
     p.add_argument("--format", dest="fmt", help="input format (default: from the suffix; homework for .txt)")
@@ -139,7 +141,7 @@ def stats_command(args, compute) -> int:
 
 def _stats_summary(g, st, first: int, timings: dict) -> dict:
     return {
-        "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
+        "schema_version": 1, "schema": 1, "n": g.n, "edges": g.nnz, "sources": len(st.sources),
         "direction": st.direction, "method": st.method, "reason": st.reason,
         "backend": st.info["backend"], "dtype": st.dtype.name, "connected": bool(st.reaches_all.all()),
         "diameter": _stats_value(st.diameter()), "radius": _stats_value(st.radius()),

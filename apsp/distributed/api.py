@@ -11,6 +11,7 @@ from mpi4py import MPI
 from .. import exactness
 from ..api import narrow_first
 from ..errors import DtypeError, NegativeCycleError
+from ..plan import distributed_backend, distributed_method
 from . import inputs, output as out_mod
 from .faults import RankFailedError, abort_on_failure, agreed, maybe_inject
 from .fw import DistributedFW, solve_layout
@@ -76,32 +77,18 @@ def output_format(path, fmt=None) -> str:
 def _gpu_here(forced: bool) -> tuple[bool, str]:
     """Can this rank run the GPU engine? "auto" wants a real CUDA device; a forced
     ``backend="gpu"`` also accepts Triton's interpreter (TRITON_INTERPRET=1)."""
-    try:
-        import torch
+    from ..gpu import machine_facts
 
-        from ..gpu import device_status
-
-        if not forced and not torch.cuda.is_available():
-            return False, "torch sees no CUDA device"
-        return device_status()
-    except ImportError as exc:
-        return False, f"{exc}; install with pip install 'apsp[gpu]'"
+    return machine_facts().available(explicit=forced)
 
 
 def _choose_backend(comm, backend: str) -> str:
-    """The backend every rank uses (collective): "gpu" only if every rank can."""
-    if backend not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"unknown backend {backend!r}; choose auto, cpu or gpu")
-    if backend == "cpu":
-        return "cpu"
-    usable = comm.allgather(_gpu_here(forced=backend == "gpu"))
-    if all(ok for ok, _ in usable):
-        return "gpu"
-    if backend == "gpu":
-        rank = next(r for r, (ok, _) in enumerate(usable) if not ok)
-        raise RankFailedError(rank, comm.size, "choosing the backend",
-                              f"backend 'gpu' cannot run there: {usable[rank][1]}")
-    return "cpu"
+    """The backend every rank uses (collective; decided by `apsp.plan.distributed_backend`)."""
+    chosen, failed = distributed_backend(backend, lambda forced: comm.allgather(_gpu_here(forced)))
+    if failed is not None:
+        raise RankFailedError(failed[0], comm.size, "choosing the backend",
+                              f"backend 'gpu' cannot run there: {failed[1]}")
+    return chosen
 
 
 def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
@@ -121,7 +108,7 @@ def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
 def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=None, dtype=None,
           backend="auto", cuda_aware="auto", method="fw", directed=True, unweighted=False,
           null_value=0.0, fmt=None, grid=None, device=None, threads=None, poll_pieces=4, profile=False,
-          lookahead=True):
+          lookahead=True, keep_dtype=False):
     """All-pairs shortest paths with blocked Floyd-Warshall across the ranks of ``comm``.
 
     Collective: every rank of ``comm`` calls it. Only rank 0's ``graph`` is
@@ -138,6 +125,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         return a `DistributedRun` instead of gathering them.
     out_format : {"npy", "homework"}, optional
         Output format (default: from the suffix).
+    keep_dtype : bool, optional
+        ``.npy``: keep integer distances ("no path": the dtype's maximum) instead of float64 with inf.
     block_size : int, optional
         Tile edge (default 128 on CPU, 256 on GPU); any n works.
     dtype : distance dtype (default: the narrowest that holds the actual distances, as in
@@ -186,8 +175,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
     """
     comm = MPI.COMM_WORLD if comm is None else comm
     timer = StageTimer()
-    if method not in ("fw", "auto"):
-        raise ValueError(f"the distributed solver runs blocked Floyd-Warshall only, not {method!r}")
+    method = distributed_method(method)
     with timer("setup"):
         pgrid = ProcessGrid.create(comm, grid)
     rank = comm.rank
@@ -312,7 +300,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                 target, tmp, kind = comm.bcast(names, root=0)
                 with timer("write"):
                     if kind == "npy":
-                        out_mod.write_npy(pgrid, layout, host, tmp)
+                        out_mod.write_npy(pgrid, layout, host, tmp, keep_dtype)
                     else:
                         from ..io.homework import format_rows
 
@@ -338,7 +326,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
                               backend=chosen, timings=worst, info=info)
     from ..result import Result
 
-    return Result(distances=full, method="fw", backend=chosen, dtype=full.dtype, block_size=problem.block,
+    return Result(distances=full, method=method, backend=chosen, dtype=full.dtype, block_size=problem.block,
                   timings=worst, info=info, labels=labels)
 
 

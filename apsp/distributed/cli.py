@@ -29,7 +29,8 @@ def run_solve(args) -> int:
         run = solve(args.input if rank == 0 else None, comm, output=args.output, out_format=args.out_format,
                     block_size=args.block_size, dtype=args.dtype, backend=args.backend,
                     cuda_aware=getattr(args, "cuda_aware", "auto"), directed=not args.undirected,
-                    unweighted=args.unweighted, fmt=args.fmt, profile=args.profile)
+                    unweighted=args.unweighted, fmt=args.fmt, profile=args.profile,
+                    keep_dtype=getattr(args, "keep_dtype", False))
     except BaseException as exc:  # noqa: BLE001 - see `_failed`
         return _failed(comm, args, "running the distributed solve", exc)
     if rank == 0:

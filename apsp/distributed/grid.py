@@ -16,6 +16,15 @@ def grid_shape(size: int) -> tuple[int, int]:
     return int(dims[0]), int(dims[1])
 
 
+def node_placement(comm) -> tuple[int, int]:
+    """``(ranks on this rank's node, its index among them)``; collective. The index picks the
+    rank's GPU (`apsp.gpu.rank_device`)."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    size, rank = node.size, node.rank
+    node.Free()
+    return size, rank
+
+
 @dataclass
 class ProcessGrid:
     """Ranks of ``comm`` arranged as a ``Pr x Pc`` Cartesian grid (row-major ranks).
@@ -47,9 +56,7 @@ class ProcessGrid:
         cart = comm.Create_cart(list(shape), periods=[False, False], reorder=False)
         row, col = cart.Get_coords(cart.rank)
         coords = (int(row), int(col))
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-        node_size, node_rank = node.size, node.rank
-        node.Free()
+        node_size, node_rank = node_placement(comm)
         return cls(comm=comm, cart=cart, row_comm=cart.Sub([False, True]), col_comm=cart.Sub([True, False]),
                    shape=shape, coords=coords, node_size=node_size, node_rank=node_rank)
 

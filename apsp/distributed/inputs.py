@@ -45,7 +45,8 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     """Rank 0: read and validate the graph; return (Graph, Problem). Raises on any input error."""
     from ..api import as_graph
 
-    from ..engine import DEFAULT_BLOCK, check_block
+    from ..engine import check_block
+    from ..plan import distributed_block
 
     block_size = check_block(block_size)
     if graph is None:
@@ -54,7 +55,7 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
                                         dtype)
     return g, Problem(n=g.n, dtype=attempts[0].dtype, negative=g.has_negative_weights,
-                      block=block_size or DEFAULT_BLOCK[f"distributed-{backend}"],
+                      block=distributed_block(block_size, backend),
                       transport="dense" if g.csr is None else "edges",
                       attempts=tuple((a.dtype.name, a.checked, a.cast_to and a.cast_to.name) for a in attempts),
                       max_abs_weight=g.max_abs_weight)

@@ -62,79 +62,12 @@ def cpu_tiles(dtype, negative: bool, threads: int = 1):
 
 
 def gpu_tiles(dtype, negative: bool, device, cuda_aware: bool):
-    """`GPUTiles` on ``device`` (normally ``"cuda:<local rank>"``; ``"cpu"`` runs the same code on
-    CPU tensors in Triton's interpreter, so the tests cover this path without a GPU)."""
-    import torch
+    """`apsp.gpu.tiles.gpu_tiles`: this rank's GPU tiles on ``device`` (normally ``"cuda:<local rank>"``;
+    ``"cpu"`` runs the same code on CPU tensors in Triton's interpreter, so the tests cover this path
+    without a GPU)."""
+    from ..gpu.tiles import gpu_tiles as tiles
 
-    from ..gpu.fw import GPUEngine
-
-    class GPUTiles(GPUEngine):
-        def __init__(self):
-            super().__init__(dtype, negative, device=torch.device(device))
-            self.tdtype = getattr(torch, self.dtype.name)
-            if self.cuda:
-                torch.cuda.set_device(self.device)
-            self.cuda_aware = bool(cuda_aware) and self.cuda
-            #: device buffers go through pinned host memory for MPI
-            self.staged = not self.cuda_aware
-
-        def from_host(self, a: np.ndarray):
-            return torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
-
-        def to_host(self, t) -> np.ndarray:
-            return np.ascontiguousarray(t.cpu().numpy())  # t may be a view of a padded matrix
-
-        def full(self, shape, value):
-            return torch.full(shape, value, dtype=self.tdtype, device=self.device)
-
-        def host_empty(self, shape):
-            """A host tensor in page-locked memory (plain memory without CUDA), for staging."""
-            return torch.empty(shape, dtype=self.tdtype, pin_memory=self.cuda)
-
-        def host_mpi(self, t) -> np.ndarray:
-            """The numpy view MPI reads or fills (host staging buffers only)."""
-            return t.numpy()
-
-        def copy(self, dst, src) -> None:
-            """Copy between tensors (device or pinned host) or numpy arrays, blocking.
-
-            Host copies must be finished when this returns: MPI reads a staged buffer
-            right after, and a later round receives into it again."""
-            dst, src = (torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in (dst, src))
-            dst.copy_(src)
-
-        def mpi_buffer(self, t):
-            """What MPI sends from or receives into: the tensor itself (CUDA-aware MPI reads
-            ``__cuda_array_interface__``) after the stream's pending work is done."""
-            self.sync()
-            return t
-
-        def check_memory(self, nbytes: int) -> None:
-            """Refuse (`MemoryPlanError`) when this rank's share does not fit its GPU's free memory."""
-            if not self.cuda:
-                return
-            from ..errors import MemoryPlanError
-
-            free, total = torch.cuda.mem_get_info(self.device)
-            if nbytes > free:
-                raise MemoryPlanError(
-                    f"this rank's tiles and panels need {nbytes / 2**30:.2f} GiB on {self.device}, which has "
-                    f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB free; use more GPUs (ranks) or a smaller dtype")
-
-        def gather_values(self, t, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-            return t[torch.as_tensor(rows, device=self.device), torch.as_tensor(cols, device=self.device)].cpu().numpy()
-
-        def warm_up(self) -> None:
-            """Compile the Triton kernels now, so compute timings exclude it."""
-            t = self.from_host(np.zeros((2, 2), dtype=self.dtype))
-            self.close_block(t)
-            self.minplus(t, t.T.contiguous().T, t.clone())
-            self.sync()
-
-        def close(self) -> None:
-            pass
-
-    return GPUTiles()
+    return tiles(dtype, negative, device, cuda_aware)
 
 
 def make_engine(backend: str, grid, cuda_aware: bool, dtype, negative: bool, device=None, threads=None):
@@ -152,16 +85,12 @@ def make_engine(backend: str, grid, cuda_aware: bool, dtype, negative: bool, dev
         return cpu_tiles(dtype, negative, threads=threads)
     if backend == "gpu":
         if device is None:
-            import torch
+            from ..gpu import machine_facts
 
-            from ..gpu import interpreting
-
-            count = torch.cuda.device_count()
-            if count:
-                device = f"cuda:{grid.node_rank % count}"
-            elif interpreting():  # Triton's CPU interpreter: the tests run this path without a GPU
-                device = "cpu"
-            else:
+            # the node rank's GPU (`apsp.gpu.rank_device`); "cpu" under Triton's interpreter, so the
+            # tests run this path without a GPU
+            device = machine_facts(rank=grid.node_rank).device
+            if device is None:
                 raise RuntimeError("backend 'gpu' needs a CUDA GPU on every rank; torch sees none here")
         return gpu_tiles(dtype, negative, device, cuda_aware)
     raise ValueError(f"unknown distributed backend {backend!r}; choose cpu or gpu")

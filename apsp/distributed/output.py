@@ -61,9 +61,14 @@ def temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp{''.join(target.suffixes)}")
 
 
-def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:
-    """Collective: write the distributed matrix as one ``.npy`` file at ``path``."""
+def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path, keep_dtype: bool = False) -> None:
+    """Collective: write the distributed matrix as one ``.npy`` file at ``path``; integers as float64 with
+    ``inf`` where there is no path, as `apsp.io.npy` writes them, unless ``keep_dtype`` or a rank's
+    float64 copy does not fit its memory (int8..int32 only: they are exact; then, with a warning, the
+    integers)."""
     comm = grid.cart
+    if local.dtype.kind in "iu" and not keep_dtype:
+        local = _widened(comm, local, path)
     header = npy_header((layout.n, layout.n), local.dtype)
     fh = MPI.File.Open(comm, str(path), MPI.MODE_WRONLY | MPI.MODE_CREATE)
     try:
@@ -75,6 +80,26 @@ def write_npy(grid, layout: BlockCyclic, local: np.ndarray, path) -> None:
         dt.Free()
     finally:
         fh.Close()
+
+
+def _widened(comm, local: np.ndarray, path) -> np.ndarray:
+    """``local`` as float64 with ``inf`` for the dtype's maximum, when every rank can (collective)."""
+    import warnings
+
+    from ..io.npy import UnsafeFileWarning
+    from ..sizes import memory_allowed
+
+    fits = local.dtype.itemsize <= 4 and local.size * 8 <= memory_allowed()[0]
+    if comm.allreduce(bool(fits), op=MPI.LAND):
+        wide = local.astype(np.float64)
+        wide[local == np.iinfo(local.dtype).max] = np.inf
+        return wide
+    if comm.rank == 0:
+        no_path = np.iinfo(local.dtype).max
+        warnings.warn(f"{path}: distances kept as {local.dtype.name}, not float64 with inf (a rank's float64 "
+                      f"copy would not fit, or int64 may not be exact): 'no path' is {no_path}; mask it before "
+                      "any arithmetic", UnsafeFileWarning, stacklevel=3)
+    return local
 
 
 def _format_segments(layout, coords, local, format_rows):

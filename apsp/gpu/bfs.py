@@ -23,7 +23,6 @@ uint16 arithmetic); a user's integer dtype is used as given and refused with
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -34,7 +33,6 @@ import triton.language as tl
 from .. import exactness
 from ..cpu.bfs import NO_VERTEX, csr_arrays, finish_dtype, max_level, recast, refuse_dtype
 from ..engine import SolveOptions, SolveOutput
-from ..errors import BackendUnavailableError
 from .transfer import to_host
 
 #: default tile: vertices per program, 32-bit words (x32 sources) per program, warps
@@ -119,13 +117,12 @@ def _bfs_level_kernel(
 
 
 def _device(wanted) -> torch.device:
-    if wanted is not None:
-        return torch.device(wanted)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return torch.device("cpu")
-    raise BackendUnavailableError("GPU BFS needs a CUDA device (or TRITON_INTERPRET=1 for testing)")
+    """The device asked for (the plan's), else `apsp.gpu.default_device`: one rule for the interpreter."""
+    from . import default_device, make_current
+
+    device = torch.device(wanted) if wanted is not None else default_device()
+    make_current(device)
+    return device
 
 
 def _sync(device):
@@ -165,11 +162,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(device) for a in csr_arrays(graph))
     n_words = (n + 31) // 32
     groups = triton.cdiv(max(n_words, 1), block_w)
-    requested = None if opts.dtype is None else np.dtype(opts.dtype)
-    may_widen = requested is None or requested.kind == "f"
-    dt = np.dtype(np.uint8) if may_widen or requested is None else requested
-    if dt == np.uint16:  # computed as int32, narrowed on the host
-        dt = np.dtype(np.int32)
+    hops = opts.hops or exactness.gpu_hop_dtypes(opts.dtype)  # the plan's; its rule for direct calls
+    ladder = list(hops.compute)
+    dt = ladder.pop(0)
     dist = torch.full((n, n), int(exactness.unreachable_value(dt)), dtype=getattr(torch, dt.name), device=device)
     dist.diagonal().fill_(0)
     want_pred, want_succ = bool(opts.predecessors), bool(opts.successors)
@@ -189,11 +184,12 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     while n:
         level += 1
         if level > max_level(dt):  # the previous level found vertices: they need a wider type
-            if not may_widen:
-                refuse_dtype(requested)
-            wide = dist.to(torch.int32)
-            wide[dist == int(exactness.unreachable_value(dt))] = int(exactness.unreachable_value(np.int32))
-            dist, dt = wide, np.dtype(np.int32)
+            if not ladder:
+                refuse_dtype(hops.requested)
+            to = ladder.pop(0)
+            wide = dist.to(getattr(torch, to.name))
+            wide[dist == int(exactness.unreachable_value(dt))] = int(exactness.unreachable_value(to))
+            dist, dt = wide, to
         _bfs_level_kernel[grid](
             in_ptr, in_idx, frontier, nxt, visited, flags, dist, pred, succ,
             n, n_words, level, 0,
@@ -211,11 +207,13 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     dist_np = to_host(dist)
     pred_np, succ_np = (to_host(t) if want else None for t, want in ((pred, want_pred), (succ, want_succ)))
     timings["d2h"] = time.perf_counter() - t0
-    if requested == np.uint16 and diameter > max_level(np.uint16):
-        refuse_dtype(np.uint16)
-    if dist_np.dtype == np.int32 and (requested == np.uint16 or (may_widen and diameter <= max_level(np.uint16))):
-        dist_np = recast(dist_np, np.uint16)  # int32 was only for torch's lack of uint16 arithmetic
-    dist_np = finish_dtype(dist_np, requested if may_widen else None)
+    narrow = hops.narrow_to
+    if narrow is not None and hops.requested == narrow and diameter > max_level(narrow):
+        refuse_dtype(narrow)
+    if narrow is not None and dist_np.dtype.itemsize > narrow.itemsize and diameter <= max_level(narrow):
+        dist_np = recast(dist_np, narrow)  # the wider dtype was only for torch's lack of uint16 arithmetic
+    dist_np = finish_dtype(dist_np, hops.requested if hops.requested is not None
+                           and hops.requested.kind == "f" else None)
     info = {"diameter": diameter, "levels": level, "device": str(device),
             "tile": f"{block_v} vertices x {32 * block_w} sources", "num_warps": num_warps}
     if device.type == "cuda":

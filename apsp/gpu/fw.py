@@ -135,12 +135,13 @@ class GPUEngine:
 
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
                  timed: bool = False, cutoff_band=None, paths_for=None,
-                 runtime: TorchRuntime | DriverRuntime | None = None):
+                 runtime: TorchRuntime | DriverRuntime | None = None, n_pad: int | None = None):
         self.rt = runtime or TorchRuntime(device)
         self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
         self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
         self.variant, self.cutoff_band, self.paths_for = variant, cutoff_band, paths_for
-        self.n_pad = gpu_padded(n, interpreted=not self.cuda)
+        # the plan's padded side (`MemoryPlan.padded`); the tile drivers without a plan pad by their device
+        self.n_pad = n_pad or gpu_padded(n, interpreted=not self.cuda)
         self.d: Any | None = None  # the padded matrix: a tensor or DeviceArray, as the runtime makes
         self.marks: list[tuple[str, Any]] | None = [] if timed else None  # (stage, the runtime's event)
         self.mark("start")
@@ -264,7 +265,8 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
                          "paths and other variants need runtime 'torch'")
     rt = DriverRuntime() if opts.runtime == "driver" else TorchRuntime(opts.device)
     engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, variant=variant, timed=True,
-                       cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt)
+                       cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt,
+                       n_pad=getattr(opts.memory, "padded", None))
     naive = variant == "naive"
     out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
               default_block=32 if variant == "classic" else DEFAULT_BLOCK)

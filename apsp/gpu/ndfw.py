@@ -42,8 +42,8 @@ import triton.language as tl
 
 from .. import exactness
 from ..dissection import DEFAULTS, ScheduleEngine, solve_with
-from ..engine import Finalized, SolveOptions, SolveOutput
-from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK, INTERPRETER_ALIGN
+from ..engine import Finalized, NdGpuBudget, SolveOptions, SolveOutput
+from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK
 from .fw import check_and_mark, finished
 from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
@@ -56,13 +56,6 @@ DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["gpu"]
 #: Tree nodes themselves are not padded: padding them to 128 costs 33% more work on a 350 x 350
 #: grid (benchmarks/nd_counts.py --pad)
 ALIGN = GPU_ALIGN
-#: gathered node buffers may take at most this share of the free device memory
-GATHER_SHARE = 0.8
-#: what a batch trades: a kernel launch from Python costs about LAUNCH_SECONDS; the batch's extra
-#: updates (the common shape's padding) run at about BATCH_RATE (int32 products on an H100/H200;
-#: int16 runs faster, which only favours batching more)
-LAUNCH_SECONDS = 2e-5
-BATCH_RATE = 1.2e13
 
 
 def placed(ranges) -> list[tuple[int, int, int]]:
@@ -73,21 +66,24 @@ def placed(ranges) -> list[tuple[int, int, int]]:
 class Engine(ScheduleEngine):
     """The GPU engine: the layout matrix on the device, rounded up to ``align`` with isolated
     vertices (``load``); a node's rounds run in place or on a gathered buffer (``pivots``). ``finalize``
-    checks for cut-off distances (``cutoff_band``) and recovers paths (``paths_for``: ``(graph, opts)``)."""
+    checks for cut-off distances (``cutoff_band``) and recovers paths (``paths_for``: ``(graph, opts)``).
+    ``budget``: the plan's gather budget and batch model (`apsp.engine.NdGpuBudget`)."""
 
     kind = "gpu"
     sync_for_progress = True
     #: the root's rounds run in place on the whole matrix
     whole_in_place = True
 
-    def __init__(self, nd, dtype, tile: int, negative: bool, device, cutoff_band=None, paths_for=None,
-                 result: HostResult | None = None):
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: NdGpuBudget, cutoff_band=None,
+                 paths_for=None, result: HostResult | None = None):
         super().__init__(nd, negative)
+        self.budget = budget
+        self.gather_bytes = budget.gather_bytes
         self.dtype = np.dtype(dtype)
         self.tile = tile
         self.rt = TorchRuntime(device)
         self.device, self.cuda = self.rt.device, self.rt.cuda  # the interpreter: small alignment, still exercised
-        self.align = ALIGN if self.cuda else INTERPRETER_ALIGN
+        self.align = budget.align  # the plan's (`apsp.gpu.footprint.nd_aligned`)
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
         self.d: torch.Tensor | None = None  # the layout matrix, from load(); dropped by finalize()
         self.col_t: torch.Tensor | None = None  # a tile x size column panel buffer, from load()
@@ -100,8 +96,6 @@ class Engine(ScheduleEngine):
         self.sync()
         self.d = d = layout_matrix(graph, self.nd, self.dtype, self.device, self.align)
         self.col_t = torch.empty((self.tile, d.shape[0]), dtype=d.dtype, device=d.device)
-        free = self.rt.memory()[0] if self.cuda else 1 << 62
-        self.gather_bytes = int(GATHER_SHARE * free)
         self.sync()
 
     def sync(self) -> None:
@@ -147,7 +141,8 @@ class Engine(ScheduleEngine):
     def batches(self, level, depth) -> list[list[int]]:
         """``level``'s nodes split into batches (lists of nodes; one node: run on its own): as many
         as the memory budget allows per batch, and a batch only where the launches it saves
-        (`LAUNCH_SECONDS` each) outweigh the extra updates of its common shape (at `BATCH_RATE`)."""
+        (the budget's ``launch_seconds`` each) outweigh the extra updates of its common shape (at its
+        ``batch_rate``)."""
         nd, item = self.nd, self.dtype.itemsize
         if len(level) < 2 or any(nd.reach(t) == [(0, self.size)] for t in level):
             return [[t] for t in level]
@@ -175,7 +170,9 @@ class Engine(ScheduleEngine):
             alone_launches += 6 * -(-own // tile) + 2 * (len(ranges) + 2) ** 2
         batch_updates = len(nodes) * width * width * pivots
         batch_launches = 4 * -(-pivots // tile) + 2
-        return (batch_updates - alone_updates) / BATCH_RATE < (alone_launches - batch_launches) * LAUNCH_SECONDS
+        model = self.budget
+        return ((batch_updates - alone_updates) / model.batch_rate
+                < (alone_launches - batch_launches) * model.launch_seconds)
 
     def _batched(self, nodes, depth) -> None:
         """The rounds of ``nodes`` (one level) as one batch: gather, `fw_batched`, scatter."""
@@ -288,15 +285,13 @@ class HostEngine(Engine):
     equals the in-core engine's. Distances only (paths need the whole matrix on the device).
     """
 
-    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: int, cutoff_band=None):
-        super().__init__(nd, dtype, tile, negative, device, cutoff_band)
-        self.budget = int(budget)
+    def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: NdGpuBudget, cutoff_band=None):
+        super().__init__(nd, dtype, tile, negative, device, budget, cutoff_band)
         self.streamed = 0  #: nodes streamed in row stripes (reported)
 
     def load(self, graph) -> None:
         self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), self.align)
         self.col_t = torch.empty((self.tile, self.d.shape[0]), dtype=self.d.dtype, device=self.device)
-        self.gather_bytes = self.budget
 
     rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
     whole_in_place = False  # the root streams too
@@ -333,7 +328,7 @@ class HostEngine(Engine):
         minplus_update(row, pivot, row, neg)  # phase 2: R = min(R, P* (x) R), C = min(C, C (x) P*)
         minplus_update(col, col, pivot, neg)
         # phase 3 over every stripe of rows of the ranges: D = min(D, C (x) R), R and C final
-        left = self.budget - (row.numel() + col.numel()) * d.element_size()
+        left = self.gather_bytes - (row.numel() + col.numel()) * d.element_size()
         height = max(1, min(width, left // (2 * width * d.element_size())))
         for lo, hi, at in placed(ranges):
             for r0 in range(lo, hi, height):
@@ -455,11 +450,9 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
 
 def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:
     """nd-fw with its layout matrix in host memory, streamed through the GPU (`HostEngine`),
-    registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan (``opts.memory``, its
-    ``gpu_limit``) chooses when the matrix does not fit the card."""
-    plan = opts.memory
-    assert plan is not None, "the plan gives streamed solvers their memory plan"
-    return solve(graph, opts, budget=max(0, plan.gpu_limit - plan.gpu_bytes))
+    registered as ``("nd-fw-out-of-core", "gpu")``: what the memory plan chooses when the matrix
+    does not fit the card (``opts.nd_gpu``: the device bytes of its buffers and stripes)."""
+    return solve(graph, opts, streamed=True)
 
 
 def prefaulted_result(n: int, dtype: np.dtype, device) -> HostResult | None:
@@ -472,21 +465,24 @@ def prefaulted_result(n: int, dtype: np.dtype, device) -> HostResult | None:
     return None
 
 
-def solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
-    """Nested-dissection Floyd-Warshall on the GPU, registered as ``("nd-fw", "gpu")`` (``budget``: the
-    device bytes of `HostEngine`'s buffers, for `solve_streamed`).
+def solve(graph, opts: SolveOptions, streamed: bool = False) -> SolveOutput:
+    """Nested-dissection Floyd-Warshall on the GPU, registered as ``("nd-fw", "gpu")`` (``streamed``:
+    `HostEngine`, for `solve_streamed`).
 
     ``opts.block_size`` is the tile (default `DEFAULT_TILE`), ``leaf_size=`` the
-    dissection's leaf size. Paths are recovered from the distances (`apsp.gpu.paths`).
+    dissection's leaf size, ``opts.nd_gpu`` the plan's gather budget and batch model.
+    Paths are recovered from the distances (`apsp.gpu.paths`).
     """
+    if opts.nd_gpu is None:
+        raise ValueError("GPU nd-fw runs a plan's step: opts.nd_gpu (apsp.costs.nd_gpu_budget) is not set")
     paths = opts.successors or opts.predecessors
-    result = None if budget is not None or paths else prefaulted_result(graph.n, np.dtype(opts.dtype), opts.device)
+    result = None if streamed or paths else prefaulted_result(graph.n, np.dtype(opts.dtype), opts.device)
 
     def make_engine(nd, tile):
-        args = (nd, opts.dtype, tile, graph.has_negative_weights, opts.device)
-        if budget is None:
+        args = (nd, opts.dtype, tile, graph.has_negative_weights, opts.device, opts.nd_gpu)
+        if not streamed:
             return Engine(*args, opts.cutoff_band, (graph, opts) if paths else None, result)
-        return HostEngine(*args, budget, opts.cutoff_band)
+        return HostEngine(*args, opts.cutoff_band)
 
     try:
         out, engine = solve_with(graph, opts, "gpu", make_engine, ("h2d", "compute", "d2h"))
@@ -496,6 +492,6 @@ def solve(graph, opts: SolveOptions, budget: int | None = None) -> SolveOutput:
     out.info.update(engine.rt.info(), gathered_nodes=engine.gathered, batched_nodes=engine.batched)
     if result is not None and result.prefaulted is not None:
         out.info["result_prefaulted"] = round(result.prefaulted, 3)
-    if budget is not None:
+    if streamed:
         out.info.update(streamed_nodes=engine.streamed, out_of_core=True)
     return out

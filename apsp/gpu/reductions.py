@@ -20,10 +20,6 @@ import triton.language as tl
 from ..cpu.bfs import csr_arrays
 from .bfs import BLOCK_V, BLOCK_W, NUM_WARPS, _bfs_level_kernel, _device, _sync, seed_visited
 
-#: headroom left on the device beside the block's bit arrays (Triton, the CSR, accumulators)
-HEADROOM = 1 << 30
-
-
 @triton.jit
 def _count_level_kernel(nxt, flags, targets, found, n, n_words, level, chunk,
                         BLOCK_V: tl.constexpr, BLOCK_W: tl.constexpr):
@@ -52,28 +48,11 @@ def _count_level_kernel(nxt, flags, targets, found, n, n_words, level, chunk,
 COUNT_CHUNK = 4096
 
 
-def block_words(n: int, budget: int) -> int:
-    """32-bit words (32 sources each) per block: the three n x words bit arrays within ``budget``
-    (`MemoryPlanError` if not even one word fits)."""
-    from ..errors import MemoryPlanError
-    from ..sizes import format_size
-
-    fits = (budget - HEADROOM - 48 * n) // max(1, 12 * n)  # 48 n: CSR offsets, accumulators
-    if fits < 1:
-        raise MemoryPlanError(
-            f"the GPU reductions for n={n} need at least {format_size(HEADROOM + 60 * n)} of GPU "
-            f"memory (bit arrays of 32 sources, accumulators), but {format_size(budget)} are "
-            f"allowed (gpu_memory); use backend='cpu'")
-    return int(min(max(1, (n + 31) // 32), fits))
-
-
-def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memory=None,
-              words=None, progress=None):
+def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, words: int, device=None, progress=None):
     """``(count, total, ecc, harmonic)`` of the sources ``src`` (hop distances to the targets in
-    ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources."""
+    ``mask``) and an info dict; block after block of ``32 * words`` consecutive sources (the plan's
+    block, `apsp.costs.reduction_words`)."""
     from ..progress import progress_bar
-    from ..sizes import parse_size
-    from . import device_memory
 
     dev = _device(device)
     n = graph.n
@@ -81,13 +60,7 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, device=None, gpu_memo
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(dev) for a in csr_arrays(graph))
     targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
     acc = [torch.zeros(n, dtype=dt, device=dev) for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
-    if gpu_memory is not None:
-        budget = parse_size(gpu_memory)
-    elif dev.type == "cuda":
-        budget = int(0.9 * device_memory(device)[0])  # a tenth left to torch's allocator and Triton
-    else:
-        budget = HEADROOM + 48 * n + (64 << 20)  # the interpreter: small blocks
-    words = int(words or block_words(n, budget))
+    words = int(words)
     per_block = 32 * words
     starts = np.unique(src // per_block) * per_block
     bits = [torch.empty(n * words, dtype=torch.int32, device=dev) for _ in range(3)]
@@ -145,12 +118,13 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
         frontier, nxt = nxt, frontier
 
 
-def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, progress=None):
+def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, device=None, progress=None):
     """``((count, total, ecc, harmonic), info)`` of the sources ``src`` over the targets in ``mask``
     for weighted graphs: nested-dissection Floyd-Warshall in core on the device (`apsp.gpu.ndfw`),
     whose finished layout matrix is reduced there, a band of sources at a time, instead of being
     copied to the host: the n x n distances never leave the card. ``dtype``: an integer dtype of
-    at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums)."""
+    at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums). ``budget``: the plan's
+    gather budget and batch model (`apsp.costs.nd_gpu_budget`)."""
     from .. import exactness
     from ..engine import Finalized, SolveOptions
     from .ndfw import Engine, solve_with
@@ -182,7 +156,8 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, device=None, 
 
     opts = SolveOptions(dtype=dt, progress=progress)
     out, engine = solve_with(
-        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, device),
+        graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, device,
+                                                            budget),
         ("h2d", "compute", "reduce"))
     out.info.update(timings=out.timings, device=str(engine.device))
     return tuple(out.dist), out.info

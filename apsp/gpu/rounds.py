@@ -37,11 +37,12 @@ class TorchRuntime:
     def __init__(self, device=None):
         import torch
 
-        from . import default_device
+        from . import default_device, make_current
 
         self.torch = torch
         self.device = torch.device(device or default_device())
         self.cuda = self.device.type == "cuda"
+        make_current(self.device)
 
     def empty(self, shape, dtype):
         return self.torch.empty(shape, dtype=getattr(self.torch, np.dtype(dtype).name), device=self.device)

@@ -10,6 +10,7 @@ mtx        ``.mtx``                                 graph                       
 dimacs     ``.gr``                                  graph                         graph
 metis      ``.graph`` ``.metis``                    graph                         -
 graphml    ``.graphml``                             graph (networkx)              -
+csv        ``.csv``                                 graph (header source,target)  -
 npz        ``.npz`` (not ``.gz``)                   - (`apsp.load_result`)        whole result
 =========  =======================================  ============================  ==========
 
@@ -27,7 +28,8 @@ Vertex names: formats that declare a vertex count and number vertices by index
 (``EdgeList.labels`` None; `FIRST_VERTEX` is their first number). A SNAP edge
 list names vertices by ids, compacted to 0..n-1 in increasing order with the
 ids kept as labels (`apsp.io.edgelist`); GraphML keeps its node ids as string
-labels. ``npz`` holds a whole `apsp.result.Result` (`apsp.io.result`); as a
+labels; a CSV edge list (``source,target[,weight]`` header) keeps its ids, integers or strings, as
+labels (`apsp.io.csvedges`). ``npz`` holds a whole `apsp.result.Result` (`apsp.io.result`); as a
 distances output of `write_distances` it holds the matrix alone.
 """
 from __future__ import annotations
@@ -56,17 +58,18 @@ FORMATS = {
     "dimacs": ("dimacs", True, True, False),
     "metis": ("metis", True, False, False),
     "graphml": ("graphml", True, False, False),
+    "csv": ("csvedges", True, False, False),
     "npz": ("result", False, False, True),
 }
 
 #: the number a format gives its first vertex (apsp numbers from 0 inside; the CLI shows routes
 #: and takes --from/--to in the file's own numbering), for inputs without labels
-FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0}
+FIRST_VERTEX = {"homework": 1, "snap": 0, "npy": 0, "mtx": 1, "dimacs": 1, "metis": 1, "graphml": 0, "csv": 0}
 
 _SUFFIXES = {"": "homework", ".txt": "homework", ".in": "homework", ".out": "homework",
              ".snap": "snap", ".edges": "snap", ".el": "snap", ".tsv": "snap",
              ".npy": "npy", ".mtx": "mtx", ".gr": "dimacs",
-             ".graph": "metis", ".metis": "metis", ".graphml": "graphml",
+             ".graph": "metis", ".metis": "metis", ".graphml": "graphml", ".csv": "csv",
              ".npz": "npz"}
 
 #: the names ``fmt`` takes: a format's name, a suffix without its dot, or one of these
@@ -263,11 +266,13 @@ def write_graph(path, edges, fmt: str | None = None) -> None:
 
 
 def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | None = None, *, rows: tuple[int, int] | None = None,
-                    first_row: int | None = None, progress: bool | None = None) -> None:
+                    first_row: int | None = None, progress: bool | None = None, keep_dtype: bool = False) -> None:
     """Write a distance matrix as homework text, ``.npy`` or ``.mtx``.
 
-    Unreachable pairs hold `apsp.exactness.unreachable_value` (``inf``, or the
-    integer dtype's maximum) and print as ``INF`` in text. The file is replaced
+    Unreachable pairs print as ``INF`` in text and are left out of ``.mtx``; a
+    ``.npy`` holds integer distances as float64 with ``inf`` where there is no path
+    (unless ``keep_dtype``, or with a loud `apsp.io.npy.UnsafeFileWarning` where
+    float64 is not exact or the disk lacks room: `apsp.io.npy`). The file is replaced
     whole or not at all; a ``.gz`` suffix compresses it. Writers go a block of
     rows at a time, so ``dist`` may be a memory map bigger than RAM.
 
@@ -288,6 +293,9 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
         sources); like ``rows`` without the slicing.
     progress : bool or None, optional
         A bar while writing big text outputs (None: only on a terminal or in a notebook).
+    keep_dtype : bool, optional
+        ``.npy``: keep an integer matrix's dtype ("no path" is then the dtype's maximum,
+        `apsp.unreachable_value`): smaller, for readers that mask it.
 
     Raises
     ------
@@ -308,7 +316,7 @@ def write_distances(path: str | os.PathLike[str], dist: ArrayLike, fmt: str | No
     d = np.asarray(dist)
     if d.ndim != 2 or (rows is None and first_row is None and d.shape[0] != d.shape[1]):
         raise ValueError(f"a distance matrix must be square 2-D, got shape {d.shape}")
-    extra = {"progress": progress} if name == "homework" else {}
+    extra = {"progress": progress} if name == "homework" else {"keep_dtype": keep_dtype} if name == "npy" else {}
     if rows is not None:
         lo, hi = map(int, rows)
         if not 0 <= lo < hi <= len(d):

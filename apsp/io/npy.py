@@ -6,7 +6,12 @@ into memory (checked against the memory available first), not memory-mapped,
 so a file truncated meanwhile is an error rather than SIGBUS. Distances are written through
 `numpy.lib.format.open_memmap` into the temporary file, a block of rows at a
 time, so a matrix larger than RAM (itself a memory map) can be written.
-Unreachable pairs keep apsp's value (``inf`` / the integer dtype's maximum).
+Integer distances are written as float64 with ``inf`` where there is no path (scipy's convention), so
+that ``np.load`` followed by arithmetic gives right numbers to a user who never read these docs: exact,
+as every distance of an int8..int32 matrix, and of an int64 one below 2**53, is a float64. The integer
+dtype is kept (no path: the dtype's maximum, `apsp.unreachable_value`) only when asked for
+(``keep_dtype``, the CLI's ``--keep-dtype``), or, with a loud `UnsafeFileWarning`, when float64 would not
+be exact or the disk has no room for the wider file (8 bytes a distance instead of 1 to 4).
 """
 from __future__ import annotations
 
@@ -89,10 +94,15 @@ def read_graph(path) -> np.ndarray:
     return flat.reshape(shape, order="F" if fortran else "C")
 
 
-def write_distances(path, dist, first_row: int | None = None) -> None:
+class UnsafeFileWarning(UserWarning):
+    """A ``.npy`` distance file keeps integers, "no path" being the dtype's maximum."""
+
+
+def write_distances(path, dist, first_row: int | None = None, keep_dtype: bool = False) -> None:
     """Write a distance matrix as ``.npy`` (``.npy.gz`` compressed), whole or not at all.
 
-    With ``first_row`` set, ``dist`` is a block of rows of a larger matrix.
+    With ``first_row`` set, ``dist`` is a block of rows of a larger matrix. Integers are written as
+    float64 with ``inf`` unless ``keep_dtype`` (see the module docstring).
 
     Examples
     --------
@@ -101,16 +111,61 @@ def write_distances(path, dist, first_row: int | None = None) -> None:
     >>> write_distances(p, np.array([[0, 7], [np.inf, 0]]))
     >>> np.load(p).tolist()
     [[0.0, 7.0], [inf, 0.0]]
+    >>> write_distances(p, np.array([[0, 7], [32767, 0]], dtype=np.int16))
+    >>> np.load(p).tolist()
+    [[0.0, 7.0], [inf, 0.0]]
     """
     d = np.asarray(dist)
+    if d.dtype.kind in "iu" and not keep_dtype:
+        why = _float64_refused(path, d)
+        if why is None:
+            return _write_rows(path, d, np.dtype(np.float64))
+        import warnings
+
+        no_path = np.iinfo(d.dtype).max
+        warnings.warn(f"{path}: distances kept as {d.dtype.name}, not float64 with inf ({why}): 'no path' is "
+                      f"{no_path}, which np.load returns as a number; mask it (d == {no_path}, or "
+                      "apsp.unreachable_value) before any arithmetic", UnsafeFileWarning, stacklevel=3)
+    _write_rows(path, d, d.dtype)
+
+
+def _float64_refused(path, d: np.ndarray) -> str | None:
+    """Why ``d`` cannot be written as float64 (None: it can): a distance float64 does not hold
+    exactly, or a disk without room for the wider file."""
+    from ..sizes import disk_available, format_size
+
+    no_path = np.iinfo(d.dtype).max
+    if d.dtype.itemsize == 8 and d.size:
+        step = max(1, CHUNK_BYTES // max(1, d.shape[1] * d.itemsize))
+        for start in range(0, d.shape[0], step):
+            block = d[start:start + step]
+            if np.any((np.abs(block) > 2**53) & (block != no_path)):
+                return "a distance beyond 2**53 has no exact float64"
+    target = Path(path)
+    if str(path) != "-" and (not target.exists() or target.is_file()):
+        need = d.size * 8
+        free = disk_available(target.resolve().parent)
+        if need > free:
+            return f"the wider file needs {format_size(need)}, the disk has {format_size(free)}"
+    return None
+
+
+def _write_rows(path, d: np.ndarray, dtype: np.dtype) -> None:
+    """The ``.npy`` of ``d`` in ``dtype`` (integers to floats: the dtype's maximum becomes ``inf``)."""
     # Plain writes, a block of rows at a time, never a memory map of the output: a write
     # to a full disk is then an OSError (ENOSPC), where a store into a map of a sparse
     # file would kill the process with SIGBUS and leave the temporary behind.
-    step = max(1, CHUNK_BYTES // max(1, d.shape[1] * d.itemsize))
+    step = max(1, CHUNK_BYTES // max(1, d.shape[1] * max(d.itemsize, dtype.itemsize)))
+    no_path = np.iinfo(d.dtype).max if d.dtype.kind in "iu" and dtype.kind == "f" else None
     with atomic_write(path, gz=True) as f:
-        f.write(npy_header(d.shape, d.dtype))
+        f.write(npy_header(d.shape, dtype))
         for start in range(0, d.shape[0], step):
-            f.write(np.ascontiguousarray(d[start:start + step]).data)
+            block = d[start:start + step]
+            if no_path is not None:
+                wide = block.astype(dtype)
+                wide[block == no_path] = np.inf
+                block = wide
+            f.write(np.ascontiguousarray(block).data)
 
 
 def npy_header(shape, dtype) -> bytes:

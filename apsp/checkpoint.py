@@ -191,7 +191,7 @@ class CheckpointSession:
     removed). ``start_vertex`` says where a resumed solve continues.
     """
 
-    def __init__(self, path, graph, dtype, solver: str, block: int, every: float, resume: bool):
+    def __init__(self, path, graph, dtype, solver: str, block: int, every: float | None, resume: bool):
         self.path = Path(path)
         self.n = graph.n
         self.dtype = np.dtype(dtype)

@@ -59,6 +59,7 @@ from .methods import METHOD, REGISTRY
 from .progress import progress_bar
 
 if TYPE_CHECKING:
+    from .exactness import HopDtypes
     from .plan import MemoryPlan
 
 #: Floyd-Warshall's default tile edge per engine (measured; the one table is `apsp.methods.TABLE`)
@@ -135,7 +136,7 @@ class SolveOptions:
     #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
     nd_gpu: NdGpuBudget | None = None
     #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
-    hops: object = None
+    hops: HopDtypes | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")

@@ -20,7 +20,7 @@ import threading
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TextIO, TypedDict
+from typing import Any, TextIO, TypedDict
 
 _clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0, "outside": 0.0}
 
@@ -213,8 +213,10 @@ def _cache_apsp_kernels_in(directory: Path) -> None:
     """
     from numba.core import caching
 
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
-    user_dir = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+    # public names from some Numba version on, private before
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    user_dir: Any = (getattr(caching, "UserProvidedCacheLocator", None)  # a class, found at run time
+                     or getattr(caching, "_UserProvidedCacheLocator"))
     package = Path(__file__).resolve().parent
     if any(getattr(cls, "apsp_fallback", False) for cls in impl._locator_classes):
         return

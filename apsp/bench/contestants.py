@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
 from .workloads import float_rows
+
+if TYPE_CHECKING:
+    from ..choices import Backend, Method
 
 #: every apsp solver and peer, in table order
 ALL = ("reference", "fw-cpu", "fw-gpu", "fw-gpu:classic", "fw-gpu:naive", "bfs-cpu", "bfs-gpu",
@@ -113,8 +116,9 @@ class Contestant:
                 before = numba.get_num_threads()
                 numba.set_num_threads(self.threads)
             try:
-                r = shortest_paths(graph, method=self.method, backend=self.where, dtype=dtype,
-                                   block_size=block, progress=False, **extra)
+                # names `contestant` checked
+                r = shortest_paths(graph, method=cast("Method", self.method), backend=cast("Backend", self.where),
+                                   dtype=dtype, block_size=block, progress=False, **extra)
             finally:
                 if before is not None:
                     numba.set_num_threads(before)

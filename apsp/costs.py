@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 
 from . import exactness
+from .calibrations import RATE_SPREAD, cache_path, read_tables, save_table
 from .dissection import DEFAULTS, bfs_levels, default_plan
-from .exactness import dtype_attempts, skip_bound_to_fail
+from .exactness import dtype_attempts, dtype_fits, skip_bound_to_fail
 from .gpu.footprint import fw_needs, nd_needs
 from .methods import FUNCTIONS, METHOD, SEARCHES, TABLE
 from .sizes import matrix_bytes
@@ -160,13 +161,6 @@ SHIPPED = {
 
 # -- the cache of calibrations ------------------------------------------------
 
-def cache_path() -> Path:
-    """Where ``apsp bench calibrate`` keeps its tables: ``$XDG_CACHE_HOME/apsp/rates.json``
-    (``~/.cache/apsp/rates.json`` without it)."""
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "apsp" / "rates.json"
-
-
 @functools.lru_cache(maxsize=None)
 def machine_key(device_name: str | None = None) -> str:
     """This machine's identity in the cache: CPU model, core count and the GPU's name (read once
@@ -184,26 +178,29 @@ def machine_key(device_name: str | None = None) -> str:
 
 
 def load_calibrations(path: Path | None = None) -> dict[str, Rates]:
-    """The cached tables by machine key (empty when there is no readable cache)."""
-    path = path or cache_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return {key: Rates.from_json(value) for key, value in data.items()}
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}
+    """The cached tables by machine key: those valid (`apsp.calibrations.read_tables`: types, and
+    every number within `RATE_SPREAD` of the shipped tables' range); empty without a cache."""
+    return read_tables(path or cache_path(), Rates.from_json, _field_bounds())
 
 
 def save_calibration(rates: Rates, key: str, path: Path | None = None) -> Path:
-    """Store ``rates`` under ``key`` beside the other machines' tables (written whole or not at all)."""
-    from .io.atomic import atomic_write
+    """Store ``rates`` under ``key`` beside the other machines' tables (under a lock, written whole
+    or not at all)."""
+    return save_table(path or cache_path(), key, rates.to_json(), load_calibrations)
 
-    path = path or cache_path()
-    table = {k: v.to_json() for k, v in load_calibrations(path).items()}
-    table[key] = rates.to_json()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as f:
-        f.write((json.dumps(table, indent=1, sort_keys=True) + "\n").encode())
-    return path
+
+@functools.lru_cache(maxsize=None)
+def _field_bounds() -> dict:
+    """Each number field's range in a calibration: the shipped tables' smallest and largest value,
+    widened by `RATE_SPREAD` (pair fields: None, their factors checked by the reader)."""
+    bounds: dict = {}
+    for f in fields(Rates):
+        values = [getattr(t, f.name) for t in SHIPPED.values()]
+        if isinstance(values[0], tuple):
+            bounds[f.name] = None
+        elif isinstance(values[0], (int, float)):
+            bounds[f.name] = (min(values) / RATE_SPREAD, max(values) * RATE_SPREAD)
+    return bounds
 
 
 def rates_for(device_name: str | None = None) -> Rates:
@@ -315,7 +312,9 @@ def solve_itemsize(g: Graph, method: str) -> int:
     known = g.derived.solve_itemsize
     if (method, found) in known:
         return known[method, found]
-    facts = g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight
+    # whole numbers no dtype holds exactly are solved, when asked, in float64: priced so
+    facts = g.distance_bound, g.has_negative_weights, g.integral_for(None) and dtype_fits(
+        np.float64, g.distance_bound, g.has_negative_weights), g.max_abs_weight
     ladder = METHOD[method].ladder
     if ladder == "hops":
         size = 1 if g.n <= 255 else 2 if g.n <= 65535 else 4

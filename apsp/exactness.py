@@ -118,15 +118,18 @@ def unreachable_value(dtype: DTypeLike) -> np.integer[Any] | np.floating[Any]:
 
 
 def distance_bound(n: int, max_abs_weight) -> int | float:
-    """Largest magnitude any shortest distance can have: ``(n - 1) * max|w|``.
+    """Largest magnitude any shortest distance, or any weight a kernel loads, can have:
+    ``(n - 1) * max|w|``, and at least ``max|w|`` (one vertex with a self-loop: its distance is
+    0, but the loop's weight is still held in the distance dtype before the diagonal drops it).
 
     A Python int, exact, for a whole-number ``max|w|`` (an int64 weight is not a float: near
     the int64 limit a float rounds it by up to 512), so every comparison with a dtype's limit
     is exact; a float for fractional weights.
     """
+    paths = max(n - 1, 1)
     if whole(max_abs_weight):
-        return max(n - 1, 0) * int(max_abs_weight)
-    return float(max(n - 1, 0)) * float(max_abs_weight)
+        return paths * int(max_abs_weight)
+    return float(paths) * float(max_abs_weight)
 
 
 def shown(bound) -> str:

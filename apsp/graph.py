@@ -75,6 +75,17 @@ class EdgeList:
         return int(self.src.shape[0])
 
 
+def _weight_facts(w: np.ndarray) -> tuple:
+    """(count, max |w|, any negative, all integral, all 1) of some weights; NaN refused. Integer
+    weights' max as a Python int: a float rounds int64 weights near the limit."""
+    if w.dtype.kind == "f" and np.isnan(w).any():
+        raise ValueError("edge weights contain NaN")
+    top = (0 if not w.size else max(int(w.max()), -int(w.min())) if w.dtype.kind in "iu"
+           else float(np.max(np.abs(w.astype(np.float64)))))
+    return (int(w.size), top, bool((w < 0).any()), bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w)),
+            bool(np.all(w == 1)))
+
+
 def vertex_labels(labels, n: int) -> np.ndarray | None:
     """``labels`` as a 1-D array of n distinct integer or string labels, or None.
 
@@ -84,9 +95,11 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
     if labels is None:
         return None
     arr = np.asarray(labels)
-    if arr.dtype.kind == "O":  # e.g. a list of str and int: labels are one kind or the other
+    strings = arr.dtype.kind == "O" and arr.ndim == 1 and all(isinstance(x, str) for x in arr.tolist())
+    if arr.dtype.kind == "O" and not strings:  # e.g. a list of str and int: labels are one kind or the other
         arr = np.asarray([str(x) for x in arr.tolist()])
-    if arr.ndim != 1 or arr.shape[0] != n or arr.dtype.kind not in "iuU":
+    # an object array of str stays one: each id its own length (fixed width pads all to the longest)
+    if arr.ndim != 1 or arr.shape[0] != n or (arr.dtype.kind not in "iuU" and not strings):
         raise ValueError(f"labels must be {n} integers or strings, one per vertex; got "
                          f"shape {arr.shape}, dtype {arr.dtype}")
     if arr.dtype.kind in "iu":
@@ -95,7 +108,7 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
         arr = arr.astype(np.int64)
         if np.array_equal(arr, np.arange(n)):
             return None
-    if np.unique(arr).shape[0] != n:
+    if (len(set(arr.tolist())) if strings else np.unique(arr).shape[0]) != n:
         raise ValueError("labels must be distinct: two vertices have the same label")
     return arr
 
@@ -103,6 +116,10 @@ def vertex_labels(labels, n: int) -> np.ndarray | None:
 #: the most memory `compact_ids` takes beyond its input, per edge (the sort: both ends' ids, a
 #: mask, the labels and the two index arrays)
 COMPACT_BYTES_PER_EDGE = 48
+#: edges the Floyd-Warshall start matrix is filled with at a time (`Graph.fw_matrix`): their row
+#: numbers, columns and weights (at most 24 bytes an edge, 1.5 MiB) stay below what the solve's
+#: workers and row passes hold later, which the memory plan counts
+START_CHUNK_EDGES = 1 << 16
 
 
 def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
@@ -209,7 +226,7 @@ def _integer_label(label) -> int:
 
 def vertex_name(labels: np.ndarray | None, i: int, first: int = 0):
     """The name of vertex ``i``: its label (a Python int or str), else ``i + first``."""
-    return (int(i) + first) if labels is None else labels[int(i)].item()
+    return (int(i) + first) if labels is None else labels[[int(i)]].tolist()[0]
 
 
 def _csr_last_wins_impl(n, src, dst, weight, indptr, indices, data):
@@ -365,6 +382,8 @@ class Graph:
         Some edge weight is negative.
     integral : bool
         All weights are whole numbers (so integer dtypes compute exactly).
+    float_weights : bool
+        The weights are stored as floats (whole or not): see `integral_for`.
     unit_weights : bool
         All edge weights equal 1 (BFS computes exact distances).
     distance_bound : int or float
@@ -394,23 +413,32 @@ class Graph:
     max_abs_weight: int | float = field(init=False, repr=False, compare=False)
     has_negative_weights: bool = field(init=False, repr=False, compare=False)
     integral: bool = field(init=False, repr=False, compare=False)
+    float_weights: bool = field(init=False, repr=False, compare=False)
     unit_weights: bool = field(init=False, repr=False, compare=False)
     distance_bound: int | float = field(init=False, repr=False, compare=False)
     #: what estimates, plans and solvers derived from this graph (`Derived`)
     derived: Derived = field(init=False, repr=False, compare=False, default_factory=Derived)
 
     def __post_init__(self):
-        w = self.csr.data if self.csr is not None else self.dense[self.edge_mask]
-        if w.dtype.kind == "f" and np.isnan(w).any():
-            raise ValueError("edge weights contain NaN")
-        self.nnz = int(w.size)
-        # integer weights as a Python int: a float rounds int64 weights near the limit
-        self.max_abs_weight = (0 if not w.size else max(int(w.max()), -int(w.min())) if w.dtype.kind in "iu"
-                               else float(np.max(np.abs(w.astype(np.float64)))))
-        self.has_negative_weights = bool((w < 0).any())
-        self.integral = bool(w.dtype.kind in "iu" or np.all(np.floor(w) == w))
-        self.unit_weights = bool(np.all(w == 1))
+        if self.csr is not None:
+            facts = _weight_facts(self.csr.data)
+        else:  # a dense matrix's weights a row chunk at a time: never a copy of them all
+            rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))
+            parts = [_weight_facts(self.dense[i:i + rows][self.edge_mask[i:i + rows]])
+                     for i in range(0, self.n, rows)]
+            facts = (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
+                     any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
+        self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral, self.unit_weights = facts
+        self.float_weights = (self.csr.data if self.csr is not None else self.dense).dtype.kind == "f"
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+
+    def integral_for(self, dtype) -> bool:
+        """Whether a solve in ``dtype`` (None: chosen by apsp) owes exact integer distances:
+        whole-number weights, unless they are floats and a float dtype is asked for, which
+        sums them in that float as it would fractional ones (as scipy and networkx do)."""
+        if dtype is not None and self.float_weights and np.dtype(dtype).kind == "f":
+            return False
+        return self.integral
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -491,7 +519,9 @@ class Graph:
             raise ValueError(f"graph weights must be numeric, got dtype {a.dtype}")
         mask = np.isfinite(a)  # all True for integers
         if null_value is not None and not (isinstance(null_value, float) and np.isinf(null_value)):
-            mask &= a != null_value
+            rows = max(1, exactness.ROW_CHUNK // max(a.shape[0], 1))
+            for i in range(0, a.shape[0], rows):  # a row chunk's comparison at a time, not n x n
+                mask[i:i + rows] &= a[i:i + rows] != null_value
         return cls(n=a.shape[0], dense=a, edge_mask=mask, source=source)
 
     @classmethod
@@ -575,6 +605,12 @@ class Graph:
             self.derived.longest_found = found
         return self.derived.longest_found
 
+    def sweep_bytes(self) -> int:
+        """RAM `longest_distance_found` holds while it searches: the reversed edges, scipy's
+        float64 copy of a direction with its int32 columns, and its n-long outputs."""
+        w = self.csr.data.itemsize if self.csr is not None else 8
+        return self.nnz * (4 + w + 8 + 4) + (self.n + 1) * (4 + 4 + 8 + 8 + 8)
+
     # -- conversions ---------------------------------------------------------
     def to_csr(self):
         """The edges as a scipy CSR matrix (built from the dense form once, then cached)."""
@@ -612,11 +648,15 @@ class Graph:
             assert self.edge_mask is not None  # given with dense
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:
-            csr = self.csr
-            assert csr is not None  # a graph holds its edges densely or as CSR
-            lo, hi = csr.indptr[i0], csr.indptr[i1]
-            r = np.repeat(np.arange(i1 - i0, dtype=np.int64), np.diff(csr.indptr[i0:i1 + 1]))
-            d[r, csr.indices[lo:hi]] = csr.data[lo:hi].astype(dt)
+            assert self.csr is not None  # a graph holds its edges densely or as CSR
+            indptr, indices, data = self.csr.indptr, self.csr.indices, self.csr.data
+            a = i0
+            while a < i1:  # rows of at most START_CHUNK_EDGES edges (or one row): bounded temporaries
+                b = max(a + 1, min(i1, int(np.searchsorted(indptr, indptr[a] + START_CHUNK_EDGES, "right")) - 1))
+                lo, hi = indptr[a], indptr[b]
+                r = np.repeat(np.arange(a - i0, b - i0, dtype=np.intp), np.diff(indptr[a:b + 1]))
+                d[r, indices[lo:hi]] = data[lo:hi].astype(dt)
+                a = b
         diagonal = np.arange(i0, i1)
         d[diagonal - i0, diagonal] = np.minimum(d[diagonal - i0, diagonal], 0)
         return d

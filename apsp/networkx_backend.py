@@ -630,7 +630,8 @@ def all_pairs_shortest_path(G, cutoff=None):
 
 def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
     """`apsp.distance_stats` of ``G`` under networkx's search semantics, or None where networkx's
-    own code must decide: negative weights (networkx's Dijkstra has its own answer), weights too
+    own code must decide: negative weights, self-loops included (networkx's Dijkstra has its own
+    answer), weights too
     large for an exact dtype, and, where the caller returns lengths (``lengths``), int weights
     mixed with float ones (the type of each length follows the path networkx found)."""
     from .errors import DtypeError
@@ -638,6 +639,8 @@ def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
 
     if lengths and _mixed_numbers(G, weight, 1):
         return None
+    if weight is not None and weight in G.weights and (G.weights[weight][G.loop_edges()] < 0).any():
+        return None  # networkx's Dijkstra meets the negative self-loop it reaches and raises
     graph = G.to_apsp_graph(weight, drop_self_loops=True)  # a search never uses a self-loop
     if graph.has_negative_weights:
         return None

@@ -255,6 +255,10 @@ def gpu_runtime(opts: SolveOptions) -> str:
 
 
 # ----------------------------------------------------------------------------- dtypes
+#: the most RAM `Graph.longest_distance_found` may hold, as a share of the narrow attempt's result
+SWEEP_SHARE = 1 / 32
+
+
 def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, options: dict,
               rates: costs.Rates, integral: bool):
     """The dtype attempts, narrowest first, and the narrow ones skipped (with why); ``integral``:
@@ -281,8 +285,11 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
                                             g.max_abs_weight, dtype)
         if options.get("checkpoint") and options.get("resume"):
             attempts = _resumable(attempts, options["checkpoint"])
+        # the searches run only where what they hold is small next to the solve (the allocator may
+        # keep their freed pages until the solve's peak): on sparse graphs, where they pay
         if attempts[0].checked and len(attempts) > 1 and costs.worth_searching(g, chosen, where,
-                                                                               attempts[0].dtype, rates):
+                                                                               attempts[0].dtype, rates) \
+                and g.sweep_bytes() <= SWEEP_SHARE * matrix_bytes(g.n, attempts[0].dtype):
             # a few searches find a distance that rules a narrow dtype out before its solve
             attempts, skipped = exactness.skip_bound_to_fail(attempts, g.longest_distance_found(),
                                                           g.max_abs_weight)
@@ -358,7 +365,7 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
         backend != "gpu" and searches_rows(record, g, len(sources))))
     if rows_by_search:
         where = "cpu"
-    integral = g.integral and (integers_below is None or g.distance_bound <= integers_below)
+    integral = g.integral_for(dtype) and (integers_below is None or g.distance_bound <= integers_below)
     attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
     if options.get("checkpoint"):
         _check_checkpoint(options["checkpoint"], options.get("resume"), record)
@@ -530,6 +537,19 @@ def thread_bytes(method: str, n: int, threads: int, itemsize: int, paths: int = 
     return FUNCTIONS[workers](n, threads, itemsize, paths, block) if workers and n > 0 else 0  # apsp.costs
 
 
+#: nested dissection's ordering (`apsp.dissection.dissect`: the symmetric pattern, each level's
+#: piece, METIS and the separators' matchings), bytes per stored edge and per vertex at most: 212
+#: and 66 per edge were measured on random graphs of 10 and 1,000 edges a vertex, 80-90 on grids
+#: (2-core box, 2026-11-28)
+ORDERING_BYTES_PER_EDGE = 224
+ORDERING_BYTES_PER_VERTEX = 64
+
+
+def ordering_bytes(graph) -> int:
+    """RAM nested dissection's ordering of ``graph`` may hold at its largest."""
+    return ORDERING_BYTES_PER_EDGE * graph.nnz + ORDERING_BYTES_PER_VERTEX * graph.n
+
+
 def _smaller_dtypes(graph, dt: np.dtype) -> list:
     """dtypes narrower than ``dt`` that still hold every distance of ``graph``."""
     out = []
@@ -603,6 +623,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
     record = METHOD[method]
+    ordering = ordering_bytes(graph) if record.leaves and not graph.derived.dissections else 0
     ordered = bool(record.leaves) and backend == "gpu"  # its device matrix is its ordering's layout
     if ordered:
         from .dissection import dissection_for
@@ -618,6 +639,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     if backend == "cpu" and n > 0 and not force:  # out of core the stream's own buffers count
         host += thread_bytes(method, n, thread_count(), dt.itemsize, paths,
                              opts.block_size or DEFAULT_BLOCK["cpu"])
+    # what the call holds beside the solve's own arrays: nd-fw's ordering when it is made here
+    # (the allocator may keep its freed pages), a dense input's edge mask (`Graph.from_dense`)
+    host += ordering + (matrix_bytes(n, np.bool_) if graph.dense is not None else 0)
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
@@ -824,7 +848,7 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
             raise ValueError("dtype applies to weighted searches; hop counts are integers")
         dt = np.dtype(np.int64)
     else:
-        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral_for(dtype), dtype)
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = record.rows == "few" and not few_sources_for_bfs(g, sources)

@@ -103,7 +103,7 @@ class Route:
         """
         if labels is None:
             return self
-        return replace(self, source=labels[self.source].item(), target=labels[self.target].item(),
+        return replace(self, source=labels[[self.source]].tolist()[0], target=labels[[self.target]].tolist()[0],
                        path=None if self.path is None else labels[self.path].tolist(), by_label=True)
 
     @property
@@ -200,7 +200,7 @@ def shortest_path_between(graph: GraphLike, source: int, target: int, *, directe
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
         s, t = (vertex_index(g.labels, g.n, v, f"{name} vertex")
                 for name, v in (("source", source), ("target", target)))
-        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral, dtype)
+        dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral_for(dtype), dtype)
         method, reason = choose_search(g, dt)
         # a sum past the float dtype's range would be inf, read as "no path": refuse, as solves do
         exactness.check_float_range(dt, g.n, g.max_abs_weight, method, g.has_negative_weights)

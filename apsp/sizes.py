@@ -22,10 +22,12 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["parse_size", "format_size", "host_available", "disk_available", "matrix_bytes",
-           "memory_limit", "memory_allowed", "check_memory"]
+           "memory_limit", "memory_allowed", "check_memory", "working_set", "count_held", "held_bytes"]
 
 #: the RAM budget the caller gave (``host_memory=`` / ``--host-memory``) while a call runs; None: none given
 _HOST_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("apsp_host_memory", default=None)
+#: inside `working_set`: the bytes its earlier checked allocations hold (one mutable cell)
+_HELD: contextvars.ContextVar[list | None] = contextvars.ContextVar("apsp_held", default=None)
 
 _UNITS = {"": 1, "b": 1,
           "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
@@ -75,10 +77,17 @@ def format_size(nbytes: float) -> str:
     return f"{int(nbytes)} B"
 
 
+#: under an address-space limit (``ulimit -v``), what `host_available` keeps back for what the
+#: process maps beside the arrays it counts (modules imported later, thread stacks, a
+#: decompressor's chunks, an error's message): an eighth of the limit, at least 256 MiB
+AS_RESERVE_SHARE = 8
+AS_RESERVE_MIN = 256 << 20
+
+
 def host_available() -> int:
     """RAM available for new allocations (Linux ``MemAvailable``, capped by a container's or
     batch job's cgroup limit and by what an address-space limit (``ulimit -v``) leaves this
-    process; free pages elsewhere)."""
+    process, less a reserve for what it maps beside its arrays; free pages elsewhere)."""
     try:  # free pages: what is left where MemAvailable is not
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
@@ -96,10 +105,11 @@ def host_available() -> int:
 
         limit = resource.getrlimit(resource.RLIMIT_AS)[0]
         if limit != resource.RLIM_INFINITY:
+            reserve = max(AS_RESERVE_MIN, limit // AS_RESERVE_SHARE)
             with open("/proc/self/status") as f:
                 for line in f:
                     if line.startswith("VmSize:"):
-                        free = min(free, max(0, limit - int(line.split()[1]) * 1024))
+                        free = min(free, max(0, limit - int(line.split()[1]) * 1024 - reserve))
     except (ImportError, OSError, ValueError):
         pass
     return free
@@ -132,15 +142,48 @@ def memory_allowed() -> tuple[int, str]:
     return host_available(), "available"
 
 
-def check_memory(need: int, what: str) -> None:
+@contextlib.contextmanager
+def working_set():
+    """Within the block, the allocations checked with ``check_memory(..., hold=True)`` (or
+    announced by `count_held`) add up: a later check counts them as still held, against the budget
+    given (``host_memory``). A file reader's buffer, its parsed rows and its vertex numbering
+    live together until it returns, so their sum must fit, not each alone. Without a budget
+    given, the RAM available already shows what is held."""
+    token = _HELD.set([0])
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def held_bytes() -> int:
+    """What the `working_set` holds, counted against a budget given (0 without one)."""
+    cell = _HELD.get()
+    return cell[0] if cell is not None and _HOST_LIMIT.get() is not None else 0
+
+
+def count_held(nbytes: int) -> None:
+    """Inside `working_set`: ``nbytes`` more are held from now on (already checked)."""
+    held = _HELD.get()
+    if held is not None:
+        held[0] += int(nbytes)
+
+
+def check_memory(need: int, what: str, hold: bool = False) -> None:
     """Raise `apsp.errors.MemoryPlanError` before allocating ``need`` bytes for ``what`` when
-    they exceed `memory_allowed`; the message says what is needed and what is allowed."""
+    they exceed `memory_allowed` (beside what a `working_set` holds under a budget given); the
+    message says what is needed and what is allowed. ``hold``: inside a `working_set`, the
+    bytes stay counted as held after the check."""
     limit, words = memory_allowed()
-    if need > limit:
+    held = held_bytes()
+    if held + need > limit:
         from .errors import MemoryPlanError
 
-        raise MemoryPlanError(f"{what} needs {format_size(need)} of memory, but {format_size(limit)} "
-                              f"is {words}")
+        beside = f" beside {format_size(held)} it already holds" if held else ""
+        raise MemoryPlanError(f"{what} needs {format_size(need)} of memory{beside}, but "
+                              f"{format_size(limit)} is {words}")
+    if hold:
+        count_held(need)
 
 
 def disk_available(directory) -> int:

@@ -64,11 +64,13 @@ class DistanceStats:
     ``direction`` "out" reduces the distances from each source, "in" those to it
     (networkx's closeness uses "in" on directed graphs). Distances to vertices
     outside ``targets`` are not counted; unreachable targets count as infinitely far.
+    ``sources`` holds indices (0..n-1); where the input named its vertices (SNAP ids,
+    GraphML node ids: ``labels``), `vertices`, `center` and `periphery` give those names.
     """
 
     #: vertices of the graph
     n: int
-    #: the source vertex of each entry
+    #: the source vertex of each entry (its index, 0..n-1)
     sources: np.ndarray
     #: how many targets the distances were taken to
     targets: int
@@ -95,6 +97,13 @@ class DistanceStats:
     #: the graph's distances are symmetric (an undirected graph)
     symmetric: bool = False
     info: dict = field(default_factory=dict)
+    #: the input's name of each vertex (``labels[i]`` names vertex i), or None where it numbered them
+    labels: np.ndarray | None = None
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """The source of each entry as the input names it: its label, or its index without labels."""
+        return self.sources.copy() if self.labels is None else self.labels[self.sources]
 
     @property
     def reaches_all(self) -> np.ndarray:
@@ -128,18 +137,18 @@ class DistanceStats:
         return math.inf if len(self.sources) else 0
 
     def center(self) -> np.ndarray:
-        """Sources whose eccentricity is the radius."""
+        """Sources whose eccentricity is the radius (labels where the input has them)."""
         radius = self.radius()
         if math.isinf(radius):
-            return self.sources.copy()
-        return self.sources[self.reaches_all & (self.eccentricity == radius)]
+            return self.vertices
+        return self.vertices[self.reaches_all & (self.eccentricity == radius)]
 
     def periphery(self) -> np.ndarray:
-        """Sources whose eccentricity is the diameter."""
+        """Sources whose eccentricity is the diameter (labels where the input has them)."""
         diameter = self.diameter()
         if math.isinf(diameter):
-            return self.sources[~self.reaches_all]
-        return self.sources[self.eccentricity == diameter]
+            return self.vertices[~self.reaches_all]
+        return self.vertices[self.eccentricity == diameter]
 
     def total_distance(self):
         """Sum of every finite distance counted (exact: a Python int for integer distances)."""
@@ -208,10 +217,11 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     ----------
     graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, str or os.PathLike
         Anything `apsp.as_graph` reads.
-    sources : array_like of int, optional
-        The vertices to reduce rows of (default every vertex), in that order.
-    targets : array_like of int, optional
-        Only distances to these vertices count (default every vertex).
+    sources : array_like of int or str, optional
+        The vertices to reduce rows of (default every vertex), in that order: labels where the
+        input names its vertices (SNAP ids, GraphML node ids), indices 0..n-1 otherwise.
+    targets : array_like of int or str, optional
+        Only distances to these vertices count (default every vertex); labels as ``sources``.
     direction : {"out", "in"}
         Distances from each source ("out") or to it ("in": the searches run on the
         reversed graph; networkx's closeness and harmonic centrality use these).
@@ -262,9 +272,10 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     check_choice("backend", backend, BACKENDS)
     g = as_graph(graph, directed=directed, unweighted=unweighted)
     n = g.n
-    src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n)
+    labels = g.labels
+    src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n, labels)
     mask = np.zeros(n, dtype=np.bool_)
-    mask[slice(None) if targets is None else source_vertices(targets, n)] = True
+    mask[slice(None) if targets is None else source_vertices(targets, n, labels)] = True
     csr = g.to_csr()
     pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
     pattern.data = np.ones(pattern.nnz, dtype=np.int8)
@@ -276,7 +287,12 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     chosen, reason, where, dt, batched = plan.method, plan.reason, plan.backend, plan.dtype, plan.bit_parallel
     t0 = time.perf_counter()
     gpu_info = {}
-    if where == "gpu":
+    # a source without out-edges reaches only itself: no search, so isolated vertices cost O(1)
+    searched = np.diff(g.to_csr().indptr)[src] > 0
+    all_src, src = src, src[searched]
+    if not len(src):
+        acc, hist = _nothing_searched(dt), (np.zeros(1, dtype=np.int64) if histogram else None)
+    elif where == "gpu":
         from .costs import nd_gpu_budget, reduction_words
         from .engine import SolveOptions
         from .gpu import give_back_memory
@@ -301,7 +317,9 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
         acc, hist = _searched(g, src, mask, chosen, dt, histogram, plan.block_rows, progress)
+    acc, src = _with_unsearched(acc, searched, mask[all_src]), all_src
     if hist is not None:
+        hist[0] += int((mask[src] & ~searched).sum())  # their own distance 0
         hist = np.trim_zeros(hist, "b")
     count, total, ecc, harmonic = acc
     ntargets = int(mask.sum())
@@ -309,9 +327,28 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
                          method=chosen, reason=reason, dtype=dt, reachable=count, total=total,
                          eccentricity=ecc, harmonic=harmonic,
                          pairs=len(src) * ntargets - int(mask[src].sum()), histogram=hist,
-                         symmetric=symmetric,
+                         symmetric=symmetric, labels=labels,
                          info={"seconds": time.perf_counter() - t0, "memory": plan.memory,
                                "bit_parallel": batched, "backend": where, **gpu_info})
+
+
+def _nothing_searched(dt) -> tuple:
+    """The accumulators of no source: (count, total, eccentricity, harmonic)."""
+    kept = np.int64 if dt.kind in "iu" else np.float64
+    return tuple(np.zeros(0, dtype=t) for t in (np.int64, kept, kept, np.float64))
+
+
+def _with_unsearched(acc, searched, own_target) -> tuple:
+    """The searched sources' accumulators spread over every source; a source not searched reaches
+    itself alone (counted where it is a target, at distance 0)."""
+    out = []
+    for k, part in enumerate(acc):
+        whole = np.zeros(len(searched), dtype=part.dtype)  # object sums start at int 0
+        if k == 0:
+            whole[:] = own_target
+        whole[searched] = part
+        out.append(whole)
+    return tuple(out)
 
 
 def _bfs_batched(g, src, mask, histogram, progress):

@@ -252,3 +252,149 @@ def test_a_result_neither_ram_nor_scratch_disk_holds_is_refused_before_the_graph
         if refused:
             assert r.returncode == 1 and f"n = {n} vertices" in r.stderr and "scratch disk (1.00 MiB)" in r.stderr
             assert not (tmp_path / "d.npy").exists()
+
+
+def test_millions_of_comment_lines_cost_no_more_than_the_file(tmp_path):
+    # 10 million header comments before one edge: the header scan must not copy them into lines
+    # (the decompressor's own chunks and its doubling buffer are the rest)
+    import tracemalloc
+
+    from apsp.io.edgelist import read_graph
+
+    path = tmp_path / "comments.snap.gz"
+    with gzip.open(path, "wb", compresslevel=1) as g:
+        g.write(b"# Nodes: 3 Edges: 1\n")
+        g.write(b"#\n" * 10_000_000)
+        g.write(b"0\t2\n")
+    size = 20 + 2 * 10_000_000 + 4
+    tracemalloc.start()
+    try:
+        e = read_graph(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.n == 3 and e.src.tolist() == [0] and e.dst.tolist() == [2]
+    assert peak < 4 * size, (peak, size)
+
+
+def test_gzip_bomb_under_an_address_space_limit_without_a_budget(tmp_path):
+    # no --host-memory: the default budget is what `ulimit -v` leaves, less a reserve for what
+    # else the process maps (the error's message among it), never the whole limit
+    import resource
+    import zlib
+
+    path = tmp_path / "bomb.txt.gz"
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)  # one gzip member of 64 MiB of blanks
+    member = squeeze.compress(b"2 1\n1 2 5\n" + b" " * (64 << 20)) + squeeze.flush()
+    path.write_bytes(member * 16)  # 1 GiB once decompressed (members simply follow each other)
+    limit = 1536 << 20
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    r = subprocess.run(APSP + ["solve", str(path), "-o", str(tmp_path / "d.txt"), "--backend", "cpu"],
+                       capture_output=True, text=True, timeout=300, preexec_fn=capped)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-2000:]
+    assert str(path) in r.stderr and "gzip data expand" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("fmt,suffix", [("homework", ".txt"), ("snap", ".snap"), ("mtx", ".mtx"),
+                                        ("dimacs", ".gr"), ("snap", ".snap.gz")])
+def test_a_reader_s_whole_working_set_fits_the_budget(tmp_path, fmt, suffix):
+    # the file's bytes, its parsed rows and the ids' numbering are held together: under each
+    # budget the read is refused, or its peak stays within it
+    import tracemalloc
+
+    from apsp.io import read_graph, write_graph
+    from apsp.sizes import memory_limit
+
+    rng = np.random.default_rng(5)
+    n, m = 30_000, 120_000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    dst[src == dst] = (src[src == dst] + 1) % n
+    path = tmp_path / f"g{suffix}"
+    if fmt == "snap":  # ids with gaps: numbered by the reader
+        lines = "".join(f"{a * 7}\t{b * 7}\t{c}\n" for a, b, c in zip(src.tolist(), dst.tolist(),
+                                                                      rng.integers(1, 99, m).tolist()))
+        (gzip.open if suffix.endswith(".gz") else open)(path, "wt").write(lines)
+    else:
+        write_graph(path, EdgeList(n, src, dst, rng.integers(1, 99, m)), fmt=fmt)
+    read_graph(path)  # compiled kernels loaded, not counted
+    size = len(gzip.decompress(path.read_bytes())) if suffix.endswith(".gz") else path.stat().st_size
+    outcomes = []
+    for times in (1.5, 2, 3, 4, 6, 8, 12):
+        budget = int(times * size)
+        tracemalloc.start()
+        try:
+            with memory_limit(budget):
+                e = read_graph(path)
+            outcomes.append("read")
+            assert e.m > m * 0.99  # writers drop repeated pairs
+        except MemoryPlanError as exc:
+            assert str(path) in str(exc)
+            outcomes.append("refused")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= budget, (times, outcomes[-1], peak, budget)
+    assert outcomes[-1] == "read", outcomes
+
+
+def test_graphml_is_read_within_the_budget_or_refused(tmp_path):
+    # 100,000 small nodes compress to little and cost networkx hundreds of bytes each: counted
+    # in one streaming pass before the document is parsed
+    import tracemalloc
+
+    from apsp.io import read_graph
+    from apsp.sizes import memory_limit
+
+    pytest.importorskip("networkx")
+    path = tmp_path / "many.graphml.gz"
+    body = "".join(f'<node id="n{i}"/>' for i in range(100_000)) + '<edge source="n0" target="n1"/>'
+    with gzip.open(path, "wt") as g:
+        g.write('<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+                f'<graph edgedefault="directed">{body}</graph></graphml>')
+    outcomes = []
+    for budget in (20 << 20, 60 << 20, 300 << 20):
+        tracemalloc.start()
+        try:
+            with memory_limit(budget):
+                e = read_graph(path)
+            outcomes.append("read")
+            assert e.n == 100_000 and e.m == 1 and e.labels[[0, 1]].tolist() == ["n0", "n1"]
+        except MemoryPlanError as exc:
+            assert str(path) in str(exc) and "GraphML" in str(exc)
+            outcomes.append("refused")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= budget, (budget, outcomes[-1], peak)
+    assert outcomes[0] == "refused" and outcomes[-1] == "read", outcomes
+
+
+def test_one_long_graphml_node_id_costs_its_own_length(tmp_path):
+    # a fixed-width label array would pad all 2,001 ids to 20,000 characters (160 MB), and
+    # checking them distinct sorted a copy of it
+    import time
+    import tracemalloc
+
+    from apsp import shortest_path_between
+    from apsp.io import read_graph
+
+    pytest.importorskip("networkx")
+    long_id = "x" * 20_000
+    nodes = "".join(f'<node id="v{i}"/>' for i in range(2000)) + f'<node id="{long_id}"/>'
+    path = tmp_path / "long.graphml"
+    path.write_text('<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+                    f'<graph edgedefault="directed">{nodes}<edge source="v0" target="{long_id}"/>'
+                    '</graph></graphml>')
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        e = read_graph(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.n == 2001 and e.labels[[e.dst[0]]].tolist() == [long_id]
+    assert peak < 20 << 20, peak
+    assert time.perf_counter() - t0 < 10
+    assert shortest_path_between(e, "v0", long_id).length == 1  # the labels still name vertices

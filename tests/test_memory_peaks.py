@@ -126,3 +126,64 @@ def test_a_budget_below_the_plan_is_refused(options):
     with pytest.raises(MemoryPlanError, match="needs"):
         shortest_paths(e, backend="cpu", host_memory=need - 1, **options)
     assert shortest_paths(e, backend="cpu", host_memory=need, **options).distances.shape == r.distances.shape
+
+
+_HEAVY_PROBE = r"""
+import json, sys
+import numpy as np
+import apsp
+from apsp.engine import SolveOptions
+from apsp.graph import EdgeList, Graph
+from apsp.plan import plan_memory
+
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+
+form, n, m, method = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rng = np.random.default_rng(0)
+src, dst, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 100, m)
+small = EdgeList(600, src[:2400] % 600, dst[:2400] % 600, w[:2400])
+apsp.shortest_paths(small, method=method, backend="cpu")  # the kernels loaded, not counted
+Graph.from_edges(small).longest_distance_found()
+if form == "ndarray":  # converted by the call itself
+    given = np.zeros((n, n), dtype=np.int16)
+    given[src, dst] = w
+    g = Graph.from_dense(given)
+else:
+    given = g = Graph.from_edges(EdgeList(n, src, dst, w))
+    g.nnz, g.max_abs_weight
+# the plan of the call's first attempt, made before anything the call builds is cached
+planned = plan_memory(g, method, "cpu", SolveOptions(dtype=np.dtype(np.int16))).host_bytes
+del g
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # VmHWM := VmRSS
+before = status("VmRSS")
+r = apsp.shortest_paths(given, method=method, backend="cpu", host_memory=planned)
+rise = status("VmHWM") - before
+print(json.dumps({"planned": planned, "rise": rise, "dtype": r.dtype.name}))
+"""
+
+
+@pytest.mark.parametrize("form,n,m,method", [
+    ("graph", 2000, 1_000_000, "fw"),  # a quarter of the pairs are edges
+    ("graph", 2000, 1_000_000, "nd-fw"),
+    ("ndarray", 3000, 30_000, "fw"),
+], ids=["fw-edge-heavy", "nd-fw-edge-heavy", "fw-ndarray"])
+def test_edge_heavy_graphs_and_array_inputs_stay_within_the_plan(form, n, m, method):
+    # the searches before a narrow attempt, the start matrix's fill, nested dissection's
+    # ordering and an array's conversion all happen inside the call the budget covers
+    r = subprocess.run([sys.executable, "-c", _HEAVY_PROBE, form, str(n), str(m), method],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.splitlines()[-1])
+    ratio = got["rise"] / got["planned"]
+    print(form, method, got, f"ratio {ratio:.3f}")
+    assert got["dtype"] == "int16"
+    # the upper side: at these sizes the workers' fixed scratch is a tenth of the plan, and
+    # nd-fw's ordering is counted at its largest (`apsp.plan.ORDERING_BYTES_PER_EDGE`)
+    assert ratio <= 1.05, (got, ratio)

@@ -297,3 +297,27 @@ def test_one_way_zero_weight_edges_make_the_graph_directed():
     assert out.total.tolist() == [2, 0, 1]  # 0->1 = 0->2 = 1; 1->0 = 1->2 = 0; 2->0 = 0, 2->1 = 1
     assert into.total.tolist() == [0, 2, 1]
     assert out.wiener_index() == 3
+
+
+def test_isolated_sources_are_not_searched(monkeypatch):
+    # a weighted file of n vertices and one edge: one search, not n (each of them n long)
+    import apsp.cpu.searches
+
+    searched = []
+    real = apsp.cpu.searches.search_rows
+
+    def counting(g, sources, kind, **kwargs):
+        searched.extend(np.asarray(sources).tolist())
+        return real(g, sources, kind, **kwargs)
+
+    monkeypatch.setattr(apsp.cpu.searches, "search_rows", counting)
+    n = 50_000
+    stats = distance_stats(EdgeList(n, [7], [3], [5]), histogram=True, progress=False)
+    assert searched == [7]
+    assert stats.method == "dijkstra" and stats.reachable.tolist() == [1] * 7 + [2] + [1] * (n - 8)
+    assert stats.total.tolist() == [0] * 7 + [5] + [0] * (n - 8) and stats.eccentricity.max() == 5
+    assert stats.histogram.tolist() == [n, 0, 0, 0, 0, 1]
+    # sources and targets subsets: a source outside the targets reaches nothing
+    part = distance_stats(EdgeList(n, [7], [3], [5]), sources=[3, 7, 9], targets=[3, 9], progress=False)
+    assert part.reachable.tolist() == [1, 1, 1] and part.total.tolist() == [0, 5, 0]
+    assert searched == [7, 7]

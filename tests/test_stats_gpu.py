@@ -55,6 +55,19 @@ def test_subset_of_sources_isolated_vertices_and_loops():
     same_as_cpu(g, np.array([44, 3, 40, 0, 33]), np.ones(45, dtype=bool), words=1)
 
 
+def test_a_slice_of_the_sources_runs_only_its_own_words():
+    # an MPI rank's slice starting mid-block must not run the whole block around it
+    from apsp.gpu.reductions import source_blocks
+
+    assert source_blocks(np.arange(0, 500_000), 11065) == [(0, 11065), (354_080, 4560)]
+    assert source_blocks(np.arange(500_000, 1_000_000), 11065) == [(500_000, 11065), (854_080, 4560)]
+    assert source_blocks(np.array([44, 3, 40, 0, 33]), 1) == [(0, 1), (32, 1)]
+    assert source_blocks(np.array([5, 40, 1000, 1001]), 2) == [(0, 2), (992, 1)]
+    rng = np.random.default_rng(3)
+    g = Graph.from_edges(random_edges(rng, 150, 0.03, lo=1, hi=1))
+    same_as_cpu(g, np.arange(70, 150), np.ones(150, dtype=bool), words=2)  # blocks at 64 and 128
+
+
 def test_distance_stats_on_the_gpu_backend():
     rng = np.random.default_rng(8)
     g = Graph.from_edges(random_edges(rng, 50, 0.05, lo=1, hi=1))

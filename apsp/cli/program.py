@@ -12,8 +12,37 @@ from .homework import homework_args
 from .parser import parsers
 
 
+#: below this address-space limit (``ulimit -v``) OpenBLAS's thread pool, a buffer per core,
+#: cannot start: under 400 MB it spun forever at scipy's import, deaf to SIGTERM
+SMALL_ADDRESS_SPACE = 4 << 30
+
+
+def fit_address_space() -> int | None:
+    """Under a small address-space limit, one OpenBLAS thread (set before scipy loads its BLAS;
+    a choice the user made in the environment stays). Returns the limit in bytes, or None."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft >= SMALL_ADDRESS_SPACE:
+        return None
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return soft
+
+
+def _short_of_address_space(exc: BaseException) -> str:
+    """The message for a thread or a library that could not start for want of address space."""
+    limit = fit_address_space()
+    where = f" under the address-space limit of {limit >> 20} MiB (ulimit -v)" if limit else ""
+    return (f"cannot run{where}: {exc}; threads reserve their stacks and the compiled kernels "
+            "and libraries their code beside the data: raise the limit")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    fit_address_space()
     try:
         args = homework_args(argv)
     except argparse.ArgumentError as exc:
@@ -74,7 +103,13 @@ def _log_to_stderr() -> None:
 def run() -> None:
     """The ``apsp`` program: `main`, then exit without unloading every module one by one
     (numba, scipy and torch took 0.3-0.8 s to tear down after the work was done)."""
-    rc = main()
+    try:
+        rc = main()
+    except (ImportError, MemoryError) as exc:  # a library that cannot load: only a small limit explains it
+        if fit_address_space() is None:
+            raise
+        print(f"apsp: error: {_short_of_address_space(exc)}", file=sys.stderr)
+        rc = 1
     if "mpi4py" in sys.modules:  # MPI finalises in its exit handlers: the ordinary way out
         sys.exit(rc)
     import atexit
@@ -118,6 +153,11 @@ def _guarded(command, args=None) -> int:
         from ..cli_messages import cli_message
 
         print(f"apsp: error: {cli_message(exc, args)}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
+        if "can't start new thread" not in str(exc):
+            raise
+        print(f"apsp: error: {_short_of_address_space(exc)}", file=sys.stderr)
         return 1
     finally:
         if previous is not None:

@@ -12,12 +12,14 @@ from ..methods import BACKENDS, STATS_METHODS, WEIGHTED_DTYPES
 from .options import add_report_options
 from .report import print_stages
 from .startup import start_command
-from .vertices import sources_arg
+from .vertices import api_vertices, sources_arg
 
 
 STATS_EPILOG = """Searches from every vertex (or --sources), each row of distances reduced as it is
-found and dropped: the n x n matrix is never held. Vertex numbers follow the input
-format (1-based for homework text, DIMACS, Matrix Market, METIS; 0-based otherwise).
+found and dropped: the n x n matrix is never held. Vertices are named as the input
+names them: SNAP ids and GraphML node ids as labels (--sources, center, periphery and
+the CSV's vertex column alike), else numbers from the format's first (1 for homework
+text, DIMACS, Matrix Market, METIS; 0 otherwise).
 Distances are from each source (--direction out) or to it (--direction in; networkx's
 closeness on directed graphs). Unreachable pairs make the diameter, radius, average
 distance and Wiener index infinite (null in --json) and count as 1/inf = 0 in the
@@ -101,14 +103,17 @@ def stats_command(args, compute) -> int:
 
     if args.csv is not None and args.json and args.csv == "-":
         raise ValueError("--json and --csv - would mix on standard output; write the CSV to a file")
-    check_outputs({"--csv": (args.csv, None, "file")})
+    check_outputs({"--csv": (args.csv, None, "file")}, inputs={"the input": args.input})
     first = FIRST_VERTEX[detect_format(args.input, args.fmt)]
     startup = start_command(args)
     compiled = compile_seconds()
     t0 = time.perf_counter()
     g = as_graph(args.input, fmt=args.fmt, directed=not args.undirected, unweighted=args.unweighted)
     t_read = time.perf_counter() - t0
+    args._labels = g.labels  # --sources names vertices as the input does
     sources = sources_arg(args, g.n)
+    if sources is not None:
+        sources = api_vertices(g.labels, sources)
     t0 = time.perf_counter()
     st = compute(g, sources, direction=args.direction, method=args.method, backend=args.backend,
                  dtype=args.dtype, histogram=args.histogram, progress=False if args.quiet else None,
@@ -145,14 +150,19 @@ def _stats_summary(g, st, first: int, timings: dict) -> dict:
         "direction": st.direction, "method": st.method, "reason": st.reason,
         "backend": st.info["backend"], "dtype": st.dtype.name, "connected": bool(st.reaches_all.all()),
         "diameter": _stats_value(st.diameter()), "radius": _stats_value(st.radius()),
-        "center": [int(v) + first for v in st.center()],
-        "periphery": [int(v) + first for v in st.periphery()],
+        "center": _shown(st, st.center(), first),
+        "periphery": _shown(st, st.periphery(), first),
         "average_distance": _stats_value(st.average_distance()),
         "wiener_index": _stats_value(st.wiener_index()),
         "global_efficiency": st.global_efficiency(),
         "histogram": None if st.histogram is None else st.histogram.tolist(),
         "timings_s": {k: round(v, 6) for k, v in timings.items()},
     }
+
+
+def _shown(st, vertices, first: int) -> list:
+    """Vertices as the input names them: its labels, or numbers from its first one."""
+    return vertices.tolist() if st.labels is not None else [int(v) + first for v in vertices]
 
 
 def _print_stats(summary: dict) -> None:
@@ -176,7 +186,7 @@ def _write_stats_csv(target, st, first: int) -> None:
 
     from ..io.atomic import atomic_write
 
-    rows = zip((st.sources + first).tolist(), st.reachable.tolist(), st.total.tolist(),
+    rows = zip(_shown(st, st.vertices, first), st.reachable.tolist(), st.total.tolist(),
                st.eccentricity.tolist(), st.reaches_all.tolist(), st.closeness().tolist(), st.harmonic.tolist())
     lines = (f"{v},{r},{t!r},{e!r},{int(a)},{c!r},{h!r}\n" for v, r, t, e, a, c, h in rows)
     with atomic_write(target) as f:

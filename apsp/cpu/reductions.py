@@ -69,57 +69,90 @@ def _add_compensated(s, comp, x):
     return y, comp + ((x - y) + s)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_extremes(row, unreachable, targets, t, c, top):
+    """Whether target ``t`` counts, and the running largest distance with it."""
+    d = row[t]
+    if d == unreachable or not targets[t]:
+        return False, top
+    return True, (d if c == 0 or d > top else top)
+
+
 @njit(cache=True, nogil=True)
-def _reduce_rows(block, unreachable, targets, count, total, carry, ecc, harmonic, lo, hi):
-    """Rows ``lo..hi-1`` of ``block`` into entries ``lo..hi-1`` of the accumulators; ``carry``
-    None: float rows (compensated sums), else integer rows (two-word sums)."""
+def _reduce_integer_rows(block, unreachable, targets, count, total, carry, ecc, harmonic, lo, hi):
+    """Integer rows ``lo..hi-1`` of ``block`` into entries ``lo..hi-1`` of the accumulators, each
+    sum in two int64 words (a kernel of its own: Numba types one accumulator for both kinds of
+    rows, and a float one would round integer sums past 2^53)."""
     n = block.shape[1]
     zero = block.dtype.type(0)
     for r in range(lo, hi):
         row = block[r]
         c = 0
         top = zero
-        if carry is not None:
-            s = np.int64(0)
-        else:
-            s = 0.0
-        comp = 0.0
+        s = np.int64(0)
         words = 0
         h = 0.0
         hc = 0.0
         for t in range(n):
-            d = row[t]
-            if d == unreachable or not targets[t]:
+            counts, top = _row_extremes(row, unreachable, targets, t, c, top)
+            if not counts:
                 continue
             c += 1
-            if c == 1 or d > top:
-                top = d
-            if carry is not None:
-                s += d
-                if s >= CARRY_UNIT:
-                    s -= CARRY_UNIT
-                    words += 1
-                elif s <= -CARRY_UNIT:
-                    s += CARRY_UNIT
-                    words -= 1
-            else:
-                s, comp = _add_compensated(s, comp, np.float64(d))
+            d = row[t]
+            s += np.int64(d)
+            if s >= CARRY_UNIT:
+                s -= CARRY_UNIT
+                words += 1
+            elif s <= -CARRY_UNIT:
+                s += CARRY_UNIT
+                words -= 1
             if d != zero:
                 h, hc = _add_compensated(h, hc, 1.0 / np.float64(d))
         count[r] = c
         ecc[r] = top
         harmonic[r] = h + hc
-        if carry is not None:
-            total[r] = s
-            carry[r] = words
-        else:
-            total[r] = s + comp
+        total[r] = s
+        carry[r] = words
+
+
+@njit(cache=True, nogil=True)
+def _reduce_float_rows(block, unreachable, targets, count, total, ecc, harmonic, lo, hi):
+    """Float rows ``lo..hi-1`` of ``block`` into entries ``lo..hi-1`` of the accumulators
+    (compensated sums)."""
+    n = block.shape[1]
+    zero = block.dtype.type(0)
+    for r in range(lo, hi):
+        row = block[r]
+        c = 0
+        top = zero
+        s = 0.0
+        comp = 0.0
+        h = 0.0
+        hc = 0.0
+        for t in range(n):
+            counts, top = _row_extremes(row, unreachable, targets, t, c, top)
+            if not counts:
+                continue
+            c += 1
+            d = np.float64(row[t])
+            s, comp = _add_compensated(s, comp, d)
+            if d != 0.0:
+                h, hc = _add_compensated(h, hc, 1.0 / d)
+        count[r] = c
+        ecc[r] = top
+        harmonic[r] = h + hc
+        total[r] = s + comp
 
 
 def reduce_rows(block, unreachable, targets, acc) -> None:
     """Each row of ``block`` (k x n search rows) into entry i of ``acc`` (count, total, carry, ecc,
     harmonic: k-long arrays; carry None for float rows), one thread per range of rows."""
-    run_split(_reduce_rows, block.shape[0], block, unreachable, targets, *acc)
+    count, total, carry, ecc, harmonic = acc
+    if carry is None:
+        run_split(_reduce_float_rows, block.shape[0], block, unreachable, targets, count, total, ecc, harmonic)
+    else:
+        run_split(_reduce_integer_rows, block.shape[0], block, unreachable, targets, count, total, carry,
+                  ecc, harmonic)
 
 
 @njit(cache=True, nogil=True)

@@ -52,8 +52,8 @@ def load_on_root(graph, *, dtype=None, block_size=None, backend="cpu", directed=
     if graph is None:
         raise ValueError("rank 0 got no graph: pass the graph (or its file path) on rank 0")
     g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value, fmt=fmt)
-    attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral, g.max_abs_weight,
-                                        dtype)
+    attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, g.integral_for(dtype),
+                                        g.max_abs_weight, dtype)
     return g, Problem(n=g.n, dtype=attempts[0].dtype, negative=g.has_negative_weights,
                       block=distributed_block(block_size, backend),
                       transport="dense" if g.csr is None else "edges",

@@ -31,7 +31,7 @@ def distance_stats(graph, sources=None, comm=None, **options) -> DistanceStats |
                  unweighted=options.pop("unweighted", False))
     # checked here on every rank alike: a bad vertex in one rank's slice alone would leave the
     # others waiting at the gather
-    src = np.arange(g.n, dtype=np.int64) if sources is None else source_vertices(sources, g.n)
+    src = np.arange(g.n, dtype=np.int64) if sources is None else source_vertices(sources, g.n, g.labels)
     lo, hi = source_slices(len(src), comm.size)[comm.rank]
     part = local_stats(g, src[lo:hi], **options)
     parts = comm.gather(part, root=0)

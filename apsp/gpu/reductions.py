@@ -61,26 +61,38 @@ def bfs_stats(graph, src: np.ndarray, mask: np.ndarray, *, words: int, device=No
     targets = torch.from_numpy(mask.astype(np.int8)).to(dev)
     acc = [torch.zeros(n, dtype=dt, device=dev) for dt in (torch.int64, torch.int64, torch.int64, torch.float64)]
     words = int(words)
-    per_block = 32 * words
-    starts = np.unique(src // per_block) * per_block
+    blocks = source_blocks(src, words)
     bits = [torch.empty(n * words, dtype=torch.int32, device=dev) for _ in range(3)]
     timings = {"h2d": time.perf_counter() - t0, "compute": 0.0}
     levels = 0
-    with progress_bar(len(starts) * per_block, progress, desc=f"stats gpu bfs n={n}",
+    with progress_bar(sum(32 * nw for _, nw in blocks), progress, desc=f"stats gpu bfs n={n}",
                       unit="source") as bar:
-        for s_base in starts.tolist():
+        for s_base, nw in blocks:
             t0 = time.perf_counter()
-            nw = min(words, (n - s_base + 31) // 32)
-            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, int(s_base), nw, dev))
+            levels = max(levels, _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, dev))
             _sync(dev)
             timings["compute"] += time.perf_counter() - t0
-            bar.update(min(per_block, n - s_base))
+            bar.update(32 * nw)
     t0 = time.perf_counter()
     out = [t.cpu().numpy() for t in acc]
     out[0][src] += mask[src]  # each source reaches itself at distance 0
     timings["d2h"] = time.perf_counter() - t0
     return tuple(a[src] for a in out), {"timings": timings, "words_per_block": words,
                                         "levels": levels, "device": str(dev)}
+
+
+def source_blocks(src: np.ndarray, words: int) -> list[tuple[int, int]]:
+    """``(first source, words)`` of each block: a block starts at the word holding the next source
+    not yet covered and is only as wide as the sources it holds need (at most ``words``), so that a
+    slice of the sources (an MPI rank's) costs its own share, not whole blocks of the full range."""
+    order = np.unique(src)
+    out, i = [], 0
+    while i < len(order):
+        base = int(order[i]) // 32 * 32
+        j = int(np.searchsorted(order, base + 32 * words))
+        out.append((base, (int(order[j - 1]) - base) // 32 + 1))
+        i = j
+    return out
 
 
 def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int:

@@ -212,8 +212,11 @@ def read_graph(path: str | os.PathLike[str], fmt: str | None = None, *,
         return _read_spooled(p, fmt, n)
     if fmt is None and name == "homework":
         name = _sniff(p) or name
+    from ..sizes import working_set
+
     module = importlib.import_module(f"{__name__}.{FORMATS[name][0]}")
-    return module.read_graph(p) if n is None else module.read_graph(p, n=n)
+    with working_set():  # the file's bytes, its rows and its numbering fit the budget together
+        return module.read_graph(p) if n is None else module.read_graph(p, n=n)
 
 
 def _read_spooled(p: Path, fmt: str | None, n):

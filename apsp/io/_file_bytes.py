@@ -13,8 +13,8 @@ from ..errors import GraphFormatError
 from ..sizes import check_memory
 
 GZIP_MAGIC = b"\x1f\x8b"
-#: bytes decompressed per read() call
-GUNZIP_CHUNK_BYTES = 16 << 20
+#: bytes decompressed per read() call (each read's bytes pass through a temporary of that size)
+GUNZIP_CHUNK_BYTES = 1 << 20
 
 
 def is_gzip(path) -> bool:
@@ -39,7 +39,7 @@ def load_bytes(path) -> np.ndarray:
         if gzipped:
             return _gunzip(path, f)
         size = os.fstat(f.fileno()).st_size
-        check_memory(size, f"{path}: reading the file")
+        check_memory(size, f"{path}: reading the file", hold=True)
         buf = np.fromfile(f, dtype=np.uint8, count=size)
         if buf.shape[0] != size or f.read(1):
             raise GraphFormatError(path, None, f"the file changed while it was read ({size} bytes "
@@ -51,20 +51,23 @@ def _gunzip(path: Path, f) -> np.ndarray:
     """Decompress file ``f`` into one buffer grown in place (``realloc``), never past the memory
     allowed: the output is refused as soon as it outgrows the budget, before it is all in memory."""
     from ..errors import MemoryPlanError
-    from ..sizes import format_size, memory_allowed
+    from ..sizes import format_size, held_bytes, count_held, memory_allowed
 
     limit, words = memory_allowed()
-    out = np.empty(min(GUNZIP_CHUNK_BYTES, limit + 1), dtype=np.uint8)
+    room = max(0, limit - held_bytes() - GUNZIP_CHUNK_BYTES)  # beside what is held and a chunk read
+    out = np.empty(min(GUNZIP_CHUNK_BYTES, room + 1), dtype=np.uint8)
     total = 0
     try:
         with gzip.GzipFile(fileobj=f, mode="rb") as g:
             while True:
                 if total == out.shape[0]:
-                    if total > limit:
+                    if total > room:
+                        del out  # the error's handling must not find the buffer still held
                         raise MemoryPlanError(
-                            f"{path}: the gzip data expand to more than {format_size(limit)}, the memory "
-                            f"{words}; decompressing stopped there (host_memory= sets the budget)")
-                    out.resize(min(2 * total, limit + 1), refcheck=False)
+                            f"{path}: the gzip data expand to more than {format_size(room)} of the "
+                            f"{format_size(limit)} of memory {words}; decompressing stopped there "
+                            f"(host_memory= sets the budget)")
+                    out.resize(min(2 * total, room + 1), refcheck=False)
                 got = g.readinto(out.data[total:total + GUNZIP_CHUNK_BYTES])
                 if not got:
                     break
@@ -72,5 +75,6 @@ def _gunzip(path: Path, f) -> np.ndarray:
     except (OSError, EOFError, zlib.error) as exc:
         raise GraphFormatError(path, None, f"corrupt gzip data ({exc})") from exc
     out.resize(total, refcheck=False)
+    count_held(total)
     return out
 

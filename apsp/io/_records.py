@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..jit import thread_count
+from ..sizes import check_memory
 from ._tokenizer import (BAD_NUMBER, BAD_PREFIX, COL_INT, COL_NUMBER, FULL, INT64_MAX, KIND_INT, KIND_SLOW,
                          NOT_INTEGER, OK, OUT_OF_RANGE, OVERFLOW, SAME_ENDPOINTS, TOO_FEW, TOO_MANY,
                          count_newlines, end_of_line, scan_table, token_lengths)
@@ -150,6 +151,10 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
     scan_args = (spec.ncols_min or ncols, ncols, kinds, np.asarray(spec.lo, dtype=np.int64),
                  np.asarray(spec.hi, dtype=np.int64), spec.distinct,
                  np.frombuffer(spec.comment, dtype=np.uint8), spec.prefix[0] if spec.prefix else 0)
+    # the rows beside the file's bytes (and, in pieces, one piece's rows moved over the gaps)
+    rows_bytes = cap * (8 * ncols + 9 * len(number_cols))
+    check_memory(rows_bytes + (rows_bytes // min(thread_count(), 16) if cap > 1 else 0),
+                 f"{path}: parsing {cap} lines", hold=True)
     split = None
     if cap > 1 and buf.shape[0] - pos >= PARALLEL_SCAN_BYTES and thread_count() > 1:
         split = _scan_in_chunks(buf, pos, scan_args, fmap, (ncols, len(number_cols)), cap,

@@ -31,19 +31,39 @@ from ._records import RecordSpec, first_record, line_text, scan_records
 __all__ = ["read_graph", "write_graph"]
 
 _COMMENTS = b"#%"
-_NODES = re.compile(rb"\bNodes:\s*(\d+)")
+#: ``Nodes: N`` (SNAP's header), found by its literal text, then checked to be on a comment line
+_NODES = re.compile(rb"Nodes:[ \t\v\f\r]*(\d+)")
+_BLANKS = b" \t\v\f\r"
+#: bytes looked at a time for a line's start, back from a match
+_BACK_STEP = 1 << 16
 
 
 def _declared_nodes(buf: np.ndarray, data_start: int | None) -> int | None:
-    """The ``Nodes: N`` of the comment lines before the first edge, if any."""
-    head = bytes(buf[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)])
-    found = None
-    for line in head.splitlines():
-        if line.lstrip()[:1] in (b"#", b"%"):
-            match = _NODES.search(line)
-            if match:
-                found = int(match.group(1))
-    return found
+    """The ``Nodes: N`` of the comment lines before the first edge, if any (the last one). Matched
+    in the buffer itself: millions of comment lines cost no copy and no list of lines, and each
+    byte is looked at a bounded number of times."""
+    head = buf.data[: data_start if data_start is not None else min(buf.shape[0], 1 << 20)]
+    found, line_start, searched_to = None, 0, 0
+    for match in _NODES.finditer(head):
+        at = match.start()
+        if at and (chr(head[at - 1]).isalnum() or head[at - 1] == ord("_")):
+            continue  # not a word of its own
+        # the line's start: the last newline before the match, looked for back to the last match only
+        hi = at
+        while hi > searched_to:
+            lo = max(searched_to, hi - _BACK_STEP)
+            newlines = np.flatnonzero(buf[lo:hi] == ord("\n"))
+            if newlines.size:
+                line_start = lo + int(newlines[-1]) + 1
+                break
+            hi = lo
+        searched_to = at
+        first = line_start
+        while first < at and head[first] in _BLANKS:
+            first += 1
+        if head[first] in b"#%":
+            found = match.group(1)
+    return int(found) if found is not None else None
 
 
 def read_graph(path, n: int | None = None) -> EdgeList:
@@ -96,7 +116,7 @@ def read_graph(path, n: int | None = None) -> EdgeList:
         if declared is not None and top <= declared:
             n = declared
         else:
-            check_memory(COMPACT_BYTES_PER_EDGE * rec.rows, f"{path}: numbering the vertex ids")
+            check_memory(COMPACT_BYTES_PER_EDGE * rec.rows, f"{path}: numbering the vertex ids", hold=True)
             labels, src, dst = compact_ids(src, dst)
             n = labels.shape[0]
     return EdgeList(int(n), src, dst, weight, source=str(path), labels=labels)

@@ -349,6 +349,9 @@ class Derived:
     sweep: tuple[int, int, int] | None = None
     #: `apsp.dissection.plan`'s dissections per ``(tile, leaf, pad, seed)``
     dissections: dict[tuple[int, int, int, int], Any] = field(default_factory=dict)
+    #: the reversed edges' CSR (`Graph.reversed_csr`), and whether it equals the graph's own
+    reversed_csr: Any = None
+    symmetric: bool | None = None
 
 
 @dataclass
@@ -620,6 +623,29 @@ class Graph:
             rows, cols = np.nonzero(self.edge_mask)
             self.csr = sp.csr_matrix((self.dense[rows, cols], (rows, cols)), shape=(self.n, self.n))
         return self.csr
+
+    def reversed_csr(self):
+        """The CSR of the reversed edges, sorted (kept: the statistics' symmetry test, direction "in"
+        and BFS's in-neighbours all ask for it)."""
+        if self.derived.reversed_csr is None:
+            self.derived.reversed_csr = self.to_csr().T.tocsr()
+        return self.derived.reversed_csr
+
+    def is_symmetric(self) -> bool:
+        """Whether every edge's reverse is an edge of the same weight (an explicit zero weight is an
+        edge): the distances are then symmetric. One transpose, compared array by array where both
+        CSRs are canonical (sorted rows, no repeats), as `to_csr`'s are."""
+        if self.derived.symmetric is None:
+            csr, rev = self.to_csr(), self.reversed_csr()
+            if csr.has_canonical_format and rev.has_canonical_format:
+                same = (np.array_equal(csr.indptr, rev.indptr) and np.array_equal(csr.indices, rev.indices)
+                        and np.array_equal(csr.data, rev.data))
+            else:
+                pattern = csr.copy()
+                pattern.data = np.ones(pattern.nnz, dtype=np.int8)
+                same = (csr != rev).nnz == 0 and (pattern != pattern.T).nnz == 0
+            self.derived.symmetric = self.n == 0 or bool(same)
+        return self.derived.symmetric
 
     def fw_matrix(self, dtype, out: np.ndarray | None = None, rows: tuple[int, int] | None = None) -> np.ndarray:
         """The Floyd-Warshall start matrix.

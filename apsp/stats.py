@@ -276,12 +276,9 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     src = np.arange(n, dtype=np.int64) if sources is None else source_vertices(sources, n, labels)
     mask = np.zeros(n, dtype=np.bool_)
     mask[slice(None) if targets is None else source_vertices(targets, n, labels)] = True
-    csr = g.to_csr()
-    pattern = csr.copy()  # an explicit zero weight is an edge: the pattern must be symmetric too
-    pattern.data = np.ones(pattern.nnz, dtype=np.int8)
-    symmetric = n == 0 or ((csr != csr.T).nnz == 0 and (pattern != pattern.T).nnz == 0)
+    symmetric = g.is_symmetric()
     if direction == "in" and not symmetric:
-        g = Graph(n=n, csr=csr.T.tocsr(), source=g.source)
+        g = Graph(n=n, csr=g.reversed_csr(), source=g.source)
     plan = make_stats_plan(g, method, backend, dtype, sources=len(src), histogram=histogram,
                            host_memory=host_memory, gpu_memory=gpu_memory, device=device)
     chosen, reason, where, dt, batched = plan.method, plan.reason, plan.backend, plan.dtype, plan.bit_parallel

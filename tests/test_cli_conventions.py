@@ -265,25 +265,22 @@ def test_verbose_prints_the_logged_decisions(homework, tmp_path, capsys):
     assert main(["solve", str(homework), "-o", str(tmp_path / "d.txt"), "--backend", "cpu", "-v"]) == 0
     err = capsys.readouterr().err
     assert "apsp: n=4 edges=4: method" in err and "memory plan" in err
+    _assert_verbose_lasted_one_command()
+    # a later call in the same process without -v prints nothing of it
+    assert main(["solve", str(homework), "-o", str(tmp_path / "d.txt"), "--backend", "cpu"]) == 0
+    assert "memory plan" not in capsys.readouterr().err
+
+
+def _assert_verbose_lasted_one_command():
     logger = logging.getLogger("apsp")
-    for handler in [h for h in logger.handlers if getattr(h, "apsp_cli", False)]:
-        logger.removeHandler(handler)  # it writes to this test's captured stderr
-    logger.setLevel(logging.NOTSET)
-
-
-
-def _drop_cli_log_handler():
-    logger = logging.getLogger("apsp")
-    for handler in [h for h in logger.handlers if getattr(h, "apsp_cli", False)]:
-        logger.removeHandler(handler)  # it writes to this test's captured stderr
-    logger.setLevel(logging.NOTSET)
+    assert not logger.handlers and logger.level == logging.NOTSET
 
 
 def test_gen_and_info_say_what_they_chose_and_time_their_stages(tmp_path, capsys):
     out = tmp_path / "g.snap"
     assert main(["gen", "30", "--seed", "2", "--weights", "1", "9", "-o", str(out), "-v", "--profile"]) == 0
     err = capsys.readouterr().err
-    _drop_cli_log_handler()
+    _assert_verbose_lasted_one_command()
     drawn = sum(1 for line in out.read_text().splitlines() if line and not line.startswith("#"))
     assert f"{drawn} edges drawn" in err and "density=0.1 (default for uniform)" in err
     assert "weights 1..9 (integers)" in err and "as snap (from the suffix)" in err
@@ -291,7 +288,7 @@ def test_gen_and_info_say_what_they_chose_and_time_their_stages(tmp_path, capsys
     assert stages[1:] == ["generate", "write", "total"]
     assert main(["info", "-v", "--profile"]) == 0
     err = capsys.readouterr().err
-    _drop_cli_log_handler()
+    _assert_verbose_lasted_one_command()
     assert "apsp: cpu: cores=" in err and "--backend auto picks" in err
     for name in info.backend_report():
         assert any(line.split()[:1] == [name] for line in err.splitlines()), name

@@ -141,14 +141,20 @@ def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs)
 @pytest.mark.parametrize("method", ["fw", "nd-fw"])
 def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
     """The GPU solvers answer the cut-off check themselves (before the copy), the same answer."""
+    import dataclasses
+
+    from apsp.costs import nd_gpu_budget
     from apsp.engine import SolveOptions, get_solver
+    from apsp.gpu import machine_facts
 
     skip_unless_usable({"backend": "gpu", "method": method})
     for total in (INF16 // 2, INF16 - 1, INF16 + 1):
         g = boundary_graph(rng, total, 40)
         band = exactness.cutoff_band(np.int16, g.max_abs_weight)
-        out = get_solver(method, "gpu")(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
-                                                        cutoff_band=band, leaf_size=8))
+        opts = SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False, cutoff_band=band, leaf_size=8)
+        if method == "nd-fw":  # the engine reads its gather budget and batch model from the plan
+            opts = dataclasses.replace(opts, nd_gpu=nd_gpu_budget(g, opts, machine_facts(opts.device)))
+        out = get_solver(method, "gpu")(g, opts)
         assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
 
 

@@ -204,3 +204,17 @@ def test_weight_facts_are_read_when_the_graph_is_built():
         facts = (g.nnz, g.max_abs_weight, g.has_negative_weights, g.integral, g.unit_weights, g.distance_bound)
         assert facts == (3, 5, True, True, False, 10)
         assert isinstance(g.max_abs_weight, int) and isinstance(g.distance_bound, int)
+
+
+def test_symmetry_sees_explicit_zero_edges_and_weights():
+    import scipy.sparse as sp
+
+    def graph(rows, cols, w):
+        return Graph.from_sparse(sp.csr_matrix((np.array(w), (np.array(rows), np.array(cols))), shape=(3, 3)))
+
+    assert graph([0, 1, 1, 2], [1, 0, 2, 1], [0, 0, 5, 5]).is_symmetric()
+    assert not graph([0], [1], [0]).is_symmetric()  # an explicit zero one way only
+    assert not graph([0, 1], [1, 0], [3, 4]).is_symmetric()  # both ways, other weights
+    g = graph([0, 1], [1, 2], [1, 1])
+    assert not g.is_symmetric() and g.reversed_csr()[2, 1] == 1 and g.reversed_csr()[1, 2] == 0
+    assert Graph.from_sparse(sp.csr_matrix((0, 0))).is_symmetric()

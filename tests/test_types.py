@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import apsp
-from apsp import choices, engine
+from apsp import choices
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,8 +58,12 @@ def test_a_bad_choice_is_a_value_error_naming_the_choices(call, message):
     assert str(raised.value).startswith(message)
 
 
-def test_the_literals_are_the_choices_the_engines_take():
-    assert choices.METHODS == engine.METHODS and choices.BACKENDS == engine.BACKENDS
+def test_the_literals_are_the_choices_the_method_table_has():
+    from apsp import methods
+
+    assert choices.METHODS == methods.METHODS and choices.BACKENDS == methods.BACKENDS
+    assert choices.STATS_METHODS == methods.STATS_METHODS
+    assert set(get_args(choices.DtypeName)) == set(methods.DTYPES)
     for name in get_args(choices.DtypeName):
         np.dtype(name)
 

@@ -4,6 +4,7 @@ exit code; `run` is the console script."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -66,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-    if args.verbose:
-        _log_to_stderr()
-    return _guarded(_command(args.command), args)
+    if not args.verbose:
+        return _guarded(_command(args.command), args)
+    with _log_to_stderr():
+        return _guarded(_command(args.command), args)
 
 
 def _command(name: str):
@@ -86,18 +88,23 @@ def _command(name: str):
     return command
 
 
-def _log_to_stderr() -> None:
-    """``-v``: the decisions apsp logs (logger ``apsp``, INFO) go to stderr."""
+@contextlib.contextmanager
+def _log_to_stderr():
+    """``-v``: the decisions apsp logs (logger ``apsp``, INFO) go to this command's stderr, for this
+    command only (`main` may run again in the same process, with another stderr and no ``-v``)."""
     import logging
 
     logger = logging.getLogger("apsp")
-    logger.setLevel(logging.INFO)
-    if any(getattr(h, "apsp_cli", False) for h in logger.handlers):
-        return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("apsp: %(message)s"))
-    setattr(handler, "apsp_cli", True)  # the mark looked for above
+    level = logger.level
+    logger.setLevel(logging.INFO)
     logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def run() -> None:

@@ -244,7 +244,7 @@ def csr_arrays(graph):
     """``(out_ptr, out_idx, in_ptr, in_idx)``: CSR of the out-neighbours and of the in-neighbours
     (``graph``: a `Graph`, or a scipy CSR matrix whose stored entries are the edges)."""
     csr = graph.to_csr() if hasattr(graph, "to_csr") else graph
-    csr_t = csr.T.tocsr()
+    csr_t = graph.reversed_csr() if hasattr(graph, "reversed_csr") else csr.T.tocsr()
     index_type = np.int32 if csr.shape[0] < 2**31 - 1 and csr.nnz < 2**31 - 1 else np.int64
     return tuple(a.astype(index_type) for a in (csr.indptr, csr.indices, csr_t.indptr, csr_t.indices))
 

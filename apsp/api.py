@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, TypeVar, Union
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def _edges_from_tuples(items) -> EdgeList:
         raise TypeError(f"edge tuples must hold numbers (u, v[, w]), found {bad!r}"
                         if bad is not None else "edge tuples must hold numbers (u, v[, w])")
     if arr.size == 0:
-        return EdgeList(0, [], [], np.zeros(0))
+        return EdgeList(0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):
         raise ValueError("an edge list must hold (u, v) or (u, v, w) tuples")
     u = arr[:, 0].astype(np.int64)
@@ -211,8 +211,22 @@ log = logging.getLogger(__name__)
 Out = TypeVar("Out")
 
 
-def narrow_first(attempts: Iterable, solve: Callable[..., Out], suspected: Callable[[Out, object], bool],
-                 max_abs_weight, requested: bool) -> tuple[Out, object, list[str]]:
+class DtypeAttempt(Protocol):
+    """What `narrow_first` reads of an attempt (`apsp.plan.Step`, `apsp.exactness.Attempt`)."""
+
+    @property
+    def dtype(self) -> np.dtype | None: ...
+
+    @property
+    def checked(self) -> bool: ...
+
+
+AttemptT = TypeVar("AttemptT", bound=DtypeAttempt)
+
+
+def narrow_first(attempts: Iterable[AttemptT], solve: Callable[..., Out],
+                 suspected: Callable[[Out, AttemptT], bool], max_abs_weight,
+                 requested: bool) -> tuple[Out, AttemptT, list[str]]:
     """Solve in each attempt's dtype (``.dtype``, ``.checked``) until a result is trusted.
 
     A checked attempt's result is kept only if ``suspected(out, attempt)`` is False; else the
@@ -234,7 +248,7 @@ def narrow_first(attempts: Iterable, solve: Callable[..., Out], suspected: Calla
         if number == len(attempts):
             raise exactness.cutoff_error(attempt.dtype, max_abs_weight, requested=requested)
         log.info("dtype %s may have cut off a distance (a value within max|w| of its limit): solving "
-                 "again in %s", attempt.dtype.name, attempts[number].dtype.name)
+                 "again in %s", attempt.dtype, attempts[number].dtype)
         del out  # the wider solve may need the memory
     raise ValueError("a plan without attempts")
 

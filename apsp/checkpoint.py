@@ -169,7 +169,7 @@ def read_rows(path, meta: dict, write_rows) -> None:
             f.seek(DATA_OFFSET)
             for i0 in range(0, n, step):
                 part = rows[:min(n, i0 + step) - i0]
-                if f.readinto(part) != part.nbytes:
+                if f.readinto(part.data) != part.nbytes:
                     raise CheckpointError(f"checkpoint {path} is truncated: it changed while it was read "
                                           f"(rows {i0}..{i0 + part.shape[0] - 1} of {n} missing)")
                 crc = zlib.crc32(part.data, crc)
@@ -191,7 +191,7 @@ class CheckpointSession:
     removed). ``start_vertex`` says where a resumed solve continues.
     """
 
-    def __init__(self, path, graph, dtype, solver: str, block: int, every: float, resume: bool):
+    def __init__(self, path, graph, dtype, solver: str, block: int, every: float | None, resume: bool):
         self.path = Path(path)
         self.n = graph.n
         self.dtype = np.dtype(dtype)
@@ -203,7 +203,7 @@ class CheckpointSession:
         self.resuming = False
         self.start_vertex = 0
         self.saves = 0
-        self._meta = None
+        self._meta: dict | None = None  # the saved header, read when resuming
         if self.path.is_dir():
             raise CheckpointError(f"checkpoint {self.path} is a directory; give a file name")
         remove_stale_temporaries(self.path)  # left by savers killed mid-write (a live one's is kept)
@@ -258,6 +258,7 @@ class CheckpointSession:
         """
         if not self.resuming:
             return requested or default
+        assert self._meta is not None  # resuming: _open_existing read it
         saved = int(self._meta["block"])
         for b in [requested] if requested else [default, saved]:
             if b and self.start_vertex % b == 0:
@@ -268,6 +269,7 @@ class CheckpointSession:
 
     def restore(self, write_rows) -> None:
         """Stream the saved matrix into the solver: ``write_rows(i0, i1, rows)``."""
+        assert self._meta is not None, "restore() needs a checkpoint opened to resume"
         read_rows(self.path, self._meta, write_rows)
 
     def save(self, vertices_done: int, read_rows, sync=None) -> None:

@@ -325,7 +325,7 @@ def solve_itemsize(g: Graph, method: str) -> int:
             attempts = skip_bound_to_fail(attempts, g.longest_distance_found(), g.max_abs_weight)[0]
         size = int(np.dtype(attempts[0].dtype).itemsize)
     else:
-        size = int(dtype_attempts(*facts, saturating=False)[0].dtype.itemsize)
+        size = int(np.dtype(dtype_attempts(*facts, saturating=False)[0].dtype).itemsize)
     known[method, found] = size
     return size
 

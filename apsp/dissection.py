@@ -251,7 +251,8 @@ def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], l
         # would make that quadratic)
         by_piece = verts[np.argsort(label, kind="stable")]
         first = np.concatenate(([0], np.cumsum(sizes)))
-        kids, pack, packed = [], [], 0
+        pack: list[np.ndarray] = []
+        kids, packed = [], 0
         for c in np.argsort(-sizes, kind="stable"):
             members = by_piece[first[c]:first[c + 1]]
             if sizes[c] > leaf:
@@ -420,6 +421,15 @@ class ScheduleEngine:
         self.nd = nd
         self.n = nd.size  # the skeleton counts layout positions
         self.negative = bool(negative)
+
+    def pivots(self, a: int, b: int, ranges) -> None:
+        raise NotImplementedError
+
+    def layout_diagonal(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        raise NotImplementedError
 
     def rounds(self, block: int, start_vertex: int = 0):
         for a, b, ranges in self.nd.steps():

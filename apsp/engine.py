@@ -50,13 +50,17 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Generator, Protocol
+from typing import TYPE_CHECKING, Callable, Generator, Protocol
 
 import numpy as np
 
 from .errors import BackendUnavailableError
 from .methods import METHOD, REGISTRY
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from .exactness import HopDtypes
+    from .plan import MemoryPlan
 
 #: Floyd-Warshall's default tile edge per engine (measured; the one table is `apsp.methods.TABLE`)
 DEFAULT_BLOCK = METHOD["fw"].blocks
@@ -128,11 +132,11 @@ class SolveOptions:
     #: None = torch
     runtime: str | None = None
     #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
-    memory: object = None
+    memory: MemoryPlan | None = None
     #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
     nd_gpu: NdGpuBudget | None = None
     #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
-    hops: object = None
+    hops: HopDtypes | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")
@@ -328,6 +332,7 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
     t0 = time.perf_counter()
     requested = block or opts.block_size
     block = requested or default_block
+    assert block is not None, "run() needs block, opts.block_size or default_block"
     session = None
     if opts.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
         from .checkpoint import CheckpointSession
@@ -335,7 +340,7 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
         session = CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
                                     opts.resume)
     if session is not None and not engine.resumes_anywhere:
-        block = session.block_for(requested, default_block)
+        block = session.block_for(requested, block)  # block: default_block unless one was requested
     start = 0
     if session is not None and session.resuming:
         session.restore(engine.write_rows)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def inf_value(dtype):
     return dt.type(np.iinfo(dt).max // 2)
 
 
-def unreachable_value(dtype: DTypeLike) -> int | float:
+def unreachable_value(dtype: DTypeLike) -> np.integer[Any] | np.floating[Any]:
     """The value apsp returns for 'no path': ``inf`` for floats, ``iinfo.max`` for integers.
 
     Parameters
@@ -111,7 +111,7 @@ def unreachable_value(dtype: DTypeLike) -> int | float:
     >>> int(apsp.unreachable_value("int16")), float(apsp.unreachable_value("float32"))
     (32767, inf)
     """
-    dt = np.dtype(dtype)
+    dt: np.dtype[Any] = np.dtype(dtype)
     if dt.kind == "f":
         return dt.type(np.inf)
     return dt.type(np.iinfo(dt).max)
@@ -175,7 +175,9 @@ def choose_dtype(bound: int | float, negative: bool, integral: bool, requested=N
                 f"{' for graphs with negative weights' if negative and dt.kind != 'f' else ''}; "
                 f"choose a wider dtype or leave dtype unset")
         return dt
-    return dtype_attempts(bound, negative, integral, 0, saturating=False)[0].dtype
+    chosen = dtype_attempts(bound, negative, integral, 0, saturating=False)[0].dtype
+    assert chosen is not None  # dtype_attempts names every dtype it plans
+    return chosen
 
 
 def reachable_limit(dtype, negative: bool):
@@ -196,7 +198,7 @@ class Attempt:
     """One dtype of a dtype plan; ``checked``: trust the result only if `cutoff_suspected` says no;
     ``cast_to``: the narrower dtype asked for, which the exact result is cast to by `cast_checked`."""
 
-    dtype: np.dtype
+    dtype: np.dtype | None  # None: the solver picks the narrowest that holds its result (BFS)
     checked: bool = False
     cast_to: np.dtype | None = None
 
@@ -265,7 +267,7 @@ def dtype_attempts(bound: int | float, negative: bool, integral: bool, max_abs_w
             if wide is not None:
                 return [Attempt(wide, cast_to=dt)]
         return [Attempt(choose_dtype(bound, negative, integral, dt))]
-    plan = []
+    plan: list[Attempt] = []
     for cand in INTEGERS if integral else ():
         if dtype_fits(cand, bound, negative):
             return plan + [Attempt(cand)]
@@ -290,8 +292,8 @@ def skip_bound_to_fail(attempts: list[Attempt], longest_found: float, max_abs_we
     for i, attempt in enumerate(attempts):
         lo = cutoff_band(attempt.dtype, max_abs_weight)[0] if attempt.checked else None
         if lo is not None and i + 1 < len(attempts) and lo < 2 ** 31 and longest_found >= lo:
-            why.append(f"{attempt.dtype.name}: a shortest distance of {longest_found:.0f} was found "
-                       f"before solving; {attempt.dtype.name} is verified only below {lo}")
+            why.append(f"{attempt.dtype}: a shortest distance of {longest_found:.0f} was found "
+                       f"before solving; {attempt.dtype} is verified only below {lo}")
         else:
             kept.append(attempt)
     return kept, why

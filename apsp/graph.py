@@ -16,6 +16,7 @@ from . import exactness
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
+    from scipy.sparse import csr_matrix
 
 
 @dataclass(init=False)
@@ -182,7 +183,7 @@ def vertex_index(labels: np.ndarray | None, n: int, label, what: str = "vertex")
         found = np.searchsorted(labels, value) if value is not None else labels.shape[0]
         if found < labels.shape[0] and labels[found] == value:  # integer labels are sorted
             return int(found)
-        at = np.flatnonzero(labels == value) if value is not None else ()
+        at = np.flatnonzero(labels == value) if value is not None else np.empty(0, dtype=np.intp)
     else:
         at = np.flatnonzero(labels == str(label))
     if len(at) == 0:
@@ -406,7 +407,7 @@ class Graph:
     """
 
     n: int
-    csr: object | None = None  # scipy.sparse.csr_matrix with explicit edges
+    csr: csr_matrix | None = None  # with explicit edges
     dense: np.ndarray | None = None  # weights where edge_mask is True
     edge_mask: np.ndarray | None = None
     source: str | None = None
@@ -670,8 +671,10 @@ class Graph:
         d = out if out is not None else np.empty((i1 - i0, self.n), dtype=dt)
         d.fill(exactness.inf_value(dt))
         if self.dense is not None:
+            assert self.edge_mask is not None  # given with dense
             np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
         else:
+            assert self.csr is not None  # a graph holds its edges densely or as CSR
             indptr, indices, data = self.csr.indptr, self.csr.indices, self.csr.data
             a = i0
             while a < i1:  # rows of at most START_CHUNK_EDGES edges (or one row): bounded temporaries

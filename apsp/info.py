@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 from importlib import metadata
+from typing import Any
 
 from .errors import has_module as _has_module
 
@@ -67,8 +68,9 @@ def cpu_report() -> dict:
         return _entry(False, f"{cores} cores, but numba cannot load: {exc}", ["numba"],
                       cores=cores, usable_cores=usable, numba=None, threads=None)
     threads = numba.get_num_threads()
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets its config at import
     detail = (f"{usable} of {cores} cores usable, numba {numba.__version__}, {threads} threads "
-              f"(NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS} at most)")
+              f"(NUMBA_NUM_THREADS={most} at most)")
     if not solver:
         detail += "; the blocked Floyd-Warshall module apsp.cpu.blocked is missing"
     return _entry(solver, detail, ["reinstall"], cores=cores, usable_cores=usable,
@@ -80,7 +82,7 @@ def gpu_report() -> dict:
     from .plan import gpu_available
 
     ok, why = gpu_available(explicit=True)
-    facts = {"torch": _version("torch"), "triton": _version("triton"), "cuda": None,
+    facts: dict[str, Any] = {"torch": _version("torch"), "triton": _version("triton"), "cuda": None,
              "devices": []}
     if facts["torch"] is not None:
         try:

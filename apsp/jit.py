@@ -20,9 +20,18 @@ import threading
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any, TextIO, TypedDict
 
 _clock = {"installed": False, "depth": 0, "start": 0.0, "total": 0.0, "outside": 0.0}
-_notice = {"stream": None, "printed": set(), "label": "CPU kernels"}
+
+
+class _Notice(TypedDict):
+    stream: TextIO | None  # where the CLI's notice goes; None: no notice
+    printed: set[str]  # the kinds ("CPU", "GPU") announced so far
+    label: str
+
+
+_notice: _Notice = {"stream": None, "printed": set(), "label": "CPU kernels"}
 
 
 def _install() -> None:
@@ -73,7 +82,7 @@ def _answer_numbas_blas_probe() -> None:
     def ensure_blas():  # None for arraymath's import-time probe
         return None if sys._getframe(1).f_code.co_name == "_check_blas" else numbas_check()
 
-    ensure_blas.answers_probe = True
+    setattr(ensure_blas, "answers_probe", True)  # the mark a second call looks for (above)
     linalg.ensure_blas = ensure_blas
 
 
@@ -204,8 +213,10 @@ def _cache_apsp_kernels_in(directory: Path) -> None:
     """
     from numba.core import caching
 
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
-    user_dir = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+    # public names from some Numba version on, private before
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    user_dir: Any = (getattr(caching, "UserProvidedCacheLocator", None)  # a class, found at run time
+                     or getattr(caching, "_UserProvidedCacheLocator"))
     package = Path(__file__).resolve().parent
     if any(getattr(cls, "apsp_fallback", False) for cls in impl._locator_classes):
         return

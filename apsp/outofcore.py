@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import exactness
-from .engine import Finalized, check_block, run
+from .engine import Finalized, SolveOptions, SolveOutput, check_block, run
 from .errors import MemoryPlanError
 from .sizes import disk_available, format_size
 
@@ -284,7 +284,7 @@ def cpu_stream_engine(dtype, negative: bool, host: HostMatrix, threads: int | No
             if work is not t:
                 t[...] = work
 
-        def load(self, slot: int, buf, i0: int, i1: int) -> None:
+        def load_stripe(self, slot: int, buf, i0: int, i1: int) -> None:
             host.read(i0, i1, out=buf)
 
         def store(self, slot: int, buf, i0: int, i1: int) -> None:
@@ -401,7 +401,7 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
 
     def load(g):
         _, (i0, i1) = items[g]
-        engine.load(g % nbuf, bufs[g % nbuf][:i1 - i0], i0, i1)
+        engine.load_stripe(g % nbuf, bufs[g % nbuf][:i1 - i0], i0, i1)
 
     try:
         load(0)
@@ -514,7 +514,7 @@ class StreamSolve:
         return Finalized(self.host.array[:self.n, :self.n], cutoff_suspected=suspect)
 
 
-def solve(graph, opts):
+def solve(graph, opts: SolveOptions) -> SolveOutput:
     """Out-of-core Floyd-Warshall solver (when `apsp.plan.plan_memory` says so): the skeleton
     (`apsp.engine`) over `StreamSolve`.
 
@@ -532,6 +532,7 @@ def solve(graph, opts):
     """
 
     memplan = opts.memory
+    assert memplan is not None and memplan.stream is not None, "the plan streams this solve"
     stream: StreamPlan = memplan.stream
     dt = np.dtype(opts.dtype)
     host = HostMatrix(stream.n, dt, on_disk=memplan.matrix_on_disk, scratch_dir=memplan.scratch_dir)

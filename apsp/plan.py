@@ -268,6 +268,7 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
     ladder = METHOD[chosen].ladder
     if ladder == "hops" and rows_by_search:
         # one breadth-first search per source writes straight into the dtype: narrowest for n - 1 hops
+        dt: np.dtype | None
         dt = (exactness.as_dtype(dtype, exactness.SUPPORTED + exactness.HOP_ONLY) if dtype is not None
               else np.dtype(np.uint8 if g.n < 255 else np.uint16 if g.n < 65535 else np.int32))
         return [exactness.Attempt(dt)], skipped

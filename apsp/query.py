@@ -133,8 +133,8 @@ class Route:
         return {
             "schema_version": ROUTE_SCHEMA,
             "schema": ROUTE_SCHEMA,  # its former name, kept until the next release
-            "source": self.source + shift if shift else self.source,
-            "target": self.target + shift if shift else self.target,
+            "source": int(self.source) + shift if shift else self.source,  # shift: vertices, not labels
+            "target": int(self.target) + shift if shift else self.target,
             "reachable": self.reachable,
             "length": self.length,
             "path": None if self.path is None else [v + shift if shift else v for v in self.path],

@@ -233,7 +233,9 @@ def floyd_warshall(csgraph: ArrayLike, directed: bool = True, return_predecessor
         return (w, np.empty((0, 0), dtype=np.int32)) if return_predecessors else w
     if return_predecessors:
         # which of two tied paths a predecessor names depends on scipy's loop order: run it
-        return w, _scipys_loop(w, return_predecessors=True)
+        predecessors = _scipys_loop(w, return_predecessors=True)
+        assert predecessors is not None  # asked for
+        return w, predecessors
     g = Graph.from_dense(w, null_value=np.inf)
     try:
         # whole numbers with every distance below 2**53 go to an integer dtype (exact, and so is float64:

@@ -85,6 +85,7 @@ def _multi_source(csgraph, directed: bool, indices, return_predecessors: bool, u
     dist = np.ascontiguousarray(rows.dist[0, :n])
     if not return_predecessors:
         return dist, None, None
+    assert rows.pred is not None  # asked for
     pred = np.ascontiguousarray(rows.pred[0, :n])
     pred[pred == n] = NULL  # a source is reached from the virtual vertex: no predecessor
     return dist, pred, _tree_roots(pred, dist)

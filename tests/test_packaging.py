@@ -246,3 +246,22 @@ def test_readme_editable_install_is_found_by_mypy(tmp_path):
     checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
                               str(python), "user.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+
+
+def test_ci_type_checks_the_package():
+    """CI runs mypy (default mode) on the package in the test venv, after the README's test command,
+    and mypy comes with the ``test`` extra."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    test_venv = ci.split("python -m pytest -q\n", 1)[1].split("\ndeactivate", 1)[0]
+    assert "python -m mypy apsp --ignore-missing-imports" in test_venv.splitlines()
+    test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    assert any(dep.startswith("mypy") for dep in test_extra)
+
+
+@pytest.mark.slow
+def test_package_type_checks():
+    """mypy in its default mode finds no error in the package (what CI runs)."""
+    pytest.importorskip("mypy")
+    checked = subprocess.run([sys.executable, "-m", "mypy", "apsp", "--ignore-missing-imports"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]

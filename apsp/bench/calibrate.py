@@ -108,10 +108,10 @@ def calibrate_cpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:
     busy = costs.cpu_oversubscribed()
     log(f"nd-fw: {nd_rate / 1e9:.1f} G updates/s, {nd_round * 1e3:.2f} ms per round"
         + (" (cores oversubscribed: kept as the busy figure)" if busy else ""))
-    round_field = "nd_round_cpu_busy_seconds" if busy else "nd_round_cpu_seconds"
     return replace(base, fw_cpu=fw["int32"], fw_dtype_speedup=tuple(sorted(speed.items())),
                    dijkstra_cpu=dijkstra, bfs_cpu=bfs, result_fill=fill, ndfw_cpu=nd_rate,
-                   **{round_field: nd_round})
+                   nd_round_cpu_busy_seconds=nd_round if busy else base.nd_round_cpu_busy_seconds,
+                   nd_round_cpu_seconds=base.nd_round_cpu_seconds if busy else nd_round)
 
 
 def calibrate_gpu(base: costs.Rates, repeat: int = 3, log=print) -> costs.Rates:

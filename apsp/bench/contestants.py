@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
 from .workloads import float_rows
+
+if TYPE_CHECKING:
+    from ..choices import Backend, Method
 
 #: every apsp solver and peer, in table order
 ALL = ("reference", "fw-cpu", "fw-gpu", "fw-gpu:classic", "fw-gpu:naive", "bfs-cpu", "bfs-gpu",
@@ -86,9 +89,9 @@ class Contestant:
         if self.threads is not None:
             import numba
 
-            if self.threads > numba.config.NUMBA_NUM_THREADS:
-                return (f"{self.threads} threads asked, Numba allows {numba.config.NUMBA_NUM_THREADS} "
-                        "here (set NUMBA_NUM_THREADS)")
+            most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets its config at import
+            if self.threads > most:
+                return f"{self.threads} threads asked, Numba allows {most} here (set NUMBA_NUM_THREADS)"
         try:
             get_solver(self.method, self.where)
         except BackendUnavailableError as exc:
@@ -103,7 +106,7 @@ class Contestant:
             return _peer_call(self.name, graph)
         from ..api import shortest_paths
 
-        extra = {"variant": self.variant} if self.variant else {}
+        extra: dict[str, Any] = {"variant": self.variant} if self.variant else {}  # shortest_paths' options
 
         def solve() -> Outcome:
             before = None
@@ -113,8 +116,9 @@ class Contestant:
                 before = numba.get_num_threads()
                 numba.set_num_threads(self.threads)
             try:
-                r = shortest_paths(graph, method=self.method, backend=self.where, dtype=dtype,
-                                   block_size=block, progress=False, **extra)
+                # names `contestant` checked
+                r = shortest_paths(graph, method=cast("Method", self.method), backend=cast("Backend", self.where),
+                                   dtype=dtype, block_size=block, progress=False, **extra)
             finally:
                 if before is not None:
                     numba.set_num_threads(before)

@@ -49,7 +49,7 @@ def collect_environment() -> dict:
 def versions() -> dict:
     from .. import __version__
 
-    out = {"python": platform.python_version(), "apsp": __version__}
+    out: dict[str, str | None] = {"python": platform.python_version(), "apsp": __version__}
     for name in VERSIONED:
         out[name] = None
         with suppress(metadata.PackageNotFoundError):

@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     for v in names:
         if v not in VARIANTS:
             raise SystemExit(f"apsp bench startup: unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
-    with tempfile.TemporaryDirectory(prefix="apsp-startup-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="apsp-startup-") as tmp_name:
+        tmp = Path(tmp_name)
         cache = args.cache or tmp / "numba-cache"
         blocked_input = tmp / f"graph-n{BLOCKED_N}.txt"
         runs = []
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             expected = None if args.expect else _expected(src, unweighted="--unweighted" in extra)
             for r in range(1 + args.repeat):
                 rec = run_cli(cmd, cache, tmp)
-                if not args.expect:
+                if expected is not None:  # no --expect
                     _check(out, expected, tmp / f"{v}-succ.npy" if v == "predecessors" else None)
                 elif out.read_bytes() != args.expect.read_bytes():
                     raise AssertionError(f"{v}: output differs from {args.expect}")

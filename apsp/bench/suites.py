@@ -26,6 +26,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class Context:
     #: count Triton's CPU interpreter as a GPU (exercises the GPU path; timings meaningless)
     interpreter: bool = False
     #: called after each completed size so partial results reach disk
-    checkpoint: object = None
+    checkpoint: Callable[[], object] | None = None
     _inputs: dict = field(default_factory=dict, repr=False)  # graphs and references of one size
 
     def note(self, text: str) -> None:

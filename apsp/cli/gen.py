@@ -45,7 +45,8 @@ def cmd_gen(args) -> int:
         raise ValueError(f"n must be at least 1, got {args.n}")
     weights = tuple(args.weights) if args.weights else (None if args.kind == "link-graph" else (0, 100))
     fractional = weights is not None and not all(isinstance(w, int) for w in weights)
-    if fractional and guess_format(args.output, args.fmt) == "homework":  # refused before drawing
+    # refused before drawing
+    if fractional and weights is not None and guess_format(args.output, args.fmt) == "homework":
         raise ValueError(f"homework text holds integer weights, but --weights {weights[0]} {weights[1]} "
                          "draws fractional ones: give integer bounds (e.g. --weights 0 100), or write "
                          f"{args.output!r} as .snap, .mtx or .gr")

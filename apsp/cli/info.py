@@ -19,7 +19,8 @@ def add_info_parser(command) -> None:
 def cmd_info(args) -> int:
     from ..info import backend_report
 
-    report = {"apsp": _apsp_entry(), **backend_report(timings := {})}
+    timings: dict[str, float] = {}
+    report = {"apsp": _apsp_entry(), **backend_report(timings)}
     if args.verbose:
         for name, entry in report.items():
             facts = ", ".join(f"{k}={v}" for k, v in entry.items()

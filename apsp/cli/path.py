@@ -114,6 +114,7 @@ def _route_by_solve(args, g, i: int, j: int, first: int, timings: dict, compiled
 
     result = shortest_paths(g, return_successors=True, **solve_options(args))
     result.timings = book_compile({**timings, **result.timings}, compiled, "read")
+    assert result.successors is not None  # asked for
     reachable = bool(result.reachable[i, j])
     route = Route(i, j, reconstruct_path(result.successors, i, j, kind="successors") if reachable else None,
                   result.distances[i, j].item() if reachable else None, result.method, result.dtype,

@@ -300,6 +300,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
         levels = np.empty(len(batches), dtype=np.int64)
         # a float dtype holds every level (at most n - 1), and inf for unreachable; the levels
         # found are kept in int32 meanwhile
+        not_found: np.generic
         if dt.kind == "f":
             limit, unreachable, not_found = n, dt.type(np.inf), np.int32(np.iinfo(np.int32).max)
         else:

@@ -245,7 +245,7 @@ def _round(d, k0, k1, floor, inf):
 # Public tile-level API (shared with apsp.distributed)
 # ---------------------------------------------------------------------------
 
-def _kernel_args(dtype, negative):
+def _kernel_args(dtype, negative) -> tuple[np.generic | None, np.generic]:
     """``(floor, inf)`` as the kernels take them: ``floor`` None when weights are non-negative."""
     dt = np.dtype(dtype)
     return (clamp_floor(dt) if negative else None), exactness.inf_value(dt)
@@ -326,13 +326,15 @@ def minplus_update(c: np.ndarray, a: np.ndarray, b: np.ndarray, negative: bool =
     target = _block_of(c)
     work, ci, cj = target if target is not None else (np.ascontiguousarray(c), 0, 0)
     if r and kk and s:
-        _relax(work, ci, cj, *_block_of(a), *_block_of(b), r, kk, s, *_kernel_args(c.dtype, negative))
+        a_block, b_block = _block_of(a), _block_of(b)
+        assert a_block is not None and b_block is not None  # made C-contiguous above
+        _relax(work, ci, cj, *a_block, *b_block, r, kk, s, *_kernel_args(c.dtype, negative))
     if target is None:
         c[...] = work
     return c
 
 
-def _block_of(x: np.ndarray):
+def _block_of(x: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     """``(array, row, column)``: the C-contiguous 2-D array ``x`` is a block of, and where it
     starts; None for other layouts."""
     base = x if x.base is None else x.base
@@ -402,7 +404,7 @@ class CPUEngine:
         #: a small matrix is solved by one plain loop nest (no rounds to checkpoint)
         self.whole_when_small = whole_when_small
         self.threads = max(1, threads or thread_count())  # as the rounds split (`run_split`)
-        self.d = None
+        self.d: np.ndarray | None = None  # the in-core matrix, from use()
         self.n = n
 
     # -- tile kernels ----------------------------------------------------------------
@@ -461,9 +463,11 @@ class CPUEngine:
     def write_rows(self, i0: int, i1: int, rows: np.ndarray) -> None:
         if self.d is None:
             self.use(np.empty((self.n, self.n), dtype=self.dtype))
+        assert self.d is not None
         self.d[i0:i1] = rows
 
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
+        assert self.d is not None
         return self.d[i0:i1]
 
     def rounds(self, block: int, start_vertex: int = 0):
@@ -471,6 +475,7 @@ class CPUEngine:
         d, n = self.d, self.n
         if n == 0:
             return
+        assert d is not None
         floor, inf = _kernel_args(d.dtype, self.negative)
         if self.whole_when_small and n <= SMALL_N and start_vertex == 0:
             # milliseconds either way, and this loop nest compiles in a fraction of the time
@@ -484,9 +489,11 @@ class CPUEngine:
             yield k1
 
     def negative_diagonal(self) -> np.ndarray:
+        assert self.d is not None
         return np.flatnonzero(np.diagonal(self.d) < 0)
 
     def finalize(self) -> Finalized:
+        assert self.d is not None
         suspect = exactness.finalize_checked(self.d, self.negative, self.cutoff_band)
         return Finalized(self.d, cutoff_suspected=suspect)
 

@@ -73,7 +73,7 @@ class Engine(ScheduleEngine):
         self.args = _kernel_args(self.dtype, negative)
         self.panel_cols = max(PANEL_BYTES // self.dtype.itemsize, 1)
         self.strip_cols = max(STRIP_BYTES // self.dtype.itemsize, 1)
-        self.d = None
+        self.d: np.ndarray | None = None  # the layout matrix, from load()
 
     def load(self, graph) -> None:
         size = self.nd.size
@@ -90,6 +90,7 @@ class Engine(ScheduleEngine):
             _round(self.d, k0, k1, panels, rows, _pieces(ranges, k0, k1, self.strip_cols), *self.args)
 
     def layout_diagonal(self) -> np.ndarray:
+        assert self.d is not None
         return np.diagonal(self.d)
 
     def sync(self) -> None:
@@ -97,6 +98,7 @@ class Engine(ScheduleEngine):
 
     def finalize(self) -> Finalized:
         """The distances in vertex order (in place), unreachable pairs marked (floats: inf already)."""
+        assert self.d is not None
         inf = exactness.inf_value(self.dtype)
         limit = None if self.dtype.kind == "f" else inf // 2 if self.negative else inf - 1
         return Finalized(unpermute_inplace(self.d, self.nd.position, limit, exactness.unreachable_value(self.dtype)))

@@ -62,7 +62,7 @@ def successors_checked(succ: np.ndarray, dist: np.ndarray, graph):
     return succ, _checked(succ, reachable, dist, False, graph.to_csr)
 
 
-def _by_weight(csr, wide):
+def _by_weight(csr, wide) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR arrays (indptr, neighbours, weights as ``wide``) with each row's neighbours in
     increasing weight and self-loops dropped (a self-loop is never a useful next hop)."""
     n = csr.shape[0]

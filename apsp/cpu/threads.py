@@ -7,13 +7,24 @@ took longer than the kernels themselves (seconds of a first run).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, TypedDict
+
 from ..jit import thread_count
 
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+
+class _Pool(TypedDict):
+    pool: ThreadPoolExecutor | None
+    workers: int
+
+
 #: the workers beside the calling thread, grown to the largest split asked for
-_POOL = {"pool": None, "workers": 0}
+_POOL: _Pool = {"pool": None, "workers": 0}
 
 
-def run_split(kernel, ntasks: int, *args, threads: int | None = None) -> None:
+def run_split(kernel: Callable[..., object], ntasks: int, *args, threads: int | None = None) -> None:
     """``kernel(*args, lo, hi)`` over tasks ``0..ntasks-1``, one contiguous range per thread
     (``threads``, default `thread_count`); this thread runs the first range. Returns when every
     range is done (`wait_all`)."""
@@ -27,7 +38,9 @@ def run_split(kernel, ntasks: int, *args, threads: int | None = None) -> None:
         _POOL["pool"] = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="apsp-cpu")
         _POOL["workers"] = threads - 1
     bounds = [ntasks * q // threads for q in range(threads + 1)]
-    jobs = [_POOL["pool"].submit(kernel, *args, bounds[q], bounds[q + 1]) for q in range(1, threads)]
+    pool = _POOL["pool"]
+    assert pool is not None  # made above with at least threads - 1 workers
+    jobs = [pool.submit(kernel, *args, bounds[q], bounds[q + 1]) for q in range(1, threads)]
     try:
         kernel(*args, bounds[0], bounds[1])
     finally:

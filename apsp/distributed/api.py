@@ -101,6 +101,7 @@ def cast_agreed(comm, host: np.ndarray, dtype, negative: bool) -> np.ndarray:
     problems = [p for p in comm.allgather(problem) if p]
     if problems:
         raise DtypeError(problems[0])
+    assert narrow is not None  # this rank's cast raised nothing
     return narrow
 
 

@@ -54,7 +54,8 @@ class ProcessGrid:
             raise ValueError(f"process grid {shape[0]}x{shape[1]} does not match {comm.size} ranks")
         # reorder=False keeps ranks row-major in comm's order, as Create_darray assumes
         cart = comm.Create_cart(list(shape), periods=[False, False], reorder=False)
-        coords = tuple(int(c) for c in cart.Get_coords(cart.rank))
+        row, col = cart.Get_coords(cart.rank)
+        coords = (int(row), int(col))
         node_size, node_rank = node_placement(comm)
         return cls(comm=comm, cart=cart, row_comm=cart.Sub([False, True]), col_comm=cart.Sub([True, False]),
                    shape=shape, coords=coords, node_size=node_size, node_rank=node_rank)

@@ -108,6 +108,7 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
     """Collective: rank 0 sends each rank its edges (``prepared`` by `edges_by_rank`);
     every rank builds its part of ``Graph.fw_matrix`` in ``out``: INF, then its edges, then the diagonal."""
     dt = out.dtype
+    displs: np.ndarray | None  # where each rank's edges start (rank 0 only)
     if comm.rank == 0:
         counts, li, lj, w = prepared
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
@@ -117,8 +118,8 @@ def scatter_edges(comm, layout, coords, prepared, out: np.ndarray) -> np.ndarray
     received = (np.empty(mine, dtype=np.int64), np.empty(mine, dtype=np.int64), np.empty(mine, dtype=dt))
     for sent, recv, mpi_type in zip((li, lj, w), received, (MPI.INT64_T, MPI.INT64_T, from_numpy_dtype(dt))):
         # the buffer description matters on rank 0 only
-        comm.Scatterv(None if sent is None else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type],
-                      recv, root=0)
+        comm.Scatterv(None if sent is None or displs is None
+                      else [sent, [int(c) for c in counts], [int(x) for x in displs], mpi_type], recv, root=0)
     out.fill(exactness.inf_value(dt))
     out[received[0], received[1]] = received[2]
     return _fix_diagonal(out, layout, coords)

@@ -26,7 +26,7 @@ class StageTimer:
     ['compute']
     """
 
-    def __init__(self, sync=None):
+    def __init__(self, sync=None) -> None:
         self.seconds: dict[str, float] = {}
         self.sync = sync
         self._t0 = time.perf_counter()

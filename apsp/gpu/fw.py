@@ -18,6 +18,8 @@ Variants (``variant=`` backend option, torch only), the ladder the benchmark sho
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import triton
 import triton.language as tl
@@ -140,8 +142,8 @@ class GPUEngine:
         self.variant, self.cutoff_band, self.paths_for = variant, cutoff_band, paths_for
         # the plan's padded side (`MemoryPlan.padded`); the tile drivers without a plan pad by their device
         self.n_pad = n_pad or gpu_padded(n, interpreted=not self.cuda)
-        self.d = None
-        self.marks = [] if timed else None
+        self.d: Any | None = None  # the padded matrix: a tensor or DeviceArray, as the runtime makes
+        self.marks: list[tuple[str, Any]] | None = [] if timed else None  # (stage, the runtime's event)
         self.mark("start")
 
     def mark(self, stage: str) -> None:
@@ -152,6 +154,7 @@ class GPUEngine:
     def stages(self) -> dict:
         """Seconds of each stage between the marks (waits for the last one)."""
         self.rt.sync()
+        assert self.marks is not None, "stages() of an engine made without timed=True"
         return {name: self.rt.seconds(start, end) for (_, start), (name, end) in zip(self.marks, self.marks[1:])}
 
     # -- tile kernels ----------------------------------------------------------------
@@ -165,8 +168,7 @@ class GPUEngine:
     def transpose(x):
         return x.t()
 
-    @staticmethod
-    def copy(dst, src) -> None:
+    def copy(self, dst, src) -> None:
         dst.copy_(src)
 
     def close_block(self, t) -> None:
@@ -205,9 +207,11 @@ class GPUEngine:
         self.rt.copy_in(self.d[i0:i1, :self.n], np.ascontiguousarray(rows, dtype=self.dtype))
 
     def read_rows(self, i0: int, i1: int) -> np.ndarray:
+        assert self.d is not None
         return to_host(self.d[i0:i1, :self.n])
 
     def rounds(self, block: int, start_vertex: int = 0):
+        assert self.d is not None
         self.mark("h2d")
         if self.variant == "naive":
             return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
@@ -218,9 +222,11 @@ class GPUEngine:
                                       start_round=start_vertex // block))
 
     def negative_diagonal(self) -> np.ndarray:
+        assert self.d is not None
         return np.flatnonzero(self.rt.diagonal(self.d, self.n) < 0)
 
     def finalize(self) -> Finalized:
+        assert self.d is not None
         self.mark("compute")
         work = self.d[:self.n, :self.n]
         suspect = check_and_mark(self.rt, work, self.negative, self.cutoff_band, mark=self.paths_for is None)
@@ -242,8 +248,8 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
         check_and_mark(rt, work, negative)
     mark("paths")
-    out = Finalized(*(None if a is None else to_host(a) for a in (work, successors, predecessors)),
-                    cutoff_suspected=suspect)
+    out = Finalized(to_host(work), None if successors is None else to_host(successors),
+                    None if predecessors is None else to_host(predecessors), cutoff_suspected=suspect)
     mark("d2h")
     return out
 

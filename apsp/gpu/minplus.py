@@ -24,7 +24,7 @@ negative weights (and negative cycles) never wrap around.
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 import numpy as np
 import triton
@@ -367,7 +367,7 @@ def _capability(device) -> tuple[int, int]:
         return cuda.capability()
     import torch
 
-    return tuple(torch.cuda.get_device_capability(device))
+    return torch.cuda.get_device_capability(device)
 
 
 def capability_of(t) -> tuple[int, int] | None:
@@ -429,7 +429,13 @@ def _max_offset(t) -> int:
 #: benchmarks/sass_offline.py). Whole int16 solves on an H200 (2026-11-22), pairs vs packed (ASM 2):
 #: n = 32768 27.3 vs 22.3 T updates/s (91% of the ceiling), n = 16384 25.1 vs 21.2, n = 8192 18.5 vs 18.4
 #: (BENCHMARKS.md, D4): products whose C is smaller than ``min_size`` in both dimensions stay packed.
-PAIRS = {"enabled": True, "config": (256, 64, 4, 8, True, 3), "min_size": 16384}
+class PairsSettings(TypedDict):
+    enabled: bool
+    config: tuple[int, int, int, int, bool, int]  # a `MinplusConfig`'s fields
+    min_size: int
+
+
+PAIRS: PairsSettings = {"enabled": True, "config": (256, 64, 4, 8, True, 3), "min_size": 16384}
 
 
 def _pair_viewable(t) -> bool:
@@ -473,8 +479,10 @@ def duplicate_pairs(a):
 def _uses_pairs(c, b, negative, out2, enabled=None) -> bool:
     """``enabled`` None: the PAIRS settings decide (on, and C large enough); True/False: forced."""
     on = PAIRS["enabled"] and max(c.shape) >= PAIRS["min_size"] if enabled is None else enabled
+    # capability_of is not None on a GPU
     return (on and dtype_name(c.dtype) == "int16" and not negative and out2 is None and _pair_viewable(c)
-            and _pair_viewable(b) and (c.device.type != "cuda" or capability_of(c) >= PACKED_INT16_CAPABILITY))
+            and _pair_viewable(b)
+            and (c.device.type != "cuda" or (capability_of(c) or (0, 0)) >= PACKED_INT16_CAPABILITY))
 
 
 def minplus_update(c, a, b, negative: bool = False, out2=None, config=None, pairs: bool | None = None) -> None:

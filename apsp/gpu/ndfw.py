@@ -85,7 +85,8 @@ class Engine(ScheduleEngine):
         self.device, self.cuda = self.rt.device, self.rt.cuda  # the interpreter: small alignment, still exercised
         self.align = budget.align  # the plan's (`apsp.gpu.footprint.nd_aligned`)
         self.size = nd.size  #: layout size (d may be larger: isolated vertices)
-        self.d = self.col_t = None
+        self.d: torch.Tensor | None = None  # the layout matrix, from load(); dropped by finalize()
+        self.col_t: torch.Tensor | None = None  # a tile x size column panel buffer, from load()
         self.gathered = 0  #: nodes run on gathered buffers (reported)
         self.batched = 0  #: nodes run in batches (reported)
         self.cutoff_band, self.paths_for = cutoff_band, paths_for
@@ -101,6 +102,7 @@ class Engine(ScheduleEngine):
         self.rt.sync()
 
     def layout_diagonal(self) -> np.ndarray:
+        assert self.d is not None
         diag = torch.diagonal(self.d)
         if not bool((diag < 0).any()):  # the check after every node: one flag, not the diagonal, to the host
             return np.zeros(0, dtype=self.dtype)
@@ -174,6 +176,7 @@ class Engine(ScheduleEngine):
 
     def _batched(self, nodes, depth) -> None:
         """The rounds of ``nodes`` (one level) as one batch: gather, `fw_batched`, scatter."""
+        assert self.d is not None
         pivots, width, index = batch_layout(self.nd, nodes, depth, self.align)
         index = torch.from_numpy(index).to(self.device)
         buf = torch.empty((len(nodes), width, width), dtype=self.d.dtype, device=self.device)
@@ -218,6 +221,7 @@ class Engine(ScheduleEngine):
 
     def _node_buffer(self, width: int, used: int) -> torch.Tensor:
         """A ``width x width`` device buffer whose positions from ``used`` on are isolated vertices."""
+        assert self.d is not None
         buf = torch.empty((width, width), dtype=self.d.dtype, device=self.device)
         if used < width:
             buf[used:].fill_(inf_for(buf))
@@ -238,6 +242,7 @@ class Engine(ScheduleEngine):
     def _node_copy(self, buf, pieces, gather: bool) -> None:
         """The ``pieces x pieces`` entries of the layout matrix into the node buffer ``buf`` (the pieces
         side by side; ``gather``), or back."""
+        assert self.d is not None
         for (lo_i, hi_i, at_i), (lo_j, hi_j, at_j) in product(placed(pieces), repeat=2):
             there, here = self.d[lo_i:hi_i, lo_j:hi_j], buf[at_i:at_i + hi_i - lo_i, at_j:at_j + hi_j - lo_j]
             dst, src = (here, there) if gather else (there, here)
@@ -247,6 +252,7 @@ class Engine(ScheduleEngine):
         """The result in vertex order: the cut-off check on the device first (no path recovery when
         a retry will redo it)."""
         d, dt = self.d, self.dtype
+        assert d is not None
         suspect = None
         # the public layer's cut-off check (apsp.exactness), on the device: the layout is a permutation
         # of the vertices plus isolated padding, whose entries are 0 and INF
@@ -293,10 +299,12 @@ class HostEngine(Engine):
     def _rows_to_device(self, r0: int, r1: int, ranges) -> torch.Tensor:
         """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: one
         contiguous host copy, then one transfer."""
+        assert self.d is not None
         return torch.cat([self.d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(self.device)
 
     def _rows_to_host(self, rows: torch.Tensor, r0: int, ranges) -> None:
         """The inverse of `_rows_to_device`: one transfer, then the pieces into their places."""
+        assert self.d is not None
         rows = rows.cpu()
         for c0, c1, c in placed(ranges):
             self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
@@ -423,6 +431,7 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
     out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
+    assert out is not None, "a closed HostResult"
     if n == 0:
         return out
     device = d.device if device is None else device

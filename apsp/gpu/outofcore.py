@@ -1,6 +1,6 @@
 """The GPU engine of the out-of-core solver (`apsp.outofcore`): stripes over PCIe on their own streams.
 
-Three CUDA streams work at once: ``load`` copies the next stripe host ->
+Three CUDA streams work at once: ``load_stripe`` copies the next stripe host ->
 device, the compute stream (the current stream) runs the min-plus kernels of
 `apsp.gpu.minplus` on the current stripe, and ``store`` copies the previous
 stripe device -> host. Events order them: a stripe buffer is loaded only
@@ -74,15 +74,18 @@ class GPUStreamEngine(GPUEngine):
         self.compute_stream = torch.cuda.current_stream(self.device)
         self.load_stream = torch.cuda.Stream(device=self.device)
         self.store_stream = torch.cuda.Stream(device=self.device)
-        self._loaded, self._free = [None] * plan.buffers, [None] * plan.buffers
-        self._stored_rows = {}
+        # per buffer: the event its load ends with, the event after which it may be overwritten
+        self._loaded: list[torch.cuda.Event | None] = [None] * plan.buffers
+        self._free: list[torch.cuda.Event | None] = [None] * plan.buffers
+        self._stored_rows: dict[tuple[int, int], torch.cuda.Event] = {}
         if self.staged:
             shape = (plan.rows, plan.n)
             self._bounce_in = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
             self._bounce_out = [torch.empty(shape, dtype=self.host.dtype, pin_memory=True) for _ in range(2)]
-            self._in_done = [None, None]
+            self._in_done: list[torch.cuda.Event | None] = [None, None]
             self._next_in = self._next_out = 0
-            self._pending = deque()  # (event, bounce index, i0, i1): stores still to copy to the host
+            # (event, bounce index, i0, i1): stores still to copy to the host
+            self._pending: deque[tuple[torch.cuda.Event, int, int, int]] = deque()
             threads = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 4)
             self._pool = ThreadPoolExecutor(max(1, threads))
 
@@ -108,19 +111,21 @@ class GPUStreamEngine(GPUEngine):
             event.synchronize()
             self._host_copy(self.host_np[i0:i1], self._bounce_out[b][:i1 - i0].numpy())
 
-    def load(self, slot: int, buf, i0: int, i1: int) -> None:
+    def load_stripe(self, slot: int, buf, i0: int, i1: int) -> None:
         if not self.cuda:
             buf.copy_(self.host[i0:i1])
             return
         with torch.cuda.stream(self.load_stream):
-            if self._free[slot] is not None:
-                self.load_stream.wait_event(self._free[slot])
+            free = self._free[slot]
+            if free is not None:
+                self.load_stream.wait_event(free)
             if self.staged:
                 self._finish_stores(rows=(i0, i1))
                 b = self._next_in
                 self._next_in ^= 1
-                if self._in_done[b] is not None:
-                    self._in_done[b].synchronize()
+                in_done = self._in_done[b]
+                if in_done is not None:
+                    in_done.synchronize()
                 bounce = self._bounce_in[b][:i1 - i0]
                 self._host_copy(bounce.numpy(), self.host_np[i0:i1])
                 buf.copy_(bounce, non_blocking=True)
@@ -134,7 +139,9 @@ class GPUStreamEngine(GPUEngine):
 
     def wait_loaded(self, slot: int) -> None:
         if self.cuda:
-            self.compute_stream.wait_event(self._loaded[slot])
+            loaded = self._loaded[slot]
+            assert loaded is not None, "wait_loaded() before load_stripe()"
+            self.compute_stream.wait_event(loaded)
 
     def store(self, slot: int, buf, i0: int, i1: int) -> None:
         if not self.cuda:

@@ -20,7 +20,7 @@ already mapped.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -92,7 +92,7 @@ def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: T
     rows = out.shape[0]
     row_bytes = out.nbytes // rows if rows else 0
     tail = out.shape[1:]
-    draining = [None] * len(buffers)
+    draining: list[Future | None] = [None] * len(buffers)
 
     def drain(token, staged, dest):
         stager.wait(token)
@@ -101,8 +101,9 @@ def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: T
     try:
         for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(buf.nbytes for buf in buffers))):
             slot = i % len(buffers)
-            if draining[slot] is not None:
-                draining[slot].result()
+            previous = draining[slot]
+            if previous is not None:
+                previous.result()
             staged = buffers[slot][:(b - a) * row_bytes].view(out.dtype).reshape((b - a, *tail))
             token = stager.start(src[a:b], slot, staged)
             draining[slot] = pool.submit(drain, token, staged, out[a:b])
@@ -179,15 +180,16 @@ class HostResult:
     """
 
     def __init__(self, shape: tuple[int, ...], dtype):
-        self.array = np.empty(shape, dtype=dtype)
+        self.array: np.ndarray | None = np.empty(shape, dtype=dtype)  # None once closed
         flat = self.array.reshape(-1).view(np.uint8)
         self._step = max(PAGE_BYTES, TOUCH_BYTES // PAGE_BYTES * PAGE_BYTES)
         pool = _named_pool("touch", TOUCH_THREADS)
         self._jobs = [pool.submit(_touch, flat[a:a + self._step]) for a in range(0, flat.size, self._step)]
-        self.prefaulted = None
+        self.prefaulted: float | None = None
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """``array[r0:r1]``, once no toucher writes into it any more."""
+        assert self.array is not None, "rows() of a closed HostResult"
         if self.prefaulted is None:
             self.prefaulted = sum(job.done() for job in self._jobs) / max(len(self._jobs), 1)
         row_bytes = self.array.nbytes // max(self.array.shape[0], 1)

@@ -239,7 +239,9 @@ def _read_spooled(p: Path, fmt: str | None, n):
             loaded = read_graph(spool, fmt, n=n)
         except GraphFormatError as exc:
             raise GraphFormatError(p, exc.line, exc.problem) from None
-    if getattr(loaded, "source", None) is not None:
+    from ..graph import EdgeList
+
+    if isinstance(loaded, EdgeList) and loaded.source is not None:
         loaded.source = str(p)
     return loaded
 
@@ -347,7 +349,7 @@ def check_outputs(outputs, inputs=None) -> None:
     """
     from .atomic import STDOUT, check_target
 
-    seen = {}
+    seen: dict[str, str] = {}  # file -> label of the output naming it
     for label, (path, fmt, kind) in outputs.items():
         if path is None:
             continue

@@ -170,7 +170,7 @@ def write_edges(f, src, dst, weights, *, add: int = 0, prefix: bytes = b"", sep:
     out = np.empty(min(m, step) * width + 1, dtype=np.uint8)
     for start in range(0, m, step):
         w = None if weights is None else np.ascontiguousarray(weights[start:start + step])
-        strs, lens = float_strings(w) if floats else (None, None)
+        strs, lens = float_strings(w) if floats and w is not None else (None, None)
         nbytes = format_edges(src[start:start + step], dst[start:start + step], add, w, strs, lens,
                               np.frombuffer(prefix, dtype=np.uint8), sep[0], out)
         f.write(out[:nbytes])

@@ -187,7 +187,7 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
             values[slow] = parsed
         numbers[c] = values
     if exact is not None and status == FULL:
-        if byte_bound is not None and cap < count:
+        if byte_bound is not None and count is not None and cap < count:
             # a line shorter than any record hit the byte bound: rescan with the line count so
             # that the line's own problem is reported (malformed files only)
             return scan_records(path, buf, pos, spec, count, exact=exact)

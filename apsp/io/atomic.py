@@ -37,7 +37,7 @@ import sys
 import tempfile
 from operator import itemgetter
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, cast
 
 __all__ = ["atomic_path", "atomic_write", "all_or_none", "STDOUT", "check_target", "stdout_buffer",
            "remove_stale_temporaries"]
@@ -121,7 +121,7 @@ def remove_stale_temporaries(target) -> list[Path]:
     target = Path(os.path.realpath(target)) if target.is_symlink() else target
     parent = target.parent
     prefix = f".{target.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(parent)
     except OSError:
@@ -193,7 +193,7 @@ def atomic_write(target, gz: bool = False) -> Iterator[BinaryIO]:
             if gz and Path(target).suffix == ".gz":  # mtime=0: the same data give the same bytes
                 with gzip.GzipFile(filename=Path(target).stem, mode="wb", fileobj=raw,
                                    compresslevel=6, mtime=0) as g:
-                    yield g
+                    yield cast(BinaryIO, g)  # a binary file object; typeshed's GzipFile is not a BinaryIO
             else:
                 yield raw
             raw.flush()
@@ -208,7 +208,9 @@ def atomic_write(target, gz: bool = False) -> Iterator[BinaryIO]:
                 raise OSError(exc.errno, f"cannot write {target}: {exc.strerror}") from exc
             raise
         if where is not None:
-            _GROUP.get().append((Path(tmp), path, parent))
+            group = _GROUP.get()
+            assert group is not None  # entered above when none was open
+            group.append((Path(tmp), path, parent))
 
 
 @contextlib.contextmanager

@@ -116,7 +116,8 @@ def write_graph(path, edges: EdgeList) -> None:
         raise ValueError(f"the homework format has no self-loops; edge {k} is {edges.src[k]} -> "
                          f"{edges.dst[k]} (write .snap, .mtx or .gr instead)")
     w = edges.weight
-    bad = np.flatnonzero(~np.isfinite(w) | (w != np.floor(w)) | (np.abs(w) >= 2.0 ** 63)) if w.dtype.kind == "f" else []
+    bad = (np.flatnonzero(~np.isfinite(w) | (w != np.floor(w)) | (np.abs(w) >= 2.0 ** 63)) if w.dtype.kind == "f"
+           else np.empty(0, dtype=np.intp))
     if len(bad):
         raise ValueError(f"the homework format holds integer weights; edge {bad[0]} has weight "
                          f"{w[bad[0]].item()!r} (write .snap, .mtx or .gr for other weights)")
@@ -175,7 +176,7 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     >>> open(p).read()
     '0 3\\nINF 0\\n'
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from ..progress import progress_bar
 
@@ -194,19 +195,19 @@ def write_distances(path, dist, first_row: int | None = None, progress: bool | N
     # a bar only for outputs of many blocks (progress=None: and only on a terminal)
     with atomic_write(path, gz=True) as f, ThreadPoolExecutor(threads, "apsp-format") as pool, \
             progress_bar(len(starts), progress if len(starts) > 8 else False, desc="writing", unit="block") as bar:
-        jobs = []
+        jobs: list[tuple[np.ndarray, Future[int]]] = []  # (buffer, its format_rows byte count)
         try:
             for i, start in enumerate(starts):
                 if len(jobs) == threads:  # the oldest block's buffer is needed again: write it out
                     buf, job = jobs.pop(0)
-                    f.write(buf[:job.result()])
+                    f.write(buf[:job.result()].data)
                     bar.update()
                 rows = np.ascontiguousarray(d[start:start + step])
                 strs, lens = _formatter.float_strings(rows) if floats else (None, None)
                 buf = buffers[i % threads]
                 jobs.append((buf, pool.submit(_formatter.format_rows, rows, unreachable, strs, lens, buf)))
             for buf, job in jobs:
-                f.write(buf[:job.result()])
+                f.write(buf[:job.result()].data)
                 bar.update()
         finally:
             for _, job in jobs:  # on an error: no thread may still fill a buffer

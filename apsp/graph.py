@@ -436,9 +436,19 @@ class Graph:
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
 
     def integral_for(self, dtype) -> bool:
-        """Whether a solve in ``dtype`` (None: chosen by apsp) owes exact integer distances:
-        whole-number weights, unless they are floats and a float dtype is asked for, which
-        sums them in that float as it would fractional ones (as scipy and networkx do)."""
+        """Whether a solve in ``dtype`` owes exact integer distances.
+
+        Parameters
+        ----------
+        dtype : dtype or None
+            The dtype asked for (None: chosen by apsp).
+
+        Returns
+        -------
+        bool
+            Whole-number weights, unless they are floats and a float dtype is asked for, which
+            sums them in that float as it would fractional ones (as scipy and networkx do).
+        """
         if dtype is not None and self.float_weights and np.dtype(dtype).kind == "f":
             return False
         return self.integral

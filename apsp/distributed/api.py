@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -184,7 +185,7 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         with timer("setup"):
             chosen = _choose_backend(comm, backend)
 
-        g = problem = target = None
+        g = problem = target = out_kind = None
         with timer("read"), agreed(comm, "reading the input"):
             if rank == 0:
                 g, problem = inputs.load_on_root(graph, dtype=dtype, block_size=block_size, backend=chosen,
@@ -214,44 +215,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             if chosen == "gpu" and profile:
                 timer.sync = engine.sync
 
-            prepared = None
-            with agreed(comm, "preparing the input for distribution"):
-                if rank == 0 and problem.transport == "edges":
-                    prepared = inputs.edges_by_rank(g, layout, problem.dtype)
-
-            with agreed(comm, "allocating memory"):
-                shape = layout.local_shape(pgrid.coords)
-                compute_layout = solve_layout(layout, engine)
-                padded_shape = compute_layout.local_shape(pgrid.coords)
-                needed = DistributedFW.bytes_needed(compute_layout, pgrid.coords, problem.dtype)
-                if padded_shape != shape:  # copies into and out of a strided view go through a temporary
-                    needed += shape[0] * shape[1] * np.dtype(problem.dtype).itemsize
-                engine.check_memory(needed)
-                host = np.empty(shape, dtype=problem.dtype)
-                d = host if chosen == "cpu" else engine.full(padded_shape, exactness.inf_value(problem.dtype))
-                solver = DistributedFW(pgrid, compute_layout, engine, d, timer,
-                                       poll_pieces=poll_pieces, lookahead=lookahead)
-            d_real = d[: shape[0], : shape[1]]  # see solve_layout
-
-            stage = ["distributing the input"]
-            with abort_on_failure(comm, stage, None):
-                with timer("scatter"):
-                    if problem.transport == "edges":
-                        inputs.scatter_edges(pgrid.cart, layout, pgrid.coords, prepared, host)
-                    else:
-                        inputs.scatter_dense(pgrid.cart, layout, pgrid.coords, g, host)
-                del prepared
-                if d is not host:
-                    with timer("copy", sync=True):
-                        engine.copy(d_real, host)
-
-                stage[0] = "computing"
-                solver.run()
-
-                stage[0] = "checking for negative cycles"
-                di, dj, verts = layout.local_diagonal(pgrid.coords)
-                diag = engine.gather_values(d_real, di, dj)
-            return SimpleNamespace(d=d, d_real=d_real, host=host, stage=stage, negative=verts[diag < 0].tolist())
+            return _solve_on_ranks(comm, pgrid, layout, problem, g, engine, chosen, timer,
+                                   poll_pieces=poll_pieces, lookahead=lookahead)
 
         def suspected(run, attempt) -> bool:
             # a checked dtype's result is kept only if no distance came within max|w| of its
@@ -266,7 +231,6 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
         checked, cast_to = attempt.checked, attempt.cast_to
         d, d_real, host, stage, negative_here = run.d, run.d_real, run.host, run.stage, run.negative
         del run
-        tmp = None  # the output's temporary file, removed when the job aborts
         labels = None if g is None else g.labels
         g = None  # rank 0 frees the graph before the output stage
         negative_all = [v for part in comm.allgather(negative_here) for v in part]
@@ -284,29 +248,8 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
             with timer("check"):
                 host = cast_agreed(comm, host, cast_to, problem.negative)
             problem.dtype = host.dtype
-        with abort_on_failure(comm, stage, lambda: tmp and tmp.unlink(missing_ok=True)):
-            if output is None:
-                stage[0] = "gathering the result"
-                with timer("gather"):
-                    full = out_mod.gather_to_root(pgrid, layout, host)
-            else:
-                stage[0] = "writing the output"
-                names = None
-                if rank == 0:
-                    from ..io.atomic import remove_stale_temporaries
-
-                    remove_stale_temporaries(target)  # a killed job's leftovers
-                    names = (target, out_mod.temp_name(target), out_kind)
-                target, tmp, kind = comm.bcast(names, root=0)
-                with timer("write"):
-                    if kind == "npy":
-                        out_mod.write_npy(pgrid, layout, host, tmp, keep_dtype)
-                    else:
-                        from ..io.homework import format_rows
-
-                        out_mod.write_text(pgrid, layout, host, tmp, format_rows)
-                    maybe_inject("write", rank)
-                    out_mod.finalize_file(pgrid.cart, tmp, target)
+        full, target = _deliver(comm, pgrid, layout, host, stage, timer,
+                                None if output is None else (target, out_kind), keep_dtype)
         summaries = comm.gather(timer.summary(), root=0)
     finally:
         if engine is not None:
@@ -315,19 +258,103 @@ def solve(graph=None, comm=None, *, output=None, out_format=None, block_size=Non
 
     if rank != 0:
         return None
+    check = "cast" if cast_to is not None else "verified" if checked else "bound"
+    return _answer(comm, pgrid, engine, summaries, tried, check, problem, method, chosen, full, target, labels)
+
+
+def _answer(comm, pgrid, engine, summaries, tried, check, problem, method: str, backend: str, full, target,
+            labels):
+    """Rank 0's answer: the `Result` with the gathered matrix, or the `DistributedRun` of the file
+    written (``target``); the stages' times are each the slowest rank's (``summaries``: every rank's)."""
     info = {"ranks": comm.size, "grid": tuple(pgrid.shape), "cuda_aware": bool(engine.cuda_aware),
             "staged": bool(engine.staged), "rank_timings": summaries, "device": str(engine.device),
-            "dtype_tried": tried, "dtype_retry": len(tried) > 1,
-            "dtype_check": "cast" if cast_to is not None else "verified" if checked else "bound",
+            "dtype_tried": tried, "dtype_retry": len(tried) > 1, "dtype_check": check,
             "max_abs_weight": problem.max_abs_weight}
     worst = stage_maxima(summaries)
-    if output is not None:
+    if target is not None:
         return DistributedRun(output=str(target), n=problem.n, dtype=problem.dtype, block_size=problem.block,
-                              backend=chosen, timings=worst, info=info)
+                              backend=backend, timings=worst, info=info)
     from ..result import Result
 
-    return Result(distances=full, method=method, backend=chosen, dtype=full.dtype, block_size=problem.block,
+    return Result(distances=full, method=method, backend=backend, dtype=full.dtype, block_size=problem.block,
                   timings=worst, info=info, labels=labels)
+
+
+def _solve_on_ranks(comm, pgrid, layout, problem, g, engine, backend: str, timer, **fw_options):
+    """One attempt's rounds on every rank: the input cut into this rank's blocks (from rank 0's
+    ``g``), the matrix allocated, the rounds run, the diagonal read. Returns the run: its matrices,
+    the stage reached (for the error of a later failure) and this rank's vertices on a negative cycle."""
+    prepared = None
+    with agreed(comm, "preparing the input for distribution"):
+        if comm.rank == 0 and problem.transport == "edges":
+            prepared = inputs.edges_by_rank(g, layout, problem.dtype)
+    with agreed(comm, "allocating memory"):
+        host, d = _allocate(pgrid, layout, engine, problem.dtype, backend)
+        solver = DistributedFW(pgrid, solve_layout(layout, engine), engine, d, timer, **fw_options)
+    d_real = d[: host.shape[0], : host.shape[1]]  # see solve_layout
+    stage = ["distributing the input"]
+    with abort_on_failure(comm, stage, None):
+        with timer("scatter"):
+            if problem.transport == "edges":
+                inputs.scatter_edges(pgrid.cart, layout, pgrid.coords, prepared, host)
+            else:
+                inputs.scatter_dense(pgrid.cart, layout, pgrid.coords, g, host)
+        del prepared
+        if d is not host:
+            with timer("copy", sync=True):
+                engine.copy(d_real, host)
+        stage[0] = "computing"
+        solver.run()
+        stage[0] = "checking for negative cycles"
+        di, dj, verts = layout.local_diagonal(pgrid.coords)
+        diag = engine.gather_values(d_real, di, dj)
+    return SimpleNamespace(d=d, d_real=d_real, host=host, stage=stage, negative=verts[diag < 0].tolist())
+
+
+def _allocate(pgrid, layout, engine, dtype, backend: str):
+    """This rank's host block and the matrix its engine computes in (the host block itself on the
+    CPU; a padded device matrix on the GPU), after checking the engine's memory for both."""
+    shape = layout.local_shape(pgrid.coords)
+    compute_layout = solve_layout(layout, engine)
+    padded_shape = compute_layout.local_shape(pgrid.coords)
+    needed = DistributedFW.bytes_needed(compute_layout, pgrid.coords, dtype)
+    if padded_shape != shape:  # copies into and out of a strided view go through a temporary
+        needed += shape[0] * shape[1] * np.dtype(dtype).itemsize
+    engine.check_memory(needed)
+    host = np.empty(shape, dtype=dtype)
+    return host, (host if backend == "cpu" else engine.full(padded_shape, exactness.inf_value(dtype)))
+
+
+def _deliver(comm, pgrid, layout, host, stage: list, timer, output, keep_dtype: bool):
+    """The result gathered on rank 0 (``output`` None), or written in parallel to ``output``'s
+    ``(target, format)`` (rank 0's) through a temporary file renamed when whole, removed if the job
+    aborts: ``(gathered matrix or None, target)``."""
+    full, target = None, None
+    tmp: list[Any] = [None]  # the temporary file, once named
+    with abort_on_failure(comm, stage, lambda: tmp[0] and tmp[0].unlink(missing_ok=True)):
+        if output is None:
+            stage[0] = "gathering the result"
+            with timer("gather"):
+                full = out_mod.gather_to_root(pgrid, layout, host)
+            return full, None
+        stage[0] = "writing the output"
+        names = None
+        if comm.rank == 0:
+            from ..io.atomic import remove_stale_temporaries
+
+            remove_stale_temporaries(output[0])  # a killed job's leftovers
+            names = (output[0], out_mod.temp_name(output[0]), output[1])
+        target, tmp[0], kind = comm.bcast(names, root=0)
+        with timer("write"):
+            if kind == "npy":
+                out_mod.write_npy(pgrid, layout, host, tmp[0], keep_dtype)
+            else:
+                from ..io.homework import format_rows
+
+                out_mod.write_text(pgrid, layout, host, tmp[0], format_rows)
+            maybe_inject("write", comm.rank)
+            out_mod.finalize_file(pgrid.cart, tmp[0], target)
+    return full, target
 
 
 def rank_table(run) -> str:

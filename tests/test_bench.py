@@ -302,8 +302,8 @@ def test_blocked_fw_traffic_model_counts_every_tile(n, b):
     assert model.blocked_fw_bytes(n, b, 4) == 4 * _tile_traffic(n, b)
 
 
-def test_reference_check_finds_a_single_wrong_entry():
-    g = make_graph("weighted", 60, density=0.1, seed=np.random.SeedSequence().entropy % 2**32)
+def test_reference_check_finds_a_single_wrong_entry(random_seed):
+    g = make_graph("weighted", 60, density=0.1, seed=random_seed)
     ref = Reference(g)
     d = floyd_warshall_reference(g.fw_matrix(np.int32))
     exactness.finalize_unreachable(d, False)

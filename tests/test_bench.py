@@ -56,6 +56,7 @@ def _table_rows(text: str) -> list[str]:
 
 
 # -- the acceptance test: `apsp bench backends --quick` end to end ---------------------------------
+@pytest.mark.slow
 def test_backends_quick_writes_results_plots_table_and_report_redraws(tmp_path):
     out = tmp_path / "bench"
     sizes = ["16", "33"]

@@ -58,10 +58,12 @@ Graphs convert once per weight attribute (edge arrays are built in one pass
 over networkx's adjacency, no per-matrix-cell Python loop), kept in apsp's slot
 of ``G.__networkx_cache__`` (`apsp.networkx_cache`: networkx's own cache note,
 25 lines on every reuse, never shows; apsp says its three-line note once per
-process): the kept conversion is right as long as ``G`` was changed only
-through its methods (``G.add_edge(u, v, weight=w)``), not by writing to
-``G[u][v]`` directly. ``nx.config.warnings_to_ignore.add("cache")`` silences
-the note; ``G.__networkx_cache__.clear()`` drops a stale conversion.
+process); the converted graph keeps the apsp graphs built from it (and the
+reversed one that closeness and harmonic centrality search), so a later call
+builds none of them again. The kept conversion is right as long as ``G`` was
+changed only through its methods (``G.add_edge(u, v, weight=w)``), not by
+writing to ``G[u][v]`` directly. ``nx.config.warnings_to_ignore.add("cache")``
+silences the note; ``G.__networkx_cache__.clear()`` drops a stale conversion.
 """
 from __future__ import annotations
 
@@ -172,6 +174,8 @@ class ApspGraph:
         #: the networkx graph this was converted from, for handing calls back to networkx
         self.source_graph = source_graph
         self.__networkx_cache__ = {}
+        #: (weight, drop_self_loops, reverse) -> the apsp `Graph` built for it (`to_apsp_graph`)
+        self._apsp_graphs = {}
 
     # networkx graph protocol used by the dispatcher and by users
     def is_directed(self) -> bool:
@@ -237,8 +241,25 @@ class ApspGraph:
             G.add_edge(u, v, **{attr: col[k] for attr, col in columns.items()})
         return G
 
-    def to_apsp_graph(self, weight, drop_self_loops=False):
-        """The apsp `Graph` (CSR) with ``weight``'s values, or weight 1 when ``weight`` is None."""
+    def to_apsp_graph(self, weight, drop_self_loops=False, reverse=False):
+        """The apsp `Graph` (CSR) with ``weight``'s values, or weight 1 when ``weight`` is None;
+        with ``reverse`` every edge turned around (searches there give the distances *to* a node).
+
+        Built once for each set of arguments and kept here: networkx's cache keeps this graph,
+        and with it these, across calls (an undirected graph is its own reverse).
+        """
+        key = (weight, bool(drop_self_loops), bool(reverse) and self.directed)
+        if key not in self._apsp_graphs:
+            if key[2]:
+                from .graph import Graph
+
+                forward = self.to_apsp_graph(weight, drop_self_loops)
+                self._apsp_graphs[key] = Graph.from_sparse(forward.csr.T)
+            else:
+                self._apsp_graphs[key] = self._build_apsp_graph(weight, drop_self_loops)
+        return self._apsp_graphs[key]
+
+    def _build_apsp_graph(self, weight, drop_self_loops):
         import scipy.sparse as sp
 
         from .graph import Graph
@@ -641,11 +662,13 @@ def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
         return None
     if weight is not None and weight in G.weights and (G.weights[weight][G.loop_edges()] < 0).any():
         return None  # networkx's Dijkstra meets the negative self-loop it reaches and raises
-    graph = G.to_apsp_graph(weight, drop_self_loops=True)  # a search never uses a self-loop
+    # a search never uses a self-loop; distances *to* a node are searched on the reversed graph,
+    # kept on G with the graph itself so that neither is built again
+    graph = G.to_apsp_graph(weight, drop_self_loops=True, reverse=direction == "in")
     if graph.has_negative_weights:
         return None
     try:
-        return distance_stats(graph, sources, targets=targets, direction=direction, progress=False)
+        return distance_stats(graph, sources, targets=targets, direction="out", progress=False)
     except DtypeError as exc:
         log.info("networkx backend: %s; networkx's own code decides", exc)
         return None

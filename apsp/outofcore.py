@@ -339,61 +339,8 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
     if not pivots:
         return
     stripes = [(i, min(i + height, n)) for i in range(0, n, height)]
-    transposed = engine.transposed_col_panels
-
-    def panels():
-        return engine.empty((block, n)), engine.empty((block, n) if transposed else (n, block))
-
-    def col_rows(col, r0, r1, width):
-        """Rows r0:r1 of a column panel, as an (r1-r0) x width view."""
-        return engine.transpose(col[:width, r0:r1]) if transposed else col[r0:r1, :width]
-
-    cur = panels()
-    nxt = panels() if len(pivots) > 1 else None
+    panels = _RoundPanels(engine, n, block, rounds=len(pivots))
     bufs = [engine.empty((height, n)) for _ in range(nbuf)]
-    pivot = engine.empty((block, block))
-    pivot_t = engine.empty((block, block)) if transposed else None
-
-    def phase12(k0, k1):
-        kb = k1 - k0
-        row, col = cur
-        p = pivot[:kb, :kb]
-        engine.copy(p, row[:kb, k0:k1])
-        engine.close_block(p)
-        engine.copy(row[:kb, k0:k1], p)
-        if transposed:  # left factors are read down columns: give the kernel contiguous ones
-            engine.copy(pivot_t[:kb, :kb], engine.transpose(p))
-            left = engine.transpose(pivot_t[:kb, :kb])
-        else:
-            left = p
-        for a, b in _outside(k0, k1, n):
-            engine.minplus(row[:kb, a:b], left, row[:kb, a:b])
-            c = col_rows(col, a, b, kb)
-            engine.minplus(c, c, p)
-        engine.copy(col_rows(col, k0, k1, kb), p)
-
-    def phase3(buf, i0, i1, k0, k1):
-        kb = k1 - k0
-        row, col = cur
-        for ra, rb in ((max(i0, a), min(i1, b)) for a, b in _outside(k0, k1, n)):
-            if ra >= rb:
-                continue
-            left = col_rows(col, ra, rb, kb)
-            for ca, cb in _outside(k0, k1, n):
-                engine.minplus(buf[ra - i0:rb - i0, ca:cb], left, row[:kb, ca:cb])
-            engine.copy(buf[ra - i0:rb - i0, k0:k1], left)  # pivot columns: the phase-2 panel
-        pa, pb = max(i0, k0), min(i1, k1)
-        if pa < pb:
-            engine.copy(buf[pa - i0:pb - i0, :], row[pa - k0:pb - k0, :])  # pivot rows: the row panel
-
-    def capture(buf, i0, i1, into, n0, n1):
-        nb = n1 - n0
-        row, col = into
-        engine.copy(col_rows(col, i0, i1, nb), buf[:, n0:n1])
-        pa, pb = max(i0, n0), min(i1, n1)
-        if pa < pb:
-            engine.copy(row[pa - n0:pb - n0, :], buf[pa - i0:pb - i0, :])
-
     # one read-only pass gathers the first round's panels, then every round updates every stripe
     items = [(-1, s) for s in stripes] + [(r, s) for r in range(len(pivots)) for s in stripes]
     # a stripe may be fetched ahead only when its rows were stored in an earlier step
@@ -407,28 +354,97 @@ def stream_fw(engine, plan: StreamPlan, start_vertex: int = 0):
         load(0)
         for g, (r, (i0, i1)) in enumerate(items):
             if r >= 0 and items[g - 1][0] != r:
-                phase12(*pivots[r])
+                panels.close_pivot(*pivots[r])
             if prefetch and g + 1 < len(items):
                 load(g + 1)
             slot = g % nbuf
             buf = bufs[slot][:i1 - i0]
             engine.wait_loaded(slot)
             if r < 0:
-                capture(buf, i0, i1, cur, *pivots[0])
+                panels.capture(buf, i0, i1, panels.cur, *pivots[0])
                 engine.release(slot)
             else:
-                phase3(buf, i0, i1, *pivots[r])
+                panels.update(buf, i0, i1, *pivots[r])
                 if r + 1 < len(pivots):
-                    capture(buf, i0, i1, nxt, *pivots[r + 1])
+                    panels.capture(buf, i0, i1, panels.nxt, *pivots[r + 1])
                 engine.store(slot, buf, i0, i1)
             if not prefetch and g + 1 < len(items):
                 load(g + 1)
             if r >= 0 and (g + 1 == len(items) or items[g + 1][0] != r):
-                cur, nxt = nxt, cur
+                panels.cur, panels.nxt = panels.nxt, panels.cur
                 yield pivots[r][1]
     finally:
         # queued copies finish either way, so the host matrix holds whole stripes
         engine.sync()
+
+
+class _RoundPanels:
+    """`stream_fw`'s arithmetic, apart from its schedule of stripe loads and stores: a round's
+    pivot block closed and its row and column panels updated (phases 1 and 2), a stripe updated
+    from them (phase 3), and the next round's panels captured from the stripe as it passes.
+
+    ``cur`` holds this round's (row, column) panels and ``nxt`` the next round's; the caller
+    swaps them between rounds. Column panels are stored transposed when the engine says so
+    (``transposed_col_panels``)."""
+
+    def __init__(self, engine, n: int, block: int, rounds: int):
+        self.engine, self.n = engine, n
+        self.transposed = engine.transposed_col_panels
+        self.cur = self._panels(block)
+        self.nxt = self._panels(block) if rounds > 1 else None
+        self.pivot = engine.empty((block, block))
+        self.pivot_t = engine.empty((block, block)) if self.transposed else None
+
+    def _panels(self, block: int):
+        shape = (block, self.n) if self.transposed else (self.n, block)
+        return self.engine.empty((block, self.n)), self.engine.empty(shape)
+
+    def col_rows(self, col, r0: int, r1: int, width: int):
+        """Rows r0:r1 of a column panel, as an (r1-r0) x width view."""
+        return self.engine.transpose(col[:width, r0:r1]) if self.transposed else col[r0:r1, :width]
+
+    def close_pivot(self, k0: int, k1: int) -> None:
+        engine, n, kb = self.engine, self.n, k1 - k0
+        row, col = self.cur
+        p = self.pivot[:kb, :kb]
+        engine.copy(p, row[:kb, k0:k1])
+        engine.close_block(p)
+        engine.copy(row[:kb, k0:k1], p)
+        if self.transposed:  # left factors are read down columns: give the kernel contiguous ones
+            assert self.pivot_t is not None  # allocated with the engine's transposed panels
+            engine.copy(self.pivot_t[:kb, :kb], engine.transpose(p))
+            left = engine.transpose(self.pivot_t[:kb, :kb])
+        else:
+            left = p
+        for a, b in _outside(k0, k1, n):
+            engine.minplus(row[:kb, a:b], left, row[:kb, a:b])
+            c = self.col_rows(col, a, b, kb)
+            engine.minplus(c, c, p)
+        engine.copy(self.col_rows(col, k0, k1, kb), p)
+
+    def update(self, buf, i0: int, i1: int, k0: int, k1: int) -> None:
+        """Stripe ``buf`` (rows i0:i1) through the round of pivots k0:k1."""
+        engine, n, kb = self.engine, self.n, k1 - k0
+        row, col = self.cur
+        for ra, rb in ((max(i0, a), min(i1, b)) for a, b in _outside(k0, k1, n)):
+            if ra >= rb:
+                continue
+            left = self.col_rows(col, ra, rb, kb)
+            for ca, cb in _outside(k0, k1, n):
+                engine.minplus(buf[ra - i0:rb - i0, ca:cb], left, row[:kb, ca:cb])
+            engine.copy(buf[ra - i0:rb - i0, k0:k1], left)  # pivot columns: the phase-2 panel
+        pa, pb = max(i0, k0), min(i1, k1)
+        if pa < pb:
+            engine.copy(buf[pa - i0:pb - i0, :], row[pa - k0:pb - k0, :])  # pivot rows: the row panel
+
+    def capture(self, buf, i0: int, i1: int, into, n0: int, n1: int) -> None:
+        """The parts of stripe ``buf`` (rows i0:i1) that the panels ``into`` of pivots n0:n1 hold."""
+        nb = n1 - n0
+        row, col = into
+        self.engine.copy(self.col_rows(col, i0, i1, nb), buf[:, n0:n1])
+        pa, pb = max(i0, n0), min(i1, n1)
+        if pa < pb:
+            self.engine.copy(row[pa - n0:pb - n0, :], buf[pa - i0:pb - i0, :])
 
 
 # ----------------------------------------------------------------------------- the solver

@@ -57,6 +57,7 @@ def _table_rows(text: str) -> list[str]:
 
 
 # -- the acceptance test: `apsp bench backends --quick` end to end ---------------------------------
+@pytest.mark.slow
 def test_backends_quick_writes_results_plots_table_and_report_redraws(tmp_path):
     out = tmp_path / "bench"
     sizes = ["16", "33"]
@@ -303,8 +304,8 @@ def test_blocked_fw_traffic_model_counts_every_tile(n, b):
     assert model.blocked_fw_bytes(n, b, 4) == 4 * _tile_traffic(n, b)
 
 
-def test_reference_check_finds_a_single_wrong_entry():
-    g = make_graph("weighted", 60, density=0.1, seed=np.random.SeedSequence().entropy % 2**32)
+def test_reference_check_finds_a_single_wrong_entry(random_seed):
+    g = make_graph("weighted", 60, density=0.1, seed=random_seed)
     ref = Reference(g)
     d = floyd_warshall_reference(g.fw_matrix(np.int32))
     exactness.finalize_unreachable(d, False)

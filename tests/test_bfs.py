@@ -109,6 +109,7 @@ def test_source_rows_in_a_narrow_dtype_refuse_instead_of_wrapping(n, dtype):
         assert r.distances[1, 0] == np.iinfo(dtype).max and r.distances[1, n - 1] == 0
 
 
+@pytest.mark.slow
 def test_source_rows_in_a_narrow_dtype_refuse_on_the_command_line(tmp_path):
     import subprocess
     import sys
@@ -272,6 +273,7 @@ print("compiled")
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 def test_gpu_kernel_compiles_for_hopper():
     """The level kernels (whole solves, and `apsp.gpu.reductions`' blocks with its counting kernel)
     compile for real (TTIR -> PTX -> cubin for sm_90), not only interpret."""

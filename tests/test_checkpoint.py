@@ -60,6 +60,7 @@ def _stop_at(vertex, exc=KeyboardInterrupt):
 
 
 @pytest.mark.parametrize("opts", SOLVER_PARAMS)
+@pytest.mark.slow
 def test_resume_after_interrupts_at_several_points(tmp_path, rng, opts):
     n = 48 if opts["backend"] == "gpu" else 40
     g = _graph(rng, n, negative=bool(rng.integers(2)))
@@ -220,6 +221,7 @@ def test_refuses_damaged_checkpoints(saved):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TRITON or HAS_CUDA, reason="float schedule check on the interpreter")
+@pytest.mark.slow
 def test_float_checkpoints_resume_only_with_the_same_schedule(tmp_path, rng):
     g = random_graph(rng, 40, 0.1, floats=True)
     ck = tmp_path / "f.ckpt"
@@ -259,6 +261,7 @@ def test_resume_without_a_file_is_refused_before_any_work(tmp_path, rng):
     assert not (tmp_path / "none.ckpt").exists()
 
 
+@pytest.mark.slow
 def test_resume_without_a_file_is_one_line_naming_the_options(tmp_path):
     (tmp_path / "g.txt").write_text("2 1\n1 2 3\n")
     err = subprocess.run([sys.executable, "-m", "apsp", "solve", str(tmp_path / "g.txt"), "-o",

@@ -352,6 +352,7 @@ def test_generated_kernels_are_up_to_date():
         "run python -m apsp.cpu._kernels_gen"
 
 
+@pytest.mark.slow
 def test_every_caller_shares_one_compiled_kernel_per_dtype_and_variant(tmp_path):
     # a constant argument (a literal 0) types as Literal[int] and makes Numba compile the unrolled
     # kernels once more for that caller: seconds of the first run, for no gain. Counted on an empty

@@ -134,10 +134,6 @@ def mpirun(ranks: int, args, *, env=None, cwd=None, timeout=150):
                           env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
-def fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy % (2 ** 32))
-
-
 def run_worker(ranks: int, cases, seed: int, env=None):
     spec = json.dumps({"seed": seed, "cases": cases})
     out = mpirun(ranks, [WORKER, spec], env=env)
@@ -183,9 +179,8 @@ def _cases(ranks: int, rng: np.random.Generator, tmp: Path):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_distributed_equals_single_process_solve(ranks, tmp_path):
-    seed = fresh_seed()
-    run_worker(ranks, _cases(ranks, np.random.default_rng(seed), tmp_path), seed)
+def test_distributed_equals_single_process_solve(ranks, tmp_path, random_seed):
+    run_worker(ranks, _cases(ranks, np.random.default_rng(random_seed), tmp_path), random_seed)
 
 
 #: run by every rank: two GPUs on the host (the count and the device mocked, so that the check runs
@@ -266,8 +261,8 @@ def _no_output(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_cli_text_and_npy_equal_serial_bytes(ranks, tmp_path):
-    seed = fresh_seed()
+def test_cli_text_and_npy_equal_serial_bytes(ranks, tmp_path, random_seed):
+    seed = random_seed
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 40))
     _homework_graph(tmp_path / "in.txt", rng, n, int(rng.integers(0, 4 * n)))
@@ -309,8 +304,8 @@ def test_bad_input_fails_before_compute_naming_rank_file_and_line(tmp_path):
     ("compute", "rank 1 of 2 failed while computing"),
     ("write", "rank 1 of 2 failed while writing the output"),
 ])
-def test_failing_rank_ends_job_without_output(stage, expect, tmp_path):
-    _homework_graph(tmp_path / "in.txt", np.random.default_rng(fresh_seed()), 12, 40)
+def test_failing_rank_ends_job_without_output(stage, expect, tmp_path, rng):
+    _homework_graph(tmp_path / "in.txt", rng, 12, 40)
     out = mpirun(2, ["-m", "apsp", "in.txt", "out.txt", "3", "--distributed", "--backend=cpu"], cwd=tmp_path,
                  env={FAULT_ENV: f"1:{stage}"})
     assert out.returncode != 0
@@ -320,12 +315,12 @@ def test_failing_rank_ends_job_without_output(stage, expect, tmp_path):
 
 @pytest.mark.mpi
 @pytest.mark.gpu
-def test_gpu_engine_path_on_cpu_tensors():
+def test_gpu_engine_path_on_cpu_tensors(random_seed):
     """The GPU engine (torch tensors, staged MPI buffers, transposed column panels) on 2 ranks,
     with the Triton kernels in the interpreter; the real GPUs run the same code."""
     pytest.importorskip("torch")
     pytest.importorskip("triton")
-    seed = fresh_seed()
+    seed = random_seed
     cases = [{"n": 9, "block": 4, "backend": "gpu", "weights": [-2, 9], "density": 0.4},
              {"n": 6, "block": 5, "backend": "gpu", "grid": [1, 2], "dtype": "int32"},
              {"n": 3, "block": 4, "backend": "gpu", "dtype": "float32"},  # one thin tile, padded
@@ -340,7 +335,7 @@ BOUNDARY_CASES = [{"n": 31, "block": 4, "form": "path", "total": inf + delta}
 
 
 @pytest.mark.mpi
-def test_distributed_dtype_from_the_data_at_the_sentinels(tmp_path):
+def test_distributed_dtype_from_the_data_at_the_sentinels(tmp_path, random_seed):
     """Every rank checks its tiles; all widen together, and the answer is exact; a requested dtype
     the distances do not fit is refused after the check. Where no check can tell (negative
     weights, a weight as large as the sentinel), the worst case's dtype is solved in and every
@@ -351,36 +346,36 @@ def test_distributed_dtype_from_the_data_at_the_sentinels(tmp_path):
                               {"n": 31, "block": 5, "weights": [-3, 200], "density": 0.1, "dtype": "int16",
                                "output": str(tmp_path / "cast.npy")},
                               {"n": 2, "block": 1, "form": "path", "total": INF16, "dtype": "int16"}]
-    run_worker(2, cases, fresh_seed())
+    run_worker(2, cases, random_seed)
 
 
 @pytest.mark.mpi
 @pytest.mark.gpu
-def test_distributed_gpu_engine_dtype_from_the_data():
+def test_distributed_gpu_engine_dtype_from_the_data(random_seed):
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     cases = [dict(c, backend="gpu", n=17, block=8) for c in BOUNDARY_CASES if c["total"] < INF32]
-    run_worker(2, cases, fresh_seed(), env={"TRITON_INTERPRET": "1"})
+    run_worker(2, cases, random_seed, env={"TRITON_INTERPRET": "1"})
 
 
 @pytest.mark.mpi
 @pytest.mark.gpu
-def test_scaling_benchmark_solves_ragged_n_on_the_gpu_engine():
+def test_scaling_benchmark_solves_ragged_n_on_the_gpu_engine(random_seed):
     """benchmarks/distributed_scaling.py pads the GPU engine's tiles as the API does; its own
     check (gathered result == single-process CPU solve) must hold."""
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     out = mpirun(2, [REPO / "benchmarks" / "distributed_scaling.py", "run", "--n", "37", "--block", "16",
-                     "--backend", "gpu", "--check", "--seed", str(fresh_seed() % 1000)],
+                     "--backend", "gpu", "--check", "--seed", str(random_seed % 1000)],
                  env={"TRITON_INTERPRET": "1"})
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     assert out.returncode == 0 and lines and json.loads(lines[-1])["check"] is True, out.stdout + out.stderr
 
 
 @pytest.mark.mpi
-def test_killed_rank_ends_job_without_output(tmp_path):
+def test_killed_rank_ends_job_without_output(tmp_path, rng):
     """A rank killed outright (as by the OOM killer) cannot speak: the launcher ends the job."""
-    _homework_graph(tmp_path / "in.txt", np.random.default_rng(fresh_seed()), 12, 40)
+    _homework_graph(tmp_path / "in.txt", rng, 12, 40)
     out = mpirun(2, ["-m", "apsp", "in.txt", "out.txt", "3", "--distributed", "--backend=cpu"], cwd=tmp_path,
                  env={FAULT_ENV: "1:compute:kill"}, timeout=60)
     assert out.returncode != 0

@@ -139,6 +139,7 @@ def test_gpu_kernels_store_min_of_true_distance_and_inf(rng, monkeypatch, pairs)
 
 @needs_triton
 @pytest.mark.parametrize("method", ["fw", "nd-fw"])
+@pytest.mark.slow
 def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
     """The GPU solvers answer the cut-off check themselves (before the copy), the same answer."""
     import dataclasses
@@ -422,6 +423,7 @@ def test_an_interrupted_narrow_solve_resumes_then_widens(rng, tmp_path):
     assert not ckpt.exists()
 
 
+@pytest.mark.slow
 def test_a_narrow_dtype_a_search_rules_out_is_not_tried(rng):
     # a 70 x 70 grid with weights 1..1000: its longest distances are far past int16's limit,
     # and the searches before the solve find one, so int32 is solved once, with no retry

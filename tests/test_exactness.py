@@ -97,6 +97,7 @@ def test_int64_npy_input_is_exact(tmp_path):
     assert apsp.shortest_paths(tmp_path / "g.npy").distances[0].tolist() == [0, BIG, BIG + 1]
 
 
+@pytest.mark.slow
 def test_cli_auto_and_path_are_exact(tmp_path):
     (tmp_path / "g.txt").write_text(f"3 2\n1 2 {BIG}\n2 3 1\n")
     run = [sys.executable, "-m", "apsp"]
@@ -217,6 +218,7 @@ def test_chains_at_the_int64_limit_are_exact_or_refused(method):
         assert [int(x) for x in r.distances[0]] == chain_answer(length, w), (method, length, w)
 
 
+@pytest.mark.slow
 def test_chain_at_the_int64_limit_through_the_cli(tmp_path):
     w = 1537228672809129301
     (tmp_path / "lim.txt").write_text(f"4 3\n1 2 {w}\n2 3 {w}\n3 4 {w}\n")

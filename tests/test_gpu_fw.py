@@ -79,6 +79,7 @@ KERNEL_CONFIGS = [(16, 16, 1, 4, True), (16, 16, 1, 4, False), (16, 32, 1, 8, Tr
 @pytest.mark.parametrize("dtype,negative,batch,n,pivots,block", [
     ("int32", False, 3, 37, 37, 16), ("int32", True, 2, 64, 40, 16), ("int16", False, 4, 50, 23, 8),
     ("float32", False, 1, 20, 20, 32)])
+@pytest.mark.slow
 def test_batched_rounds_equal_one_matrix_at_a_time(rng, dtype, negative, batch, n, pivots, block):
     """`fw_batched` (one launch per phase for the batch) equals `fw_inplace` on each matrix,
     with only the first ``pivots`` vertices as intermediates; n and pivots not multiples of the block."""
@@ -151,6 +152,7 @@ def test_int16_products_as_int32_pairs(rng, config, shape):
 
 
 @pytest.mark.parametrize("pairs", [True, False], ids=["pairs", "packed"])
+@pytest.mark.slow
 def test_int16_whole_solves_with_and_without_pairs(rng, monkeypatch, pairs):
     """int16 products run as int32 pairs by default; the packed kernel (pairs off) stays exact too."""
     from apsp.gpu import minplus

@@ -156,6 +156,7 @@ print(plan.host_bytes, peak - max(before, 0), peak > peak_before)
 @pytest.mark.parametrize("method,n,paths", [("dijkstra", 3000, False), ("dijkstra", 3000, True),
                                             ("fw", 3000, False), ("reference", 700, False),
                                             ("reference", 700, True)])
+@pytest.mark.slow
 def test_memory_plan_bounds_the_measured_peak(method, n, paths):
     r = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(n), method, "1" if paths else "0"],
                        capture_output=True, text=True)
@@ -180,6 +181,7 @@ def test_graph_build_refuses_before_allocating_n_sized_arrays(monkeypatch):
 @pytest.mark.parametrize("text,name", [("1000000000 1\n1 2 3\n", "g.txt"),
                                        ("# Nodes: 1000000000\n0 999999999\n", "g.snap"),
                                        ("p sp 1000000000 1\na 1 2 3\n", "g.gr")], ids=["homework", "snap", "dimacs"])
+@pytest.mark.slow
 def test_huge_declared_vertex_count_is_refused_at_once(tmp_path, text, name):
     code = ("import resource, sys\nfrom apsp.cli import main\nrc = main(sys.argv[1:])\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(rc)")

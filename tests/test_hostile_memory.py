@@ -237,6 +237,7 @@ def test_an_address_space_limit_caps_the_memory_available():
     assert int(r.stdout) < 6 << 30
 
 
+@pytest.mark.slow
 def test_a_result_neither_ram_nor_scratch_disk_holds_is_refused_before_the_graph_is_built(tmp_path, tiny_fs):
     # 1,200 x 1,200 one-byte distances (1.4 MB) fit neither 100 KB of RAM nor the 1 MiB scratch disk;
     # 600 x 600 (360 KB) fit the disk, so that check passes and the plan decides

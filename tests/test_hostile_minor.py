@@ -36,6 +36,7 @@ def test_gen_refuses_zero_vertices(tmp_path):
 
 
 @pytest.mark.parametrize("data", [b"2 1\n1 2 5\n"])
+@pytest.mark.slow
 def test_piped_standard_input_is_read(data, tmp_path):
     r = subprocess.run(APSP + ["/dev/stdin", "-"], input=data, capture_output=True)
     assert r.returncode == 0 and r.stdout == b"0 5\nINF 0\n", r.stderr
@@ -56,6 +57,7 @@ def test_missing_scratch_directory_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["info", "path", "solve", "gen"])
+@pytest.mark.slow
 def test_input_file_named_like_a_command_is_solved(tmp_path, name):
     (tmp_path / name).write_text("2 1\n1 2 5\n")
     for args in ([name, "out.txt"], [name, "out.txt", "32"]):

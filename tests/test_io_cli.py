@@ -52,8 +52,7 @@ def random_homework_file(path: Path, n: int, m: int, rng) -> str:
     return "".join(" ".join("INF" if np.isinf(v) else str(int(v)) for v in row) + "\n" for row in d)
 
 
-def test_homework_form_matches_the_answer(tmp_path):
-    rng = np.random.default_rng()
+def test_homework_form_matches_the_answer(tmp_path, rng):
     inp, out, ans = tmp_path / "in_file", tmp_path / "out_file", tmp_path / "answer"
     ans.write_text(random_homework_file(inp, 37, 150, rng))
     r = run_cli(inp, out, 32, METHOD)

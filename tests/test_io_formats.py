@@ -129,10 +129,9 @@ def test_bad_npy(tmp_path, content, words):
 # -- files written by other tools ---------------------------------------------------------
 @pytest.mark.parametrize("field", ["real", "integer", "pattern"])
 @pytest.mark.parametrize("symmetry", ["general", "symmetric", "skew-symmetric"])
-def test_mtx_written_by_scipy(tmp_path, field, symmetry):
+def test_mtx_written_by_scipy(tmp_path, field, symmetry, rng):
     if (field, symmetry) == ("pattern", "skew-symmetric"):
         pytest.skip("not a Matrix Market type (tested among the malformed files)")
-    rng = np.random.default_rng()
     n = 9
     a = rng.integers(-50, 50, (n, n)) * (rng.random((n, n)) < 0.4)
     if field == "real":

@@ -153,11 +153,10 @@ def test_distance_text_matches_the_obvious_formatter(tmp_path, n, dtype, data):
     assert p.read_bytes() == _expected_text(d)
 
 
-def test_large_matrix_written_in_several_chunks(tmp_path, monkeypatch):
+def test_large_matrix_written_in_several_chunks(tmp_path, monkeypatch, rng):
     from apsp.io import _formatter
 
     monkeypatch.setattr(_formatter, "CHUNK_BYTES", 1000)
-    rng = np.random.default_rng()
     d = rng.integers(-5, 300, (97, 97)).astype(np.int32)
     d[rng.random(d.shape) < 0.2] = np.iinfo(np.int32).max
     monkeypatch.setattr(homework, "CHUNK_BYTES", 1000)

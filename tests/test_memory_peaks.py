@@ -92,6 +92,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("kind,options", CASES)
+@pytest.mark.slow
 def test_measured_peak_matches_the_plan(kind, options):
     r = subprocess.run([sys.executable, "-c", _PROBE, kind, str(N), json.dumps(options)],
                        capture_output=True, text=True, timeout=600)

@@ -200,6 +200,7 @@ def _solve_gpu(g, dt, gather=True, batch="auto", **kw):
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("gather,batch", [(True, "never"), (False, "never"), (True, "always")])
+@pytest.mark.slow
 def test_gpu_equals_oracle(rng, gather, batch):
     graphs = _graphs(rng)
     batched = 0
@@ -215,6 +216,7 @@ def test_gpu_equals_oracle(rng, gather, batch):
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("batch", ["never", "always"])
+@pytest.mark.slow
 def test_gpu_several_levels_int16_float_and_paths(rng, batch):
     g = _grid(6, rng)
     out = _solve_gpu(g, "int16", leaf=4, successors=True, batch=batch)
@@ -243,6 +245,7 @@ def test_gpu_negative_cycle_raises(rng, batch):
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("dt", ["int16", "int32"])
+@pytest.mark.slow
 def test_gpu_result_into_the_array_faulted_in_during_the_rounds(rng, monkeypatch, dt):
     """The in-core engine copies its result into the `HostResult` made before the ordering (on a
     GPU only for large results: forced here at any size), and gives its touchers back."""
@@ -342,6 +345,7 @@ def test_gpu_plan_counts_the_layout_matrix_not_the_gathered_buffers():
     assert checked == 131_072 ** 2 * 2 + 128 * 131_072 * 2 + max(2 * (1 << 30) + (1 << 29), 3 * (1 << 28))
 
 
+@pytest.mark.slow
 def test_auto_falls_back_to_dense_fw_where_nd_fw_does_not_fit(monkeypatch, rng):
     import apsp.plan as planner
     from apsp.errors import MemoryPlanError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -33,6 +33,56 @@ needs_registration = pytest.mark.skipif(
 
 FUNCTIONS = list(nxb.FUNCTIONS)
 CALLS = ["direct", pytest.param("dispatch", marks=needs_registration)]
+
+
+class Ledger:
+    """Who did the work: calls into apsp's solvers (by entry point) and the backend's hand-backs to
+    networkx's own code (by function), so that a comparison cannot pass on networkx's answer alone."""
+
+    def __init__(self):
+        self.solves = Counter()
+        self.handed_back = []
+
+    def snapshot(self):
+        return Counter(self.solves), len(self.handed_back)
+
+    def since(self, snapshot):
+        """(solver calls by entry point, hand-backs) since ``snapshot``."""
+        solves, backs = snapshot
+        return self.solves - solves, self.handed_back[backs:]
+
+
+LEDGER = Ledger()
+#: apsp's entry points the backend's functions reach: the solve, the reductions, its own BFS
+SOLVERS = [("apsp.api", "shortest_paths"), ("apsp.stats", "distance_stats"),
+           ("apsp.networkx_backend", "_bfs_tree")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _apsp_ledger():
+    """Count into `LEDGER` every call into apsp's solvers and every hand-back to networkx; and let
+    networkx's dispatcher never fall back to its own code on its own."""
+    import importlib
+
+    def counting(key, fn):
+        def counted(*args, **kwargs):
+            LEDGER.solves[key] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    def handing_back(fn):
+        def handed_back(name, *args, **kwargs):
+            LEDGER.handed_back.append(name)
+            return fn(name, *args, **kwargs)
+        return handed_back
+
+    with pytest.MonkeyPatch.context() as mp:
+        for module, name in SOLVERS:
+            module = importlib.import_module(module)
+            mp.setattr(module, name, counting(name, getattr(module, name)))
+        mp.setattr(nxb, "_networkx", handing_back(nxb._networkx))
+        mp.setattr(nx.config, "fallback_to_nx", False)
+        yield LEDGER
 
 
 @pytest.fixture(autouse=True)
@@ -171,9 +221,29 @@ def assert_valid_fw_pred(G, pred, dist, reference_pred, weight="weight"):
                 assert p == reference_pred[u][v]
 
 
+def one_number_type(G, weight="weight"):
+    """Whether networkx adds numbers of one type only: no edge has ``weight``, or every edge has
+    it and they are all ints or all floats."""
+    given = [w for *_, w in G.edges(data=weight)]
+    present = [w for w in given if w is not None]
+    return not present or (len(present) == len(given) and len({isinstance(w, float) for w in present}) == 1)
+
+
 def compare_all(G, kind, how, negative=False):
-    """Every implemented function on G, against networkx."""
+    """Every implemented function on G, against networkx; on a graph of one number type without
+    negative weights, every one of them answered by apsp's solvers, none handed back."""
     exact = kind not in ("float", "intfloat")
+    before = LEDGER.snapshot()
+    _compare_all(G, kind, how, negative, exact)
+    if len(G) and not negative and one_number_type(G):
+        solves, handed_back = LEDGER.since(before)
+        assert handed_back == []
+        # 2 floyd_warshall_numpy, 2 Floyd-Warshall dicts, 5 cutoffs of path lengths, 4 of
+        # Dijkstra, 1 Bellman-Ford; the 5 path lists by apsp's own BFS from every node
+        assert solves == Counter(shortest_paths=14, _bfs_tree=5 * len(G)), solves
+
+
+def _compare_all(G, kind, how, negative, exact):
     # floyd_warshall_numpy, with G's node order and with a shuffled nodelist
     nodelist = list(G)[::-1]
     for nl in (None, nodelist):

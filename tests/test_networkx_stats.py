@@ -15,8 +15,8 @@ nx = pytest.importorskip("networkx")
 
 from apsp import networkx_backend as nxb  # noqa: E402
 
-from test_networkx_backend import (CALLS, REGISTERED, _fresh_networkx_config, call,  # noqa: E402,F401
-                                   nx_graphs, reference)
+from test_networkx_backend import (CALLS, LEDGER, REGISTERED, _apsp_ledger,  # noqa: E402,F401
+                                   _fresh_networkx_config, call, nx_graphs, reference)
 
 STATS_FUNCTIONS = ["closeness_centrality", "harmonic_centrality", "eccentricity", "diameter",
                    "radius", "center", "periphery", "average_shortest_path_length",
@@ -45,8 +45,14 @@ def same(ours, theirs, exact):
         assert ours == theirs and type(ours) is type(theirs), (ours, theirs)
 
 
-def compare(how, name, G, exact, *args, **kwargs):
+def compare(how, name, G, exact, *args, by_apsp=False, **kwargs):
+    """apsp's answer (or error) equals networkx's; with ``by_apsp``, apsp's reductions computed it
+    and nothing was handed back to networkx."""
+    before = LEDGER.snapshot()
     ours = outcome(lambda: call(how, name, G, *args, **kwargs))
+    if by_apsp:
+        solves, handed_back = LEDGER.since(before)
+        assert handed_back == [] and solves["distance_stats"] >= 1, (name, kwargs, solves, handed_back)
     theirs = outcome(lambda: reference(name, G, *args, **kwargs))
     assert ours[0] == theirs[0], (name, kwargs, ours, theirs)
     if theirs[0] == "error":
@@ -63,24 +69,31 @@ def compare_stats(G, kind, how):
     # integers); float weights, alone or mixed with ints, are summed in another order
     exact = kind not in ("float", "intfloat")
     nodes = list(G)
+    # apsp answers all on two nodes or more without negative weights or ints mixed with floats;
+    # the center of an undirected tree (networkx walks it) stays networkx's
+    by_apsp = len(G) > 1 and kind != "intfloat" and not any(
+        w < 0 for *_, w in G.edges(data="weight", default=1))
+    tree_walk = not G.is_directed() and len(G) > 0 and nx.is_tree(G)
     for weight in (None, "weight"):
         for wf in (True, False):
-            compare(how, "closeness_centrality", G, exact, distance=weight, wf_improved=wf)
+            compare(how, "closeness_centrality", G, exact, distance=weight, wf_improved=wf, by_apsp=by_apsp)
         if nodes:
-            compare(how, "closeness_centrality", G, exact, u=nodes[-1], distance=weight)
-            compare(how, "eccentricity", G, exact, v=nodes[0], weight=weight)
-            compare(how, "eccentricity", G, exact, v=nodes[::2], weight=weight)
-        compare(how, "harmonic_centrality", G, False, distance=weight)
+            compare(how, "closeness_centrality", G, exact, u=nodes[-1], distance=weight, by_apsp=by_apsp)
+            compare(how, "eccentricity", G, exact, v=nodes[0], weight=weight, by_apsp=by_apsp)
+            compare(how, "eccentricity", G, exact, v=nodes[::2], weight=weight, by_apsp=by_apsp)
+        compare(how, "harmonic_centrality", G, False, distance=weight, by_apsp=by_apsp)
         compare(how, "harmonic_centrality", G, False, nbunch=nodes[::2], sources=nodes[1::3],
-                distance=weight)
+                distance=weight, by_apsp=by_apsp)
         compare(how, "harmonic_centrality", G, False, nbunch=nodes[:2], sources=nodes,
-                distance=weight)
+                distance=weight, by_apsp=by_apsp)
         for name in ("eccentricity", "diameter", "radius", "center", "periphery", "wiener_index"):
-            compare(how, name, G, exact, weight=weight)
+            walked = name == "center" and weight is None and tree_walk
+            compare(how, name, G, exact, weight=weight, by_apsp=by_apsp and not walked)
         for method in (None, "unweighted", "dijkstra", "bellman-ford", "floyd-warshall-numpy"):
-            compare(how, "average_shortest_path_length", G, exact, weight=weight, method=method)
+            compare(how, "average_shortest_path_length", G, exact, weight=weight, method=method,
+                    by_apsp=by_apsp)
     if not G.is_directed():
-        compare(how, "global_efficiency", G, False)
+        compare(how, "global_efficiency", G, False, by_apsp=by_apsp)
 
 
 @pytest.mark.parametrize("how", CALLS)
@@ -168,3 +181,44 @@ def test_wiener_index_of_a_directed_graph_has_networkxs_type(weight_value):
     G.add_edge(1, 0, weight=weight_value)
     for graph in (G, nx.DiGraph(G.subgraph([0]))):
         compare("direct", "wiener_index", graph, True, weight="weight")
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_a_graph_is_converted_once_and_reversed_once(monkeypatch, rng, directed):
+    """The converted graph keeps the apsp graph built from it and, for a directed graph, the
+    reversed one that closeness searches: repeated calls build neither again, nor convert ``G``
+    again when networkx caches the conversion."""
+    import warnings
+
+    from apsp.graph import Graph
+
+    built, converted = [], []
+    real_post_init, real_from_networkx = Graph.__post_init__, nxb.ApspGraph.from_networkx.__func__
+
+    def counted_post_init(self):
+        built.append(self.n)
+        real_post_init(self)
+
+    def counted_from_networkx(cls, *args, **kwargs):
+        converted.append(1)
+        return real_from_networkx(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Graph, "__post_init__", counted_post_init)
+    monkeypatch.setattr(nxb.ApspGraph, "from_networkx", classmethod(counted_from_networkx))
+    G = nx.gnp_random_graph(40, 0.15, seed=int(rng.integers(2 ** 31)), directed=directed)
+    for u, v in G.edges:
+        G[u][v]["weight"] = int(rng.integers(1, 9))
+    want = nx.closeness_centrality(G, distance="weight")
+    g = nxb.convert_from_nx(G, edge_attrs={"weight": 1})
+    for _ in range(3):
+        same(nxb.closeness_centrality(g, distance="weight"), want, False)
+    assert converted == [1] and built == [40] * (2 if directed else 1)
+    if REGISTERED:
+        converted.clear()
+        built.clear()
+        monkeypatch.setattr(nx.config, "cache_converted_graphs", True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # networkx's note on a cached conversion
+            for _ in range(3):
+                same(nx.closeness_centrality(G, distance="weight", backend="apsp"), want, False)
+        assert converted == [1] and built == [40] * (2 if directed else 1)

@@ -59,6 +59,7 @@ def test_symlink_to_a_regular_file_replaces_the_file_and_keeps_the_link(tmp_path
     assert sorted(os.listdir(tmp_path)) == ["link.txt", "real.txt"]
 
 
+@pytest.mark.slow
 def test_dash_means_standard_output(tmp_path):
     (tmp_path / "g.txt").write_text(GRAPH)
     for args in ([tmp_path / "g.txt", "-"], ["solve", tmp_path / "g.txt", "-o", "-"]):
@@ -94,6 +95,7 @@ def test_memory_mapped_writers_refuse_streams_and_sockets():
         os.rmdir(short)
 
 
+@pytest.mark.slow
 def test_outputs_are_checked_before_the_input_is_read(tmp_path):
     # the input does not exist: an output problem must be the one reported
     missing = tmp_path / "missing.txt"
@@ -149,6 +151,7 @@ def test_killed_writer_leaves_a_temporary_that_the_next_run_removes(tmp_path):
     assert os.listdir(tmp_path) == ["d.txt"]
 
 
+@pytest.mark.slow
 def test_an_output_naming_the_input_is_refused_and_the_input_kept(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text(GRAPH)

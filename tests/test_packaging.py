@@ -205,6 +205,7 @@ def wheel_venv(tmp_path_factory):
     return tmp, python
 
 
+@pytest.mark.slow
 def test_installed_wheel_passes_mypy_strict(wheel_venv):
     """A user's script over the public API, checked against the installed wheel: every export
     is explicit (``mypy --strict`` refuses implicit re-exports) and typed."""
@@ -227,6 +228,7 @@ def test_installed_wheel_passes_pyright_strict(wheel_venv):
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_readme_editable_install_is_found_by_mypy(tmp_path):
     """README command 2's editable install (``editable_mode=compat``): mypy finds apsp and its types."""
     pytest.importorskip("mypy")

@@ -55,6 +55,7 @@ def _probe():
     return found
 
 
+@pytest.mark.slow
 def test_int32_inner_loop_is_fused_add_min_without_per_column_barriers():
     found = _probe()
     block_m, block_n, warps, unroll = found["config"][:4]
@@ -107,6 +108,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_kernels_build_for_gpus_before_hopper_without_packed_int16():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run([sys.executable, "-c", OLDER_PROBE], cwd=ROOT, env=env, capture_output=True,

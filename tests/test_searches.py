@@ -266,6 +266,7 @@ def run_cli(*args, check=False):
                           text=True, check=check, env=env)
 
 
+@pytest.mark.slow
 def test_path_numbering_follows_the_format(tmp_path):
     edges = [(0, 1, 2), (1, 2, 3)]
     (tmp_path / "g.txt").write_text("3 2\n1 2 2\n2 3 3\n")
@@ -285,6 +286,7 @@ def test_path_numbering_follows_the_format(tmp_path):
         assert bad.returncode == 1 and f"{first}..{first + 2}" in bad.stderr
 
 
+@pytest.mark.slow
 def test_path_cli_refuses_a_float_overflow(tmp_path):
     (tmp_path / "g.el").write_text("0 1 1.5e308\n1 2 1.5e308\n2 3 0.5\n")
     for extra in ([], ["--method", "fw"], ["--method", "dijkstra"]):
@@ -293,6 +295,7 @@ def test_path_cli_refuses_a_float_overflow(tmp_path):
         assert "overflow" in r.stderr and "Traceback" not in r.stderr, extra
 
 
+@pytest.mark.slow
 def test_path_cli_text_verbose_profile_and_no_path(tmp_path):
     (tmp_path / "g.txt").write_text("4 3\n1 2 3\n2 3 -1\n1 4 5\n")
     out = run_cli("path", tmp_path / "g.txt", "--from", 1, "--to", 3, "-v", "--profile", check=True)
@@ -309,6 +312,7 @@ def test_path_cli_text_verbose_profile_and_no_path(tmp_path):
     assert fw.stdout.splitlines()[-2:] == ["1 -> 2 -> 3", "length 2"]
 
 
+@pytest.mark.slow
 def test_searches_stop_on_sigint(tmp_path):
     code = (
         "import numpy as np, apsp, time\n"

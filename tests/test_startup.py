@@ -39,6 +39,7 @@ def _timings(out) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])["timings_s"]
 
 
+@pytest.mark.slow
 def test_compile_notice_and_stage_only_when_compiling(cache, tmp_path):
     (tmp_path / "g.txt").write_text(GRAPH)
     args = ["g.txt", "d.txt", "2", "--profile", "--json", "--backend", "cpu"]
@@ -54,6 +55,7 @@ def test_compile_notice_and_stage_only_when_compiling(cache, tmp_path):
     assert NOTICE not in quiet.stderr and _timings(quiet)["compile"] > 0.1
 
 
+@pytest.mark.slow
 def test_profile_stages_add_up_to_the_wall_time(cache, tmp_path):
     knuth = REPO / "apsp" / "data" / "knuth-miles.txt"
     args = [knuth, "d.txt", "32", "--profile", "--json", "--backend", "cpu"]
@@ -79,6 +81,7 @@ def test_startup_stage_counts_from_the_interpreter_not_from_before_exec(cache, t
     assert _timings(out)["startup"] < 1.5, _timings(out)
 
 
+@pytest.mark.slow
 def test_path_command_says_when_it_compiles_and_its_stages_add_up(tmp_path_factory, tmp_path):
     cache = tmp_path_factory.mktemp("path-cache")  # its own: the search kernels compile here
     (tmp_path / "g.txt").write_text(GRAPH)
@@ -128,6 +131,7 @@ def test_book_compile_moves_seconds_and_keeps_the_sum():
     assert abs(sum(t.values()) - 11.7) < 1e-12
 
 
+@pytest.mark.slow
 def test_startup_benchmark_runs_and_checks(cache, tmp_path):
     from apsp.bench.startup import main
 
@@ -215,6 +219,7 @@ def test_writable_install_keeps_numbas_own_choice(monkeypatch):
     assert jit.use_writable_cache_dir() is None and jit.os.environ["NUMBA_CACHE_DIR"] == ""
 
 
+@pytest.mark.slow
 def test_homework_command_imports_no_scipy_sparse_and_the_error_class_still_subclasses_scipys(tmp_path):
     """Floyd-Warshall on the homework command: scipy.sparse.csgraph (about 0.4 s of imports) loads
     only when a negative cycle is met."""

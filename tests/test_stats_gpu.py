@@ -86,6 +86,7 @@ def test_distance_stats_on_the_gpu_backend():
 
 
 @pytest.mark.parametrize("direction", ["out", "in"])
+@pytest.mark.slow
 def test_weighted_reductions_by_nd_fw_on_the_device_match_the_cpu(rng, direction):
     # a directed grid with weights 1..50 and a few isolated vertices: nd-fw in core, rows reduced there
     side = 9

@@ -513,8 +513,11 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         host += thread_bytes(method, n, thread_count(), dt.itemsize, paths,
                              opts.block_size or DEFAULT_BLOCK["cpu"])
     # what the call holds beside the solve's own arrays: nd-fw's ordering when it is made here
-    # (the allocator may keep its freed pages), a dense input's edge mask (`Graph.from_dense`)
-    host += ordering + (matrix_bytes(n, np.bool_) if graph.dense is not None else 0)
+    # (the allocator may keep its freed pages), a dense input's edge mask (`Graph.from_dense`) and
+    # the pages of the threads that convert it by row chunks (0.8 MB + 0.11 MB a thread above the
+    # plan at n = 3000, 2 to 16 threads on the 2-core box, 2026-11-28: counted as a worker's each)
+    dense = matrix_bytes(n, np.bool_) + thread_count() * costs.WORKER_BYTES if graph.dense is not None else 0
+    host += ordering + dense
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize

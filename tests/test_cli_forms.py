@@ -136,7 +136,7 @@ def test_homework_form_says_what_solve_says(graph, tmp_path, capsys):
 
 def test_homework_block_beside_the_automatic_choice_is_reported_unused_without_a_blocked_method(graph, tmp_path,
                                                                                               capsys):
-    # a sparse 3,000-vertex graph: the automatic choice runs Dijkstra, which has no block
+    # a sparse 3,000-vertex graph on the CPU: the automatic choice runs Dijkstra, which has no block
     import numpy as np
 
     rng = np.random.default_rng(43)
@@ -146,12 +146,12 @@ def test_homework_block_beside_the_automatic_choice_is_reported_unused_without_a
     sp = tmp_path / "sp.txt"
     sp.write_text(f"{n} {m}\n" + "".join(f"{i} {j} {w}\n" for i, j, w in zip(src, dst, rng.integers(1, 100, m))))
     out = tmp_path / "out.txt"
-    assert main([str(sp), str(out), "64", "--json", "-q"]) == 0
+    assert main([str(sp), str(out), "64", "--backend", "cpu", "--json", "-q"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["method"] == "dijkstra" and summary["block_size"] is None
     plan = summary["info"]["plan"]
     assert plan["block"] is None and plan["block_note"] == "block 64 not used: method dijkstra has no block"
-    assert main([str(sp), str(out), "64", "-v", "-q"]) == 0
+    assert main([str(sp), str(out), "64", "--backend", "cpu", "-v", "-q"]) == 0
     assert "block 64 not used: method dijkstra has no block" in capsys.readouterr().err
     # a method with a block runs with the one asked for, and the plan says so
     assert main([str(graph), str(out), "2", "--method", "fw", "--json", "-q"]) == 0

@@ -220,6 +220,7 @@ if comm.rank == 0:
 """
 
 
+@pytest.mark.mpi
 def test_each_rank_runs_on_its_own_gpu(tmp_path):
     """Two ranks on a host with two GPUs: each rank's plan, its share of the statistics and its
     distributed FW engine name the GPU of its node rank (not all GPU 0)."""

@@ -130,6 +130,9 @@ def test_csv_reader_survives_any_bytes(tmp_path):
     p = tmp_path / "f.csv"
     p.write_text("source,target\na,b\n")
     assert read_graph(p).labels.tolist() == ["a", "b"]  # the reader, not a refusal of the suffix, is fuzzed
+    p.write_bytes(b'"\xc2\x80')  # an unterminated quote on the header's line
+    with pytest.raises(GraphFormatError, match="not CSV"):
+        read_graph(p)
 
     @settings(max_examples=200, deadline=None)
     @given(st.binary(max_size=120).map(lambda b: b"source,target,weight\n" + b) | st.binary(max_size=80))

@@ -75,7 +75,9 @@ def _grid(k: int) -> Graph:
 def test_the_plan_carries_the_machine_and_the_gpu_engines_budgets(monkeypatch):
     """One device question a plan; its device on every GPU step; nd-fw's gather budget and batch
     model, and GPU BFS's dtypes, decided there (the engines only read them)."""
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():  # the facts below are the interpreter's; a real card's budget is built below
+        pytest.skip("a CUDA device is present: the interpreter is not what the plan finds")
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     asked = []
     status = apsp.gpu.device_status

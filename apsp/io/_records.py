@@ -151,10 +151,11 @@ def scan_records(path, buf: np.ndarray, pos: int, spec: RecordSpec, count: int |
     scan_args = (spec.ncols_min or ncols, ncols, kinds, np.asarray(spec.lo, dtype=np.int64),
                  np.asarray(spec.hi, dtype=np.int64), spec.distinct,
                  np.frombuffer(spec.comment, dtype=np.uint8), spec.prefix[0] if spec.prefix else 0)
-    # the rows beside the file's bytes (and, in pieces, one piece's rows moved over the gaps)
+    # the rows beside the file's bytes, and half as much again: the columns taken from them (a
+    # fifth of the rows at most, measured on every reader) or, in pieces, one piece's rows moved
+    # over the gaps (at most half of them): whatever the thread count, which only shrinks the piece
     rows_bytes = cap * (8 * ncols + 9 * len(number_cols))
-    check_memory(rows_bytes + (rows_bytes // min(thread_count(), 16) if cap > 1 else 0),
-                 f"{path}: parsing {cap} lines", hold=True)
+    check_memory(rows_bytes + (rows_bytes // 2 if cap > 1 else 0), f"{path}: parsing {cap} lines", hold=True)
     split = None
     if cap > 1 and buf.shape[0] - pos >= PARALLEL_SCAN_BYTES and thread_count() > 1:
         split = _scan_in_chunks(buf, pos, scan_args, fmap, (ncols, len(number_cols)), cap,

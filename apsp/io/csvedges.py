@@ -56,11 +56,11 @@ def read_graph(path) -> EdgeList:
         line = text_line(exc.object, exc.start)
         raise GraphFormatError(path, line, f"not UTF-8 text ({exc.reason})") from None
     rows = csv.reader(io.StringIO(text, newline=""), strict=True)
-    columns, header_line = _header(path, rows)
     ids: list[str] = []
     weights: list[str] = []
     lines: list[int] = []
-    try:
+    try:  # a malformed quote may end the header's line as well as any other
+        columns, header_line = _header(path, rows)
         for row in rows:
             if not row or (len(row) == 1 and not row[0].strip()) or row[0].lstrip().startswith("#"):
                 continue

@@ -690,15 +690,17 @@ WORKER_BYTES = 320 << 10
 
 
 def fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:
-    """Blocked FW's phase-2 panel pieces, on at most two workers a panel, and every thread's own
-    pages: phase 3 and the finalize pass run on all of them (`thread_bytes`)."""
+    """Blocked FW's phase-2 panel pieces (two workers a panel at most), and the own pages of every
+    thread that works: phase 3's tasks, a tile each of the ``(blocks - 1)^2`` a round updates, run
+    on as many threads as there are tasks (`thread_bytes`)."""
     from .cpu.blocked import PANEL_BYTES, SMALL_N
 
     if n <= SMALL_N:  # solved whole, on one thread, without the panel copies
         return 0
     cols = max(PANEL_BYTES // itemsize, 1)
     workers = min(threads, 2 * -(-n // cols))
-    return workers * 2 * min(block, n) * min(cols, n) * itemsize + threads * WORKER_BYTES
+    busy = min(threads, max(workers, (-(-n // max(block, 1)) - 1) ** 2))
+    return workers * 2 * min(block, n) * min(cols, n) * itemsize + busy * WORKER_BYTES
 
 
 def nd_fw_workers(n: int, threads: int, itemsize: int, paths: int, block: int) -> int:

@@ -120,7 +120,7 @@ def test_cli_bad_rows_fail_before_solving(tmp_path, graph_file, capsys, rows, wo
 def test_cli_memory_refusal_and_checkpoint_options(tmp_path, graph_file, capsys):
     out = tmp_path / "o.txt"
     assert main(["solve", str(graph_file), "-o", str(out), "--backend", "cpu", "--method", "fw",
-                 "--host-memory", "6KB"]) == 1  # the file and the graph fit, the solve does not
+                 "--host-memory", "7700"]) == 1  # the file, its parse and the graph fit, the solve does not
     err = capsys.readouterr().err
     assert "apsp: error: the fw solver on the cpu needs" in err and "--out-of-core" in err
     assert main(["solve", str(graph_file), "-o", str(out), "--resume"]) == 1

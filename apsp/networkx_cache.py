@@ -24,28 +24,38 @@ _said = {"note": False}
 
 class ConversionSlot(dict):
     """networkx's cache entry for apsp, which keeps nothing networkx puts there (so networkx never
-    reuses, nor warns); ``converted`` holds apsp's own conversions by weight attributes."""
+    reuses, nor warns); ``converted`` holds apsp's own conversions by weight attributes, each kept
+    only once networkx has chosen to keep it (its store here): where networkx caches nothing
+    (``cache_converted_graphs`` off, its own backend tests), apsp converts on every call as well."""
 
     def __init__(self) -> None:
         super().__init__()
         self.converted: dict = {}
+        self.pending: dict = {}
 
-    def __setitem__(self, key, value) -> None:  # networkx's store: dropped, apsp keeps its own
-        return None
+    def __setitem__(self, key, value) -> None:  # networkx keeps ``value``: apsp keeps it in its own way
+        for own, graph in list(self.pending.items()):
+            if graph is value:
+                self.converted[own] = self.pending.pop(own)
 
 
 def _slot(G):
-    """apsp's slot in ``G``'s networkx cache, made on first use; None where nothing may be kept."""
+    """apsp's slot in ``G``'s networkx cache, and whether this call's conversion is kept at once; the
+    slot is None where nothing may be kept. networkx makes an empty entry for apsp when it caches a
+    call's conversion (not under ``cache_converted_graphs = False``, nor in its backend tests): apsp's
+    slot takes that entry's place, and later stores are seen by the slot itself."""
     import networkx as nx
 
     cache = getattr(G, "__networkx_cache__", None)
     if cache is None or not nx.config.cache_converted_graphs:
-        return None
-    backends = cache.setdefault("backends", {})
-    slot = backends.get("apsp")
-    if not isinstance(slot, ConversionSlot):
-        slot = backends["apsp"] = ConversionSlot()
-    return slot
+        return None, False
+    slot = cache.get("backends", {}).get("apsp")
+    if isinstance(slot, ConversionSlot):
+        return slot, False
+    if slot is None:  # networkx keeps nothing of this call
+        return None, False
+    slot = cache["backends"]["apsp"] = ConversionSlot()
+    return slot, True
 
 
 def _key(edge_attrs):
@@ -60,14 +70,15 @@ def _key(edge_attrs):
 
 def converted(G, edge_attrs, convert):
     """``convert(G, edge_attrs)``, or the conversion kept from an earlier call on the unchanged ``G``."""
-    slot = _slot(G)
+    slot, keep = _slot(G)
     key = _key(edge_attrs)
     if slot is None or key is None:
         return convert(G, edge_attrs)
     if key in slot.converted:
         reused()
         return slot.converted[key]
-    graph = slot.converted[key] = convert(G, edge_attrs)
+    graph = convert(G, edge_attrs)
+    (slot.converted if keep else slot.pending)[key] = graph  # pending: kept if networkx stores it
     return graph
 
 

@@ -139,7 +139,17 @@ def memory_allowed() -> tuple[int, str]:
     limit = _HOST_LIMIT.get()
     if limit is not None:
         return limit, "allowed (host_memory)"
-    return host_available(), "available"
+    return host_available(), "available" + (" under the address-space limit (ulimit -v)" if _address_limited() else "")
+
+
+def _address_limited() -> bool:
+    """Whether an address-space limit (``ulimit -v``, RLIMIT_AS) is set on this process."""
+    try:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):  # pragma: no cover - platforms without it
+        return False
 
 
 @contextlib.contextmanager

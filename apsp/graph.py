@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import exactness
+from . import exactness, sizes
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -120,6 +120,8 @@ COMPACT_BYTES_PER_EDGE = 48
 #: numbers, columns and weights (at most 24 bytes an edge, 1.5 MiB) stay below what the solve's
 #: workers and row passes hold later, which the memory plan counts
 START_CHUNK_EDGES = 1 << 16
+#: searches holding more than this hand their freed memory back before the solve allocates
+RELEASE_BYTES = 8 << 20
 
 
 def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
@@ -615,6 +617,9 @@ class Graph:
                     d[~np.isfinite(d)] = -1.0
                     start = int(np.argmax(d))
                     found = max(found, float(d[start]))
+                del forward, backward
+                if self.sweep_bytes() > RELEASE_BYTES:
+                    sizes.release_freed_memory()  # the sweeps' copies, before the solve allocates
             self.derived.longest_found = found
         return self.derived.longest_found
 

@@ -188,3 +188,37 @@ def test_edge_heavy_graphs_and_array_inputs_stay_within_the_plan(form, n, m, met
     # the upper side: at these sizes the workers' fixed scratch is a tenth of the plan, and
     # nd-fw's ordering is counted at its largest (`apsp.plan.ORDERING_BYTES_PER_EDGE`)
     assert ratio <= 1.05, (got, ratio)
+
+
+_FREED_PROBE = r"""
+import json, sys
+import numpy as np
+from apsp import sizes
+
+
+def rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+
+
+blocks, live = [], []
+for _ in range(1000):
+    blocks.append(np.ones(100_000 // 8))  # 100 KB: below glibc's mmap threshold, kept in the arena
+    live.append(np.ones(64))              # a live block after each, so freed ones cannot merge into the top
+del blocks
+held = rss()
+sizes.release_freed_memory()
+print(json.dumps({"held": held, "after": rss()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas, read from /proc")
+def test_memory_a_phase_freed_is_handed_back_before_the_next_allocates():
+    # worker threads allocate in arenas of their own and cannot reuse what the main thread freed
+    # (the searches before a narrow attempt): kept, it would count twice in the solve's peak
+    r = subprocess.run([sys.executable, "-c", _FREED_PROBE], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.splitlines()[-1])
+    assert got["held"] - got["after"] > 60 << 20, got

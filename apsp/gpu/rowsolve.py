@@ -38,6 +38,7 @@ import triton
 import triton.language as tl
 
 from .. import exactness
+from ..dissection import Dissection
 from .minplus import (ByDtype, MINPLUS_CONFIG, _load_operand, _max_offset, _minplus_columns, _rank1_update,
                       asm_mode, capability_of, inf_for, minplus_update)
 
@@ -148,7 +149,7 @@ class Level:
 class Packed:
     """A `Factors` record on the device (`upload`): flat buffers, each node's block at its offset."""
 
-    nd: object  # apsp.dissection.Dissection
+    nd: Dissection
     dtype: np.dtype
     negative: bool
     device: torch.device
@@ -213,9 +214,9 @@ def upload(factors, device) -> Packed:
     levels = []
     for nodes in nd.levels():
         idx = np.asarray(nodes, dtype=np.int64)
-        arrays = [np.asarray(nd.own_start)[idx], v[idx], b[idx], b_off[idx], vb_off[idx]]
-        levels.append(Level(tuple(int(t) for t in nodes), *(torch.from_numpy(a.astype(np.int64)).to(device)
-                                                           for a in arrays),
+        vstart, vlen, blen, boff, doff = (torch.from_numpy(a.astype(np.int64)).to(device) for a in
+                                          (np.asarray(nd.own_start)[idx], v[idx], b[idx], b_off[idx], vb_off[idx]))
+        levels.append(Level(tuple(int(t) for t in nodes), vstart, vlen, blen, boff, doff,
                             width=int(v[idx].max(initial=0)), depth=int(b[idx].max(initial=0))))
     return Packed(nd, dt, bool(factors.negative), torch.device(device), tuple(levels),
                   _flat(factors.boundary, np.int32, device), _flat(factors.down, dt, device),

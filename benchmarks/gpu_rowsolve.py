@@ -207,7 +207,7 @@ def main(argv=None):
                   f"{lv['seconds'] * 1e3:.3f} ms, {rate}")
         if args.out:
             with open(args.out, "w") as fh:
-                json.dump(summary, fh, indent=1)
+                json.dump(summary, fh, indent=1, default=float)  # numpy integers among the counts
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ import triton.language as tl
 
 from .. import exactness
 from ..dissection import Dissection
-from .minplus import (ByDtype, MINPLUS_CONFIG, _load_operand, _max_offset, _minplus_columns, _rank1_update,
+from .minplus import (ByDtype, _load_operand, _max_offset, _minplus_columns, _rank1_update,
                       asm_mode, capability_of, inf_for, minplus_update)
 
 
@@ -55,16 +55,16 @@ def _down_level_kernel(d_ptr, down_ptr, bidx_ptr, vstart_ptr, vlen_ptr, blen_ptr
     pid_m = tl.program_id(1)
     pid_n = tl.program_id(2)
     n_cols = tl.load(vlen_ptr + node)
-    k_len = tl.load(blen_ptr + node)
-    if pid_n * BLOCK_N >= n_cols or k_len == 0:  # a narrower node than the level's widest, or no boundary
-        return
+    # a program past a narrower node's columns, or of a node without a boundary, runs an empty loop with
+    # every load and store of D masked off
+    k_len = tl.where(pid_n * BLOCK_N < n_cols, tl.load(blen_ptr + node), 0)
     v0 = tl.load(vstart_ptr + node)
     boff = tl.load(boff_ptr + node)
     doff = tl.load(doff_ptr + node)
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     row_ok = rows < M
-    col_ok = cols < n_cols
+    col_ok = cols < tl.where(k_len > 0, n_cols, 0)  # no boundary: nothing to change
     if WIDE:  # D past 2**31 elements: 64-bit address math
         rows = rows.to(tl.int64)
     a_rows = d_ptr + rows * stride_dm
@@ -106,18 +106,27 @@ class LevelConfig(NamedTuple):
 
 #: levels whose widest node has fewer own vertices than this use `SMALL_NODE_CONFIG`
 WIDE_NODE = 128
-#: small nodes (leaves of 32-128 vertices): narrow column tiles, so a leaf wastes few lanes;
-#: not yet timed on a GPU (benchmarks/gpu_rowsolve.py --config tries others)
+#: Tiles from synthetic levels on an H200 (int32, 1024 rows, benchmarks/gpu_rowsolve.py; 2026-11-28):
+#: 16384 nodes |V| = 64, |B| = 256: (128, 32, 1 warp, 8, 3 stages) 9.3 T updates/s, (128, 64, 2, 8, 3) 9.2,
+#: the dense product's (256, 64, 4, 8, 3) 3.8 (the ceiling: 16.3); 16 nodes |V| = 1024, |B| = 2048 and
+#: 256 nodes |V| = 256, |B| = 1024: (128, 32, 1, 8, 3) 9.1-9.2, (128, 64, 2, 8, 3) 8.9-9.0, (256, 64, 4, 8, 3)
+#: 3.7-3.8. Four warps or more on one tile lose more than half the rate here. int16, float32 and the
+#: 64-bit dtypes take the same shapes untimed.
 SMALL_NODE_CONFIG = ByDtype({
-    "int16": (128, 32, 4, 8, 2),
-    "int32": (128, 32, 4, 8, 2),
-    "float32": (128, 32, 4, 8, 2),
-    "int64": (64, 32, 4, 4, 1),
-    "float64": (64, 32, 4, 4, 1),
+    "int16": (128, 32, 1, 8, 3),
+    "int32": (128, 32, 1, 8, 3),
+    "float32": (128, 32, 1, 8, 3),
+    "int64": (64, 32, 1, 4, 1),
+    "float64": (64, 32, 1, 4, 1),
 })
-#: wide nodes (separators of hundreds to thousands of vertices): the dense product's tiles
-LARGE_NODE_CONFIG = ByDtype({name: (cfg[0], cfg[1], cfg[2], cfg[3], cfg[5] if len(cfg) > 5 else 1)
-                             for name, cfg in MINPLUS_CONFIG.items()})
+#: wide nodes (separators of hundreds to thousands of vertices)
+LARGE_NODE_CONFIG = ByDtype({
+    "int16": (128, 64, 2, 8, 3),
+    "int32": (128, 64, 2, 8, 3),
+    "float32": (128, 64, 2, 8, 3),
+    "int64": (64, 64, 2, 4, 1),
+    "float64": (64, 64, 2, 4, 1),
+})
 INTERPRETER_LEVEL_CONFIG = (16, 16, 1, 4, 1)
 
 

@@ -215,6 +215,8 @@ def upload(factors, device) -> Packed:
     nd = factors.nd
     dt = np.dtype(factors.dtype)
     v, b = _shapes(factors)
+    if nd.size >= 2 ** 31:  # the kernel reads B_t as int32 layout positions
+        raise ValueError(f"a layout of {nd.size} positions is past the row solve's 2**31")
     for t in range(nd.nodes):
         shapes = (np.shape(factors.closure[t]), np.shape(factors.up[t]), np.shape(factors.down[t]))
         if shapes != ((v[t], v[t]), (v[t], b[t]), (b[t], v[t])):

@@ -477,6 +477,12 @@ class Graph:
             return None
         return self._mask if self._mask is not None else self.edges_in_rows(0, self.n)
 
+    @property
+    def holds_edge_mask(self) -> bool:
+        """Whether the graph keeps an n x n mask of its dense edges (given, or made by numpy for a
+        dtype the kernels of `apsp.dense` do not read)."""
+        return self._mask is not None
+
     def edges_in_rows(self, i0: int, i1: int) -> np.ndarray:
         """Where rows ``i0:i1`` of ``dense`` hold an edge: finite entries other than ``null_value``."""
         assert self.dense is not None, "edges_in_rows of a dense graph"

@@ -43,9 +43,9 @@ class NullRule:
         if dt.kind == "f":
             weak = isinstance(null_value, (int, float, bool)) and not isinstance(null_value, np.generic)
             if not weak and np.result_type(dt, np.asarray(null_value).dtype) != dt:  # compared wider
-                wide = np.float64(null_value)
+                compared = np.float64(null_value)
                 with np.errstate(over="ignore"):
-                    return cls(dt.type(wide), True) if np.float64(dt.type(wide)) == wide else inactive
+                    return cls(dt.type(compared), True) if np.float64(dt.type(compared)) == compared else inactive
             with np.errstate(over="ignore"):
                 value = dt.type(null_value)
             return cls(value, True) if np.isfinite(value) else inactive
@@ -189,7 +189,8 @@ def _from_keys(keys: np.ndarray, dtype) -> np.ndarray:
     bits = _FLOAT_BITS[np.dtype(dtype)][0]
     k = keys.astype(bits)
     shift = 8 * k.itemsize - 1
-    return (k ^ ((k >> shift) & bits((1 << shift) - 1))).view(dtype)
+    flip = np.asarray((1 << shift) - 1, dtype=bits)
+    return (k ^ ((k >> shift) & flip)).view(dtype)
 
 
 def start_rows(a: np.ndarray, rule: NullRule, dtype, out: np.ndarray, i0: int, i1: int) -> None:

@@ -437,29 +437,34 @@ class Graph:
         self.derived = Derived()
         self._rule = None  # the dense edges' `apsp.dense.NullRule`, where the kernels read them
         if dense is not None and edge_mask is None:
-            self._dense_rule()
+            self._dense_rule(dense)
         if self.csr is not None:
             facts = _weight_facts(self.csr.data)
-        elif self._rule is not None:  # one threaded pass over the matrix, no mask made
-            from .dense import facts as dense_facts
-
-            facts = dense_facts(self.dense, self._rule)
-        else:  # a dense matrix's weights a row chunk at a time: never a copy of them all
-            rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))
-            parts = [_weight_facts(self.dense[i:i + rows][self._mask[i:i + rows]])
-                     for i in range(0, self.n, rows)]
-            facts = (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
-                     any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
+            float_weights = self.csr.data.dtype.kind == "f"
+        else:
+            assert self.dense is not None, "a graph holds its edges densely or as CSR"
+            facts, float_weights = self._dense_facts(self.dense), self.dense.dtype.kind == "f"
         self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral, self.unit_weights = facts
-        self.float_weights = (self.csr.data if self.csr is not None else self.dense).dtype.kind == "f"
+        self.float_weights = float_weights
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
 
-    def _dense_rule(self) -> None:
+    def _dense_facts(self, dense: np.ndarray) -> tuple:
+        if self._rule is not None:  # one threaded pass over the matrix, no mask made
+            from .dense import facts as dense_facts
+
+            return dense_facts(dense, self._rule)
+        assert self._mask is not None  # the rule's or the given mask
+        rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))  # a row chunk at a time: never a copy of all
+        parts = [_weight_facts(dense[i:i + rows][self._mask[i:i + rows]]) for i in range(0, self.n, rows)]
+        return (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
+                any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
+
+    def _dense_rule(self, dense: np.ndarray) -> None:
         """Edges of ``dense`` by ``null_value``: the kernels' rule for the dtypes they read (booleans
         as int8, in place), else the mask made here by numpy, a row chunk at a time."""
         from .dense import KERNEL_DTYPES, NullRule, kernel_view
 
-        a = kernel_view(self.dense)
+        a = kernel_view(dense)
         if a.dtype in KERNEL_DTYPES and a.dtype.isnative:
             self.dense, self._rule = a, NullRule.of(a.dtype, self.null_value)
             return
@@ -485,10 +490,14 @@ class Graph:
 
     def edges_in_rows(self, i0: int, i1: int) -> np.ndarray:
         """Where rows ``i0:i1`` of ``dense`` hold an edge: finite entries other than ``null_value``."""
-        assert self.dense is not None, "edges_in_rows of a dense graph"
+        return self.edges_at(np.s_[i0:i1])
+
+    def edges_at(self, index) -> np.ndarray:
+        """Where the entries ``dense[index]`` hold an edge (the kept mask's part, else numpy's test of them)."""
+        assert self.dense is not None, "edges_at of a dense graph"
         if self._mask is not None:
-            return self._mask[i0:i1]
-        block = self.dense[i0:i1]
+            return self._mask[index]
+        block = self.dense[index]
         mask = np.isfinite(block)  # all True for integers
         null = self.null_value
         if null is not None and not (isinstance(null, float) and np.isinf(null)):
@@ -733,7 +742,7 @@ class Graph:
         dt = np.dtype(dtype)
         i0, i1 = (0, self.n) if rows is None else rows
         d = out if out is not None else np.empty((i1 - i0, self.n), dtype=dt)
-        if self._rule is not None:  # one threaded pass: the edges tested as they are converted
+        if self._rule is not None and self.dense is not None:  # one threaded pass: edges tested as converted
             from .dense import start_rows
 
             start_rows(self.dense, self._rule, dt, d, i0, i1)

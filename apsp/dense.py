@@ -141,8 +141,9 @@ def _start_rows(a, null, active, inf, out, pitch, first, lo, hi):  # pragma: no 
 
 
 def kernel_view(a: np.ndarray) -> np.ndarray:
-    """``a`` as the kernels read it: booleans as int8 (no copy); a Fortran-ordered array stays as
-    it is (the facts read its transpose, `facts`)."""
+    """``a`` as the kernels read it, without a copy: booleans as int8, a subclass as its plain array;
+    a Fortran-ordered array stays as it is (the facts read its transpose, `facts`)."""
+    a = a.view(np.ndarray) if type(a) is not np.ndarray else a  # a memmap or matrix: its plain array
     return a.view(np.int8) if a.dtype.kind == "b" else a
 
 

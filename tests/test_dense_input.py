@@ -152,7 +152,7 @@ def test_gpu_uploads_the_start_matrix_in_bands(kind, rng, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 def test_a_large_gpu_result_goes_into_a_prefaulted_array(rng):
-    n = 4200  # int32 result above transfer.PARALLEL_BYTES
+    n = 2100  # int32 result above transfer.PARALLEL_BYTES
     a = rng.integers(1, 1000, (n, n)).astype(np.float64)
     a[rng.random((n, n)) < 0.5] = 0
     r = apsp.shortest_paths(a, backend="gpu", dtype="int32")

@@ -29,7 +29,7 @@ from .devarray import DeviceArray
 from .footprint import STAGE_BYTES, STAGES  # the pinned staging buffers (the memory plan counts them)
 
 #: results above this size go through the staging pipeline; smaller ones in one copy
-PARALLEL_BYTES = 64 << 20
+PARALLEL_BYTES = 16 << 20
 #: an upload is cut into at least this many bands (where rows allow), so that copies overlap fills
 UPLOAD_BANDS = 8
 #: threads draining the staging buffers into the result
@@ -78,7 +78,9 @@ def to_host(t, out: np.ndarray | None = None, result: "HostResult | None" = None
     buffers, arrays, lock = _staging("driver" if driver else t.device)
     with lock:  # one pipeline at a time per device: the staging buffers are shared
         stager = _DriverStager() if driver else _CudaStager(t.device, buffers)
-        staged_copy(t, out, stager, arrays, _named_pool("d2h", COPY_THREADS), rows_of)
+        # at least a band per draining thread, so that a mid-sized result is drained in parallel too
+        band = max(out.nbytes // t.shape[0], out.nbytes // COPY_THREADS)
+        staged_copy(t, out, stager, arrays, _named_pool("d2h", COPY_THREADS), rows_of, band)
     return out
 
 
@@ -89,9 +91,10 @@ def band_rows(rows: int, row_bytes: int, stage_bytes: int = STAGE_BYTES) -> list
 
 
 def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: ThreadPoolExecutor,
-                rows_of=None) -> None:
+                rows_of=None, band_bytes: int | None = None) -> None:
     """Copy the rows of ``src`` into ``out`` through ``buffers`` (flat uint8 arrays), band by band
-    (``rows_of(a, b)``: where rows ``a:b`` go, default ``out[a:b]``).
+    (``rows_of(a, b)``: where rows ``a:b`` go, default ``out[a:b]``; bands of at most ``band_bytes``,
+    default a buffer's size).
 
     ``stager.start(src_rows, slot, staged)`` starts the copy of a band into staging buffer
     ``slot`` (``staged``: the numpy view it fills) and returns what ``stager.wait`` waits on. Band ``i`` waits for the
@@ -108,7 +111,8 @@ def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: T
         np.copyto(dest, staged)
 
     try:
-        for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(buf.nbytes for buf in buffers))):
+        largest = min(buf.nbytes for buf in buffers)
+        for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(largest, band_bytes or largest))):
             slot = i % len(buffers)
             previous = draining[slot]
             if previous is not None:

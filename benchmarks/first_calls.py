@@ -58,9 +58,22 @@ print(json.dumps({"call_s": t2 - t1, "import_s": t1 - t0, "stages_s": {k: float(
 """
 
 
+#: where the runs keep Python's bytecode (``--bytecode cached``); None: as the environment has it
+PYCACHE: list[Path] = []
+
+#: what the cases import, compiled to bytecode before the first run (as a pip install leaves it)
+PRIME = ("import numpy, scipy.sparse, numba, apsp.api, apsp.io, apsp.cli.program, apsp.cli.solve, apsp.plan, "
+         "apsp.cpu.blocked, apsp.cpu.ndfw, apsp.dissection\n"
+         "try:\n    import triton, apsp.gpu.fw, apsp.gpu.ndfw, apsp.gpu.devarray, apsp.gpu.rounds, torch\n"
+         "except Exception:\n    pass\n")
+
+
 def _env(cache: Path) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache / "numba"), "TRITON_CACHE_DIR": str(cache / "triton")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    if PYCACHE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE[0])
     return env
 
 
@@ -118,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warm", type=int, default=2, help="warm runs after the cold one (default 2)")
     ap.add_argument("--data", type=Path, default=None, help="keep generated inputs here (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write every run here")
+    ap.add_argument("--bytecode", default="cached", choices=("cached", "as-is"),
+                    help="cached (default): Python's bytecode kept in a directory of the run's own and made "
+                         "before the first run, as a pip install leaves it (a device image with "
+                         "PYTHONDONTWRITEBYTECODE=1 and no .pyc files compiles every module from source in "
+                         "every process); as-is: the environment's own setting")
     args = ap.parse_args(argv)
     homework_n = args.homework_n or (2000 if args.small else 10000)
     dense_n = args.dense_n or (1024 if args.small else 8192)
@@ -131,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         data = args.data or tmp
         data.mkdir(parents=True, exist_ok=True)
-        print(f"# first calls: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]}",
-              flush=True)
+        if args.bytecode == "cached":
+            PYCACHE.append(tmp / "pycache")
+            subprocess.run([sys.executable, "-c", PRIME], env=_env(tmp / "prime-cache"), check=True)
+        print(f"# first calls: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]}, "
+              f"bytecode {args.bytecode}", flush=True)
         print(f"{'case':<22} {'run':<6} {'wall s':>7} {'cpu s':>7}  {'goal':<12} stages (s)", flush=True)
         for case in cases:
             cache = tmp / f"cache-{case}"  # empty: the first run compiles everything it needs

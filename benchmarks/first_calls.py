@@ -32,9 +32,71 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: ``--kernels``: the longest compiles printed per run (the JSON keeps them all)
+KERNEL_ROWS = 12
 
 #: case -> (which run the goal is for, goal seconds); the goals are the GPU host's (16 cores)
 GOALS = {"readme": ("warm", 0.8), "homework": ("warm", 1.2), "dense": ("cold", 3.0), "grid": ("cold", 12.0)}
+
+#: with ``--kernels``, run first in every child: each compile's seconds by kernel, Numba's (its compile
+#: events, nested compiles inside the outermost) and Triton's (``triton.compile``, which its JIT and apsp's
+#: ahead-of-time kernels both call), printed on stderr as one ``KERNELS [[name, compiles, seconds], ...]``
+#: line. It imports numba at the start, so the stages shift (startup grows, read shrinks): time without it.
+HOOKS = r"""
+import collections, json, sys, time
+_compiles = collections.defaultdict(lambda: [0, 0.0])
+
+
+def _report_compiles():
+    rows = sorted(_compiles.items(), key=lambda kv: -kv[1][1])
+    print("KERNELS " + json.dumps([[k, n, round(s, 3)] for k, (n, s) in rows]), file=sys.stderr, flush=True)
+
+
+from numba.core import event as _event
+
+
+class _NumbaCompiles(_event.Listener):
+    open = []
+
+    def on_start(self, ev):
+        f = ev.data["dispatcher"].py_func
+        self.open.append((time.perf_counter(), f"numba {f.__module__}.{f.__qualname__}"))
+
+    def on_end(self, ev):
+        start, name = self.open.pop()
+        if not self.open:
+            _compiles[name][0] += 1
+            _compiles[name][1] += time.perf_counter() - start
+
+
+_event.register("numba:compile", _NumbaCompiles())
+try:
+    import triton as _triton
+    import triton.compiler as _triton_compiler
+except ImportError:
+    pass
+else:
+    _triton_compile = _triton_compiler.compile
+
+    def _timed_compile(src, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return _triton_compile(src, *args, **kwargs)
+        finally:
+            name = "triton " + getattr(getattr(src, "fn", None), "__name__", "?")
+            _compiles[name][0] += 1
+            _compiles[name][1] += time.perf_counter() - start
+
+    _triton_compiler.compile = _triton.compile = _timed_compile
+"""
+
+#: with ``--kernels``, the commands' child: the hooks, then the CLI in this process
+COMMAND = HOOKS + r"""
+from apsp.cli.program import main
+rc = main(sys.argv[1:])
+_report_compiles()
+sys.exit(rc)
+"""
 
 #: the child of the ``dense`` and ``grid`` cases: build the input, time the call, print one JSON line
 CALL = r"""
@@ -53,6 +115,8 @@ else:
 t1 = time.perf_counter()
 r = apsp.shortest_paths(graph, method=method, backend=backend)
 t2 = time.perf_counter()
+if "_report_compiles" in globals():
+    _report_compiles()
 print(json.dumps({"call_s": t2 - t1, "import_s": t1 - t0, "stages_s": {k: float(v) for k, v in r.timings.items()},
                   "method": r.method, "backend": r.backend, "dtype": str(r.distances.dtype)}))
 """
@@ -88,20 +152,27 @@ def _run(cmd: list[str], cache: Path, cwd: Path) -> tuple[float, float, subproce
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, out
 
 
-def run_command(args: list[str], cache: Path, cwd: Path) -> dict:
+def run_command(args: list[str], cache: Path, cwd: Path, kernels: bool = False) -> dict:
     """``apsp ARGS --profile --json`` in a fresh process."""
-    wall, cpu, out = _run([sys.executable, "-m", "apsp", *args, "--profile", "--json"], cache, cwd)
+    start = ["-c", COMMAND] if kernels else ["-m", "apsp"]
+    wall, cpu, out = _run([sys.executable, *start, *args, "--profile", "--json"], cache, cwd)
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     return {"wall_s": wall, "cpu_s": cpu, "stages_s": summary["timings_s"], "notice": _notice(out.stderr),
-            "method": summary["method"], "backend": summary["backend"], "dtype": summary["dtype"]}
+            "method": summary["method"], "backend": summary["backend"], "dtype": summary["dtype"],
+            **_kernels(out.stderr)}
 
 
-def run_call(kind: str, size: int, backend: str, cache: Path, cwd: Path) -> dict:
+def run_call(kind: str, size: int, backend: str, cache: Path, cwd: Path, kernels: bool = False) -> dict:
     """One ``apsp.shortest_paths`` call in a fresh process."""
-    wall, cpu, out = _run([sys.executable, "-c", CALL, kind, str(size), backend, str(ROOT / "benchmarks")],
-                          cache, cwd)
+    wall, cpu, out = _run([sys.executable, "-c", (HOOKS if kernels else "") + CALL, kind, str(size), backend,
+                           str(ROOT / "benchmarks")], cache, cwd)
     rec = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"wall_s": wall, "cpu_s": cpu, "notice": _notice(out.stderr), **rec}
+    return {"wall_s": wall, "cpu_s": cpu, "notice": _notice(out.stderr), **rec, **_kernels(out.stderr)}
+
+
+def _kernels(stderr: str) -> dict:
+    lines = [line for line in stderr.splitlines() if line.startswith("KERNELS ")]
+    return {"kernels": json.loads(lines[-1][len("KERNELS "):])} if lines else {}
 
 
 def _notice(stderr: str) -> str:
@@ -131,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warm", type=int, default=2, help="warm runs after the cold one (default 2)")
     ap.add_argument("--data", type=Path, default=None, help="keep generated inputs here (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write every run here")
+    ap.add_argument("--kernels", action="store_true",
+                    help="also list each run's compiles by kernel (Numba's and Triton's: count, seconds)")
     ap.add_argument("--bytecode", default="cached", choices=("cached", "as-is"),
                     help="cached (default): Python's bytecode kept in a directory of the run's own and made "
                          "before the first run, as a pip install leaves it (a device image with "
@@ -159,15 +232,17 @@ def main(argv: list[str] | None = None) -> int:
             cache = tmp / f"cache-{case}"  # empty: the first run compiles everything it needs
             if case == "readme":
                 label, go = "readme n=128", lambda: run_command(
-                    [str(ROOT / "apsp/data/knuth-miles.txt"), str(tmp / "out.txt"), "32"], cache, tmp)
+                    [str(ROOT / "apsp/data/knuth-miles.txt"), str(tmp / "out.txt"), "32"], cache, tmp, args.kernels)
             elif case == "homework":
                 src = homework_input(homework_n, data)
                 label, go = f"homework n={homework_n}", lambda src=src: run_command(
-                    [str(src), str(tmp / "out.txt"), "32"], cache, tmp)
+                    [str(src), str(tmp / "out.txt"), "32"], cache, tmp, args.kernels)
             elif case == "dense":
-                label, go = f"dense n={dense_n}", lambda: run_call("dense", dense_n, args.backend, cache, tmp)
+                label, go = f"dense n={dense_n}", lambda: run_call("dense", dense_n, args.backend, cache, tmp,
+                                                                             args.kernels)
             else:
-                label, go = f"grid {grid_side}^2 nd-fw", lambda: run_call("grid", grid_side, args.backend, cache, tmp)
+                label, go = f"grid {grid_side}^2 nd-fw", lambda: run_call("grid", grid_side, args.backend, cache,
+                                                                                 tmp, args.kernels)
             for r in range(1 + args.warm):
                 rec = go()
                 run = "cold" if r == 0 else f"warm{r}"
@@ -177,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                 stages = " ".join(f"{k}={s:.2f}" for k, s in rec.get("stages_s", {}).items() if s >= 0.005)
                 print(f"{label:<22} {run:<6} {rec['wall_s']:>7.2f} {rec['cpu_s']:>7.2f}  {verdict:<12} {stages}"
                       + (f"  [{rec['notice']}]" if rec["notice"] else ""), flush=True)
+                for name, count, seconds in rec.get("kernels", [])[:KERNEL_ROWS]:
+                    print(f"{'':<22} {'':<6} {seconds:>7.2f} {'':>7}  {count:>3} x {name}", flush=True)
                 runs.append({"case": case, "label": label, "run": run, **rec})
                 if rec["wall_s"] > 600 and r == 0:
                     break

@@ -47,9 +47,27 @@ import collections, json, sys, time
 _compiles = collections.defaultdict(lambda: [0, 0.0])
 
 
+_specialisations = collections.defaultdict(set)
+
+
 def _report_compiles():
     rows = sorted(_compiles.items(), key=lambda kv: -kv[1][1])
-    print("KERNELS " + json.dumps([[k, n, round(s, 3)] for k, (n, s) in rows]), file=sys.stderr, flush=True)
+    print("KERNELS " + json.dumps([[k, n, round(s, 3), sorted(_specialisations.get(k, ()))] for k, (n, s) in rows]),
+          file=sys.stderr, flush=True)
+
+
+def _specialisation(src):
+    # each parameter as this compile fixed it: the kernel's constants, runtime values specialised to
+    # constants (an integer 1), and arguments marked divisible by 16
+    parts = []
+    for i, param in enumerate(getattr(src.fn, "params", ())):
+        if (i,) in src.constants:
+            parts.append(f"{param.name}={src.constants[(i,)]!r}")
+        elif (i,) in (src.attrs or {}):
+            parts.append(f"{param.name}/16")
+        else:
+            parts.append(f"{param.name}:{src.signature.get(param.name, '?')}")
+    return " ".join(parts)
 
 
 from numba.core import event as _event
@@ -86,6 +104,10 @@ else:
             name = "triton " + getattr(getattr(src, "fn", None), "__name__", "?")
             _compiles[name][0] += 1
             _compiles[name][1] += time.perf_counter() - start
+            try:
+                _specialisations[name].add(_specialisation(src))
+            except Exception:  # another Triton's sources: the count and the seconds are kept
+                pass
 
     _triton_compiler.compile = _triton.compile = _timed_compile
 """
@@ -179,6 +201,15 @@ def _notice(stderr: str) -> str:
     return " / ".join(line.strip() for line in stderr.splitlines() if "compiling" in line)
 
 
+def _varying(specs: list[str]) -> list[str]:
+    """The parameters whose specialisation differs between a kernel's compiles."""
+    columns = [spec.split(" ") for spec in specs]
+    if len(columns) < 2 or len({len(c) for c in columns}) != 1:
+        return []
+    names = [part.split("=")[0].split("/")[0].split(":")[0] for part in columns[0]]
+    return [name for i, name in enumerate(names) if len({c[i] for c in columns}) > 1]
+
+
 def homework_input(n: int, data: Path) -> Path:
     """The generated homework text graph of ``n`` vertices (made once per ``--data`` directory)."""
     path = data / f"homework-{n}.txt"
@@ -252,8 +283,10 @@ def main(argv: list[str] | None = None) -> int:
                 stages = " ".join(f"{k}={s:.2f}" for k, s in rec.get("stages_s", {}).items() if s >= 0.005)
                 print(f"{label:<22} {run:<6} {rec['wall_s']:>7.2f} {rec['cpu_s']:>7.2f}  {verdict:<12} {stages}"
                       + (f"  [{rec['notice']}]" if rec["notice"] else ""), flush=True)
-                for name, count, seconds in rec.get("kernels", [])[:KERNEL_ROWS]:
-                    print(f"{'':<22} {'':<6} {seconds:>7.2f} {'':>7}  {count:>3} x {name}", flush=True)
+                for name, count, seconds, specs in rec.get("kernels", [])[:KERNEL_ROWS]:
+                    varying = _varying(specs)
+                    print(f"{'':<22} {'':<6} {seconds:>7.2f} {'':>7}  {count:>3} x {name}"
+                          + (f" (specialised by {', '.join(varying)})" if varying else ""), flush=True)
                 runs.append({"case": case, "label": label, "run": run, **rec})
                 if rec["wall_s"] > 600 and r == 0:
                     break

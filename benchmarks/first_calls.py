@@ -222,7 +222,8 @@ def homework_input(n: int, data: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default="readme,homework,dense,grid")
+    ap.add_argument("--cases", default="readme,homework,dense,grid",
+                    help="comma-separated, in order (default all: readme, homework, dense, grid)")
     ap.add_argument("--small", action="store_true",
                     help="sizes for a small CPU box: homework n = 2000, dense n = 1024, grid 40 x 40")
     ap.add_argument("--homework-n", type=int, default=None, help="default 10000 (2000 with --small)")

@@ -275,27 +275,49 @@ def test_gpu_result_into_the_array_faulted_in_during_the_rounds(rng, monkeypatch
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("dt", ["int16", "int32", "float32"])
-def test_gpu_unpermuted_copy_in_bands(rng, dt):
+def test_gpu_unpermuted_copy_in_bands(rng, dt, monkeypatch):
     """The device result (layout order, padded) comes back in vertex order, sentinels marked,
-    band by band through the staging copy; bands of a few rows, n not a multiple of them."""
+    band by band (each gathered as the copy reaches it); bands of a few rows, n not a multiple of
+    them; the rows claimed from a `HostResult`-like owner in order, each once, before they are written."""
     import torch
 
+    from apsp.gpu import transfer
     from apsp.gpu.ndfw import unpermuted_to_host
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda":
+        monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)  # the staging pipeline even for small results
     for n, size in ((1, 1), (37, 48), (300, 301)):
         position = rng.permutation(size)[:n]
         layout = rng.integers(0, 1000, (size, size)).astype(dt)
         limit = None if dt == "float32" else 900
         unreachable = None if limit is None else int(exactness.unreachable_value(dt))
         row_bytes = n * layout.itemsize
+        if device == "cpu":  # plain copies of a few rows each
+            monkeypatch.setattr(transfer, "STAGE_BYTES", 5 * row_bytes + 1)
+            monkeypatch.setattr(transfer, "STAGES", 1)
+
+        class Owner:  # `HostResult`'s side of the copy
+            array = np.full((n, n), 7, dtype=dt)
+            claimed: list = []
+
+            def rows(self, a, b):
+                assert not self.claimed or self.claimed[-1][1] == a
+                self.claimed.append((a, b))
+                return self.array[a:b]
+
+        owner = Owner()
         out = unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit, unreachable,
-                                 band_bytes=5 * row_bytes + 1)
+                                 result=owner)  # type: ignore[arg-type]
         want = layout[np.ix_(position, position)]
         if limit is not None:
             want = np.where(want > limit, unreachable, want)
-        assert out.dtype == np.dtype(dt) and out.flags.c_contiguous
+        assert out is owner.array and out.dtype == np.dtype(dt) and out.flags.c_contiguous
         np.testing.assert_array_equal(out, want)
+        assert owner.claimed[0][0] == 0 and owner.claimed[-1][1] == n
+        assert device == "cuda" or n < 6 or len(owner.claimed) > 1
+        np.testing.assert_array_equal(unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit,
+                                                         unreachable), want)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 60])

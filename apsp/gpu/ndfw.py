@@ -43,11 +43,11 @@ import triton.language as tl
 from .. import exactness
 from ..dissection import DEFAULTS, ScheduleEngine, solve_with
 from ..engine import Finalized, NdGpuBudget, SolveOptions, SolveOutput
-from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK
+from .footprint import GPU_ALIGN, GPU_CHECK_CHUNK
 from .fw import check_and_mark, finished
 from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
-from .transfer import PARALLEL_BYTES, HostResult, to_host
+from .transfer import PARALLEL_BYTES, DeviceBands, HostResult, to_host
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -420,15 +420,15 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
     return d
 
 
-def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = GPU_BAND_BYTES, device=None,
+def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable, device=None,
                        result: HostResult | None = None) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
-    ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
-    gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
-    buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for).
-    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. Into
-    ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
+    ``unreachable`` (integer dtypes): one `apsp.gpu.transfer.to_host` pipeline through the whole
+    result (pinned staging buffers drained by threads), each staging band's rows gathered into
+    vertex order on the copying stream just before its copy (`DeviceBands`), so the gathers hide
+    behind the copies and the device never holds a second n x n matrix. ``d`` in host memory
+    (`HostEngine`): each band's whole rows go to ``device`` first. Into ``result``'s array when given
+    (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
     out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
     assert out is not None, "a closed HostResult"
@@ -437,15 +437,15 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     device = d.device if device is None else device
     rows_at = torch.from_numpy(position).to(d.device)
     pos = rows_at.to(device)
-    band = max(1, min(n, band_bytes // max(1, n * d.element_size())))
-    for i0 in range(0, n, band):
-        i1 = min(i0 + band, n)
+
+    def band(i0: int, i1: int) -> torch.Tensor:
         rows = d.index_select(0, rows_at[i0:i1]).to(device).index_select(1, pos)
         if limit is not None:
             rows.masked_fill_(rows > limit, unreachable)
-        to_host(rows, out=out[i0:i1] if result is None else result.rows(i0, i1))
-        del rows
-    return out
+        return rows
+
+    bands = DeviceBands((n, n), d.dtype, torch.device(device), band)
+    return to_host(bands, out=out, claim=None if result is None else result.rows)
 
 
 def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:

@@ -421,3 +421,21 @@ def test_gpu_streamed_finds_negative_cycles(rng):
     with pytest.raises(NegativeCycleError):
         apsp.shortest_paths(g, method="nd-fw", backend="gpu", block_size=4, leaf_size=6, out_of_core=True,
                             gpu_memory="16KB")
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_streamed_result_is_its_layout_matrix_in_place(rng):
+    """Streamed nd-fw keeps one n x n matrix in RAM (the layout matrix, un-permuted in place into the
+    result), so a host budget of one and a half matrices plans it, and the result equals the oracle."""
+    from apsp import plan
+
+    g = _grid(12, rng)
+    one = g.n * g.n * 4
+    asked = dict(method="nd-fw", backend="gpu", dtype="int32", block_size=4, leaf_size=10, out_of_core=True,
+                 gpu_memory=40 * 16 * 16 * 4, host_memory=int(1.5 * one))
+    memory = plan.make_plan(g, **asked).steps[0].opts.memory
+    assert memory.out_of_core and memory.host_bytes == one
+    r = apsp.shortest_paths(g, **asked)
+    np.testing.assert_array_equal(r.distances, _oracle(g, "int32"))
+    assert r.info["out_of_core"] and r.distances.shape == (g.n, g.n) and r.distances.flags.c_contiguous

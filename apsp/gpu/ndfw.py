@@ -290,8 +290,29 @@ class HostEngine(Engine):
         self.streamed = 0  #: nodes streamed in row stripes (reported)
 
     def load(self, graph) -> None:
-        self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), self.align)
+        # not rounded up (the device buffers are): with unpadded tree nodes the host matrix is n x n,
+        # so `finalize` un-permutes it in place and RAM holds one matrix, not the layout and the result
+        self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), 1)
         self.col_t = torch.empty((self.tile, self.d.shape[0]), dtype=self.d.dtype, device=self.device)
+
+    def finalize(self) -> Finalized:
+        """The host matrix un-permuted in place into vertex order (`apsp.cpu.ndfw.unpermute_inplace`)
+        where it is n x n (tree nodes unpadded), after the cut-off check; else `Engine.finalize`'s copy."""
+        d = self.d
+        assert d is not None
+        if d.shape[0] != self.nd.n:
+            return super().finalize()
+        from ..cpu.ndfw import unpermute_inplace
+
+        suspect = None
+        if self.cutoff_band is not None:
+            suspect = exactness.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
+        dt = self.dtype
+        limit = None if dt.kind == "f" else exactness.reachable_limit(dt, self.negative)
+        unreachable = exactness.unreachable_value(dt) if limit is not None else 0
+        host = d.numpy()
+        self.d = None
+        return Finalized(unpermute_inplace(host, self.nd.position, limit, unreachable), cutoff_suspected=suspect)
 
     rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
     whole_in_place = False  # the root streams too

@@ -52,6 +52,10 @@ def graphs(args) -> list[tuple[str, object, list[str]]]:
     return out
 
 
+def runs_for(args, name: str) -> int:
+    return args.big_runs if args.big and name == f"grid{args.big}" else args.runs
+
+
 def stage_order(args) -> None:
     from apsp import dissection
     from apsp.graph import Graph
@@ -154,7 +158,7 @@ def stage_calls(args) -> None:
         ref = dijkstra(csr, indices=src)
         for cap in caps:
             walls, stages, last = [], [], {}
-            for run in range(args.runs + 1):  # the first compiles (kernels) and orders the graph
+            for run in range(runs_for(args, name) + 1):  # the first compiles (kernels) and orders the graph
                 r, wall = one_call(csr, cap)
                 got = r.distances[src]
                 ok = bool(np.array_equal(np.where(np.isfinite(ref), ref, -1),
@@ -182,6 +186,7 @@ def main() -> None:
     ap.add_argument("--caps", default="none,79GB")
     ap.add_argument("--big-caps", default="none")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--big-runs", type=int, default=3)
     ap.add_argument("--limit-gb", type=float, default=16.0)
     ap.add_argument("--stages", default="order,limits,calls")
     ap.add_argument("--out")

@@ -17,6 +17,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from typing import IO, Any
 
 _lock = threading.Lock()
 _workers: list[subprocess.Popen] = []
@@ -52,18 +53,20 @@ def run_tasks(count: int, first, follow):
     workers = _start(count)
     if not workers:
         raise WorkerLost("no ordering workers")
-    todo, busy = [first], {}
+    pipes = [(_pipe(w.stdin), _pipe(w.stdout)) for w in workers]
+    todo = [first]
+    busy: dict[int, tuple[IO[bytes], Any]] = {}  # a worker's answer pipe (its fd) -> (that pipe, the task's tag)
     try:
         while todo or busy:
-            for w in workers:
-                if todo and w.stdout.fileno() not in busy:
+            for send, answers in pipes:
+                if todo and answers.fileno() not in busy:
                     tag, function, args = todo.pop()
-                    pickle.dump((function, args), w.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                    w.stdin.flush()
-                    busy[w.stdout.fileno()] = (w, tag)
+                    pickle.dump((function, args), send, protocol=pickle.HIGHEST_PROTOCOL)
+                    send.flush()
+                    busy[answers.fileno()] = (answers, tag)
             for fd in wait(list(busy)):
-                w, tag = busy.pop(fd)
-                ok, answer = pickle.load(w.stdout)
+                answers, tag = busy.pop(int(fd))  # type: ignore[arg-type]  # wait returns what it was given
+                ok, answer = pickle.load(answers)
                 if not ok:
                     raise answer
                 todo += follow(tag, answer)
@@ -74,6 +77,11 @@ def run_tasks(count: int, first, follow):
         if busy:  # answers still due (Ctrl-C, an error in a task): these workers are out of step
             _stop_all()
         raise
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    assert stream is not None  # every worker is started with both pipes
+    return stream
 
 
 def _stop_all() -> None:
@@ -88,7 +96,7 @@ def _close() -> None:
     with _lock:
         for w in _workers:
             try:
-                w.stdin.close()  # the worker's read ends: it exits
+                _pipe(w.stdin).close()  # the worker's read ends: it exits
                 w.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 w.kill()

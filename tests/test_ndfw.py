@@ -102,6 +102,62 @@ def test_dissection_layout_and_separator_property(rng, leaf, tile, ordering):
             done.update(level)
 
 
+def _same_tree(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("order", "parent", "start", "own_start", "end"))
+
+
+@pytest.mark.parametrize("ordering", ["metis", "levels"])
+def test_dissection_on_worker_processes_is_the_same_tree(rng, ordering, monkeypatch):
+    """Pieces split on worker processes give the tree one process gives (deterministic); where no
+    worker can start, this process splits them all, to the same tree."""
+    from apsp import ordering_pool
+
+    graphs = {**_graphs(rng), "big grid": _grid(30, rng)}
+    for name, g in graphs.items():
+        alone = dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=1)
+        assert _same_tree(dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=2), alone), name
+
+    def no_workers(count):
+        raise ordering_pool.WorkerLost("none here")
+
+    monkeypatch.setattr(ordering_pool, "_start", no_workers)
+    g = graphs["big grid"]
+    assert _same_tree(dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=2),
+                      dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=1))
+
+
+def test_ordering_is_reused_for_a_graph_of_the_same_structure(rng, monkeypatch):
+    """A graph made afresh from the same edges (other weights) reuses the process's ordering: no
+    second dissection, and nd-fw's result on it still equals the oracle; another structure is ordered anew;
+    the cache keeps its last entries within its bound."""
+    import apsp.dissection as nd_module
+
+    nd_module._ORDERINGS.clear()
+    g = _grid(14, rng)
+    first = nd_module.plan(g, 4, 10)
+    csr = g.to_csr().copy()
+    csr.data = rng.integers(1, 50, size=csr.nnz).astype(csr.data.dtype)
+    again = Graph.from_sparse(csr)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("ordered again")
+
+    monkeypatch.setattr(nd_module, "dissect", refuse)
+    assert nd_module.plan(again, 4, 10) is first
+    res = _solve_cpu(again, "int32", leaf=10)
+    np.testing.assert_array_equal(res.dist, _oracle(again, np.int32))
+    monkeypatch.undo()
+    other = _grid(13, rng)
+    assert nd_module.plan(other, 4, 10) is not first
+    cache = nd_module.OrderingCache(entries=2)
+    for key in "abc":
+        cache.put(key, first)
+    assert cache.get("a") is None and cache.get("b") is first and cache.get("c") is first
+    small = nd_module.OrderingCache(max_bytes=nd_module.OrderingCache.nbytes(first) - 1)
+    small.put("a", first)
+    assert small.get("a") is None
+
+
 def test_dissection_counts_are_below_dense(rng):
     g = _grid(20, rng)
     nd = dissect(g.to_csr(), leaf_size=40, tile=8)
@@ -439,3 +495,22 @@ def test_gpu_streamed_result_is_its_layout_matrix_in_place(rng):
     r = apsp.shortest_paths(g, **asked)
     np.testing.assert_array_equal(r.distances, _oracle(g, "int32"))
     assert r.info["out_of_core"] and r.distances.shape == (g.n, g.n) and r.distances.flags.c_contiguous
+
+
+def test_plan_streams_nd_fw_past_the_card_not_dense_fw(monkeypatch):
+    """A grid whose layout matrix is just over the GPU budget, on an H200's facts, with RAM for one
+    matrix and a half: the automatic call streams nd-fw through the card (its layout matrix becomes
+    the result in place), not dense out-of-core FW, which it fell back to while the plan counted
+    the layout matrix and the result apart."""
+    import apsp.gpu
+    from apsp import plan
+
+    monkeypatch.setenv("APSP_RATES", "shipped")
+    h200 = apsp.gpu.MachineFacts(True, "NVIDIA H200", False, 1, "cuda:0", free=140 << 30, total=141 << 30)
+    monkeypatch.setattr(plan, "_facts", lambda device=None: h200)
+    g = _grid(100, np.random.default_rng(0))
+    matrix = g.n * g.n * 4
+    p = plan.make_plan(g, backend="gpu", dtype="int32", gpu_memory=int(0.95 * matrix), host_memory=int(1.5 * matrix))
+    step = p.steps[0]
+    assert step.method == "nd-fw" and step.solver == "nd-fw-out-of-core", (step.method, step.solver)
+    assert step.opts.memory.out_of_core and step.opts.memory.host_bytes == matrix

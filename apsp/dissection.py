@@ -311,14 +311,16 @@ def _decisions(sym, leaf: int, seed: int, ordering: str, workers: int) -> dict:
     if n <= leaf:
         return decided
     if workers > 1:
-        from .ordering_pool import WorkerLost, run_tasks
+        from .ordering_pool import WorkerLost, run_tasks, start_workers
 
         def follow(verts, answer):
             decided[_piece_key(verts)], parts = answer
             return [(verts[local], _split, (ip, ix, leaf, seed, ordering)) for local, ip, ix in parts]
 
         try:
-            run_tasks(workers, (np.arange(n), _split, (sym.indptr, sym.indices, leaf, seed, ordering)), follow)
+            start_workers(workers)  # they start up while this process splits the whole graph
+            root = np.arange(n, dtype=np.int64)
+            run_tasks(workers, follow(root, _split(sym.indptr, sym.indices, leaf, seed, ordering)), follow)
             return decided
         except WorkerLost:  # no processes here (a sandbox, memory): this one splits every piece
             decided.clear()

@@ -27,6 +27,11 @@ class WorkerLost(RuntimeError):
     """A worker process died or could not be started."""
 
 
+def start_workers(count: int) -> None:
+    """Start up to ``count`` workers now (they import their modules while the caller works on)."""
+    _start(count)
+
+
 def _start(count: int) -> list[subprocess.Popen]:
     with _lock:
         alive = [w for w in _workers if w.poll() is None]
@@ -43,9 +48,9 @@ def _start(count: int) -> list[subprocess.Popen]:
         return alive[:count]
 
 
-def run_tasks(count: int, first, follow):
-    """Run ``first`` (a task: ``(tag, function, args)``, the tag kept here) and every task
-    ``follow(tag, answer)`` returns (a list) after it, on up to ``count`` worker processes, each
+def run_tasks(count: int, first: list, follow) -> None:
+    """Run the tasks ``first`` (each ``(tag, function, args)``, the tag kept here) and every task
+    ``follow(tag, answer)`` returns (a list) after them, on up to ``count`` worker processes, each
     answer handed to ``follow`` in this thread as it comes. Raises `WorkerLost` if a worker dies
     (nothing is retried)."""
     from multiprocessing.connection import wait
@@ -54,7 +59,7 @@ def run_tasks(count: int, first, follow):
     if not workers:
         raise WorkerLost("no ordering workers")
     pipes = [(_pipe(w.stdin), _pipe(w.stdout)) for w in workers]
-    todo = [first]
+    todo = list(first)
     busy: dict[int, tuple[IO[bytes], Any]] = {}  # a worker's answer pipe (its fd) -> (that pipe, the task's tag)
     try:
         while todo or busy:

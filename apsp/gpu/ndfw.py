@@ -47,7 +47,7 @@ from .footprint import GPU_ALIGN, GPU_CHECK_CHUNK
 from .fw import check_and_mark, finished
 from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
-from .transfer import PARALLEL_BYTES, DeviceBands, HostResult, to_host
+from .transfer import PARALLEL_BYTES, DeviceBands, HostResult, PinnedPieces, to_host
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -288,6 +288,7 @@ class HostEngine(Engine):
     def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: NdGpuBudget, cutoff_band=None):
         super().__init__(nd, dtype, tile, negative, device, budget, cutoff_band)
         self.streamed = 0  #: nodes streamed in row stripes (reported)
+        self.pinned: PinnedPieces | None = None  #: the host copies' pinned buffers (a GPU only)
 
     def load(self, graph) -> None:
         # not rounded up (the device buffers are): with unpadded tree nodes the host matrix is n x n,
@@ -318,17 +319,37 @@ class HostEngine(Engine):
     whole_in_place = False  # the root streams too
 
     def _rows_to_device(self, r0: int, r1: int, ranges) -> torch.Tensor:
-        """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: one
-        contiguous host copy, then one transfer."""
+        """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: through the
+        pinned buffers on a GPU (`PinnedPieces`), else one contiguous host copy and one transfer."""
         assert self.d is not None
+        width = sum(c1 - c0 for c0, c1 in ranges)
+        pinned = self._pinned(width)
+        if pinned is not None:
+            out = torch.empty((r1 - r0, width), dtype=self.d.dtype, device=self.device)
+            pinned.to_device(self.d, r0, r1, ranges, out)
+            return out
         return torch.cat([self.d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(self.device)
 
     def _rows_to_host(self, rows: torch.Tensor, r0: int, ranges) -> None:
-        """The inverse of `_rows_to_device`: one transfer, then the pieces into their places."""
+        """The inverse of `_rows_to_device`: a transfer, then the pieces into their places."""
         assert self.d is not None
+        pinned = self._pinned(rows.shape[1])
+        if pinned is not None:
+            pinned.to_host(rows, self.d, r0, ranges)
+            return
         rows = rows.cpu()
         for c0, c1, c in placed(ranges):
             self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
+
+    def _pinned(self, width: int) -> PinnedPieces | None:
+        """The pinned buffers (made on first use) where copies of rows ``width`` wide go through them:
+        on a GPU, rows narrower than a buffer."""
+        assert self.d is not None
+        if not self.cuda:
+            return None
+        if self.pinned is None:
+            self.pinned = PinnedPieces(self.device)
+        return self.pinned if self.pinned.fits(width, self.d.dtype) else None
 
     def _node_copy(self, buf, pieces, gather: bool) -> None:
         """`Engine._node_copy` between the host matrix and the device buffer, row piece by row piece."""

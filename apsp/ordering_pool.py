@@ -19,6 +19,8 @@ import sys
 import threading
 from typing import IO, Any
 
+#: modules a worker imports as it starts (what the dissection's splits use)
+PRELOAD = ("numpy", "scipy.sparse.csgraph", "pymetis", "apsp.dissection")
 _lock = threading.Lock()
 _workers: list[subprocess.Popen] = []
 
@@ -40,8 +42,9 @@ def _start(count: int) -> list[subprocess.Popen]:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
                 filter(None, [package_root, os.environ.get("PYTHONPATH")])), OMP_NUM_THREADS="1")
             try:
-                alive += [subprocess.Popen([sys.executable, "-m", "apsp.ordering_pool"], stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, env=env) for _ in range(count - len(alive))]
+                command = [sys.executable, "-m", "apsp.ordering_pool", *PRELOAD]
+                alive += [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                          for _ in range(count - len(alive))]
             except OSError as exc:
                 raise WorkerLost(f"cannot start ordering workers: {exc}") from exc
         _workers[:] = alive
@@ -111,7 +114,14 @@ def _close() -> None:
 atexit.register(_close)
 
 
-def _serve() -> None:
+def _serve(preload: list[str]) -> None:
+    import importlib
+
+    for name in preload:  # before the first task comes: while the caller splits the whole graph
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a task that needs it raises, and the caller hears of it
+            pass
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but answers on the pipe
     while True:
@@ -128,4 +138,4 @@ def _serve() -> None:
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(sys.argv[1:])

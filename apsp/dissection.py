@@ -218,9 +218,12 @@ def _structure(csr) -> "object":
     return sym
 
 
-def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], list[list[int]]]:
+def _tree(sym, leaf: int, seed: int, ordering: str, workers: int = 1) -> tuple[list[np.ndarray], list[list[int]]]:
     """The dissection tree of the symmetric pattern ``sym`` (leaves of at most ``leaf`` vertices):
-    every node's own vertices and children ids, in the order made."""
+    every node's own vertices and children ids, in the order made. The pieces' splits
+    (`_decisions`) come first, on ``workers`` processes where more than one; the tree is then
+    made from them in one pass, the same whoever made them."""
+    decided = _decisions(sym, leaf, seed, ordering, workers)
     own: list[np.ndarray] = []
     children: list[list[int]] = []
 
@@ -232,17 +235,11 @@ def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], l
     def build(verts: np.ndarray) -> int:
         if len(verts) <= leaf:
             return node(verts, [])
-        from scipy.sparse.csgraph import connected_components
-
-        sub = sym[verts][:, verts]
-        ncomp, label = connected_components(sub, directed=False)
+        ncomp, label = decided[_piece_key(verts)]
         if ncomp > 1:
             return split_pieces(verts, ncomp, label)
-        part = _bisect(sub, ordering, seed)
-        sep = _separator(sub, part)
-        part[sep] = -1  # the separator belongs to neither half
-        kids = [build(verts[part == side]) for side in (0, 1)]
-        return node(verts[sep], kids)
+        kids = [build(verts[label == side]) for side in (0, 1)]
+        return node(verts[label < 0], kids)  # the separator: -1, in neither half
 
     def split_pieces(verts, ncomp, label) -> int:
         """Disconnected pieces: large ones are dissected, small ones packed into leaves."""
@@ -274,6 +271,65 @@ def _tree(sym, leaf: int, seed: int, ordering: str) -> tuple[list[np.ndarray], l
     else:
         node(np.zeros(0, dtype=np.int64), [])
     return own, children
+
+
+def _piece_key(verts: np.ndarray) -> tuple[int, int]:
+    """A piece's name among all pieces of one dissection: pieces are disjoint or nested, and a
+    nested one is strictly smaller, so its first vertex and size tell it apart."""
+    return int(verts[0]), len(verts)
+
+
+def _split(indptr, indices, leaf: int, seed: int, ordering: str):
+    """One piece's split, from its pattern (CSR arrays, ascending vertex order): ``(ncomp, label)``,
+    the components' labels where ``ncomp > 1``, else the bisection's sides 0/1 with -1 on the
+    separator; and ``(local vertices, indptr, indices)`` of each part still larger than ``leaf``
+    (what `_tree` will split next, in the same ascending order)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    size = len(indptr) - 1
+    sub = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(size, size))
+    ncomp, label = connected_components(sub, directed=False)
+    label = label.astype(np.int64)
+    if ncomp == 1:
+        label = _bisect(sub, ordering, seed)
+        label[_separator(sub, label)] = -1
+    counts = np.bincount(label[label >= 0], minlength=max(ncomp, 2))
+    parts = []
+    for c in np.flatnonzero(counts > leaf):
+        local = np.flatnonzero(label == c)
+        part = sub[local][:, local]
+        parts.append((local, part.indptr, part.indices))
+    return (ncomp, label), parts
+
+
+def _decisions(sym, leaf: int, seed: int, ordering: str, workers: int) -> dict:
+    """Every piece's split (`_split`) by `_piece_key`: pieces handed out as their parents' splits
+    come back, to a pool of ``workers`` processes (METIS holds the GIL) where more than one."""
+    decided: dict = {}
+    n = sym.shape[0]
+    if n <= leaf:
+        return decided
+    if workers > 1:
+        from .ordering_pool import WorkerLost, run_tasks, start_workers
+
+        def follow(verts, answer):
+            decided[_piece_key(verts)], parts = answer
+            return [(verts[local], _split, (ip, ix, leaf, seed, ordering)) for local, ip, ix in parts]
+
+        try:
+            start_workers(workers)  # they start up while this process splits the whole graph
+            root = np.arange(n, dtype=np.int64)
+            run_tasks(workers, follow(root, _split(sym.indptr, sym.indices, leaf, seed, ordering)), follow)
+            return decided
+        except WorkerLost:  # no processes here (a sandbox, memory): this one splits every piece
+            decided.clear()
+    todo = [(np.arange(n, dtype=np.int64), sym.indptr, sym.indices)]
+    while todo:
+        verts, indptr, indices = todo.pop()
+        decided[_piece_key(verts)], parts = _split(indptr, indices, leaf, seed, ordering)
+        todo += [(verts[local], ip, ix) for local, ip, ix in parts]
+    return decided
 
 
 def _bisect(sub, ordering: str, seed: int) -> np.ndarray:
@@ -313,7 +369,7 @@ def _separator(sub, part) -> np.ndarray:
     z_right = np.zeros(len(right), dtype=bool)
     frontier = np.flatnonzero(z_left)
     while len(frontier):
-        nbrs = np.unique(np.concatenate([bip.indices[bip.indptr[u]:bip.indptr[u + 1]] for u in frontier]))
+        nbrs = np.unique(bip[frontier].indices)  # the frontier's neighbours, one row gather (no loop)
         new_right = nbrs[~z_right[nbrs]]
         z_right[new_right] = True
         # a new right vertex's partner was not reached before (the matching pairs them one to one)
@@ -324,15 +380,33 @@ def _separator(sub, part) -> np.ndarray:
     return np.sort(np.concatenate([left[~z_left], right[z_right]]))
 
 
+#: graphs from this many vertices are split on several processes (below it one process is quicker
+#: than handing the pieces out), at most `ORDERING_WORKERS` of them
+PARALLEL_ORDERING_VERTICES = 30_000
+ORDERING_WORKERS = 16
+
+
+def ordering_workers(n: int) -> int:
+    """Processes `dissect` splits ``n`` vertices' pieces on: one per usable core up to
+    `ORDERING_WORKERS` for large graphs where there are 4 cores or more, else 1 (this one)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n < PARALLEL_ORDERING_VERTICES or cores < 4:
+        return 1
+    return min(cores, ORDERING_WORKERS)
+
+
 def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, pad: int | None = None,
-            ordering: str | None = None) -> Dissection:
+            ordering: str | None = None, workers: int | None = None) -> Dissection:
     """The dissection tree of a graph (its CSR matrix; direction ignored) and its layout.
 
     ``leaf_size``: dissect until pieces have at most this many vertices; ``tile``: the
     width of a pivot round; ``pad`` (default ``tile``): pad every node's own vertices to a
     multiple of it. ``ordering``: how pieces are bisected, ``"metis"`` (pymetis) or
     ``"levels"`` (breadth-first levels, scipy only); by default METIS where installed.
-    Deterministic for a given ``seed``.
+    Deterministic for a given ``seed``. ``workers``: processes that split the pieces (the
+    same tree for any number; default `ordering_workers`).
 
     Examples
     --------
@@ -351,7 +425,8 @@ def dissect(csr, leaf_size: int = DEFAULT_LEAF, tile: int = 128, seed: int = 0, 
         raise ValueError(f"unknown ordering {ordering!r}; choose 'metis' or 'levels'")
     if ordering == "metis" and _pymetis() is None:
         raise ImportError("the METIS ordering needs pymetis: pip install pymetis")
-    own, children = _tree(_structure(csr), max(1, int(leaf_size)), seed, ordering)
+    workers = ordering_workers(n) if workers is None else max(1, int(workers))
+    own, children = _tree(_structure(csr), max(1, int(leaf_size)), seed, ordering, workers)
     # every node was made after its children, each subtree in one run: the order made is a postorder
     padded = np.array([-(-len(verts) // pad) * pad for verts in own], dtype=np.int64)
     end = np.cumsum(padded)
@@ -379,8 +454,68 @@ def plan(graph, tile: int, leaf_size: int | None = None, pad: int = 1, seed: int
     key = (int(tile), leaf, int(pad), seed)
     cache = graph.derived.dissections
     if key not in cache:
-        cache[key] = dissect(graph.to_csr(), leaf_size=leaf, tile=tile, pad=pad, seed=seed)
+        csr = graph.to_csr()
+        shared = (structure_fingerprint(csr), *key)
+        nd = _ORDERINGS.get(shared)
+        if nd is None:
+            nd = dissect(csr, leaf_size=leaf, tile=tile, pad=pad, seed=seed)
+            _ORDERINGS.put(shared, nd)
+        cache[key] = nd
     return cache[key]
+
+
+def structure_fingerprint(csr) -> bytes:
+    """A digest of a CSR matrix's edge structure (shape, row pointers, column indices; not the
+    weights, which the ordering ignores): equal graphs, built afresh call after call, share it."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(repr((csr.shape, csr.indptr.dtype.str, csr.indices.dtype.str)).encode())
+    digest.update(np.ascontiguousarray(csr.indptr).data)
+    digest.update(np.ascontiguousarray(csr.indices).data)
+    return digest.digest()
+
+
+class OrderingCache:
+    """The process's last dissections by structure fingerprint and plan key (least recently used
+    dropped first), at most ``entries`` of them and ``max_bytes`` of their arrays: a graph made
+    again from the same arrays (every call of `apsp.shortest_paths` on a scipy matrix) is not
+    ordered again. Dissections are shared: no caller changes one."""
+
+    def __init__(self, entries: int = 16, max_bytes: int = 256 << 20):
+        from collections import OrderedDict
+
+        import threading
+
+        self.entries, self.max_bytes = entries, max_bytes
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def nbytes(nd: Dissection) -> int:
+        return sum(a.nbytes for a in (nd.parent, nd.start, nd.own_start, nd.end, nd.order, nd.position))
+
+    def get(self, key) -> Dissection | None:
+        with self._lock:
+            nd = self._items.get(key)
+            if nd is not None:
+                self._items.move_to_end(key)
+            return nd
+
+    def put(self, key, nd: Dissection) -> None:
+        if self.nbytes(nd) > self.max_bytes:
+            return
+        with self._lock:
+            self._items[key] = nd
+            while len(self._items) > self.entries or sum(map(self.nbytes, self._items.values())) > self.max_bytes:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_ORDERINGS = OrderingCache()
 
 
 #: (tile, leaf size) the engines use by default, per backend (from nd-fw's record, `apsp.methods`)

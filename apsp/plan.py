@@ -546,12 +546,14 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
 
 def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     """nd-fw with its layout matrix in RAM, streamed through the GPU (`apsp.gpu.ndfw.HostEngine`):
-    RAM for the layout matrix and the result in vertex order; on the GPU the round's column panel
-    and the panels of the widest separator, the rest for node buffers and stripes."""
+    RAM for the layout matrix, which becomes the result in place where it is n x n (tree nodes
+    unpadded), else for it and the result; on the GPU the round's column panel and the panels of
+    the widest separator, the rest for node buffers and stripes."""
     dt = plan.dtype
     size = nd_aligned(nd.size, interpreted)
     widest = int((nd.end - nd.own_start).max(initial=1))
-    plan = replace(plan, host_bytes=matrix_bytes(size, dt) + matrix_bytes(plan.n, dt),
+    host = matrix_bytes(plan.n, dt) if nd.size == plan.n else matrix_bytes(nd.size, dt) + matrix_bytes(plan.n, dt)
+    plan = replace(plan, host_bytes=host,
                    gpu_bytes=(nd.tile + 2 * widest) * size * dt.itemsize, out_of_core=True)
     where = f"nd-fw streamed through the GPU (n={plan.n}, {dt.name})"
     if plan.host_bytes > plan.host_limit:

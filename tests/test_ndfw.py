@@ -102,6 +102,62 @@ def test_dissection_layout_and_separator_property(rng, leaf, tile, ordering):
             done.update(level)
 
 
+def _same_tree(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("order", "parent", "start", "own_start", "end"))
+
+
+@pytest.mark.parametrize("ordering", ["metis", "levels"])
+def test_dissection_on_worker_processes_is_the_same_tree(rng, ordering, monkeypatch):
+    """Pieces split on worker processes give the tree one process gives (deterministic); where no
+    worker can start, this process splits them all, to the same tree."""
+    from apsp import ordering_pool
+
+    graphs = {**_graphs(rng), "big grid": _grid(30, rng)}
+    for name, g in graphs.items():
+        alone = dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=1)
+        assert _same_tree(dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=2), alone), name
+
+    def no_workers(count):
+        raise ordering_pool.WorkerLost("none here")
+
+    monkeypatch.setattr(ordering_pool, "_start", no_workers)
+    g = graphs["big grid"]
+    assert _same_tree(dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=2),
+                      dissect(g.to_csr(), leaf_size=12, tile=4, ordering=ordering, workers=1))
+
+
+def test_ordering_is_reused_for_a_graph_of_the_same_structure(rng, monkeypatch):
+    """A graph made afresh from the same edges (other weights) reuses the process's ordering: no
+    second dissection, and nd-fw's result on it still equals the oracle; another structure is ordered anew;
+    the cache keeps its last entries within its bound."""
+    import apsp.dissection as nd_module
+
+    nd_module._ORDERINGS.clear()
+    g = _grid(14, rng)
+    first = nd_module.plan(g, 4, 10)
+    csr = g.to_csr().copy()
+    csr.data = rng.integers(1, 50, size=csr.nnz).astype(csr.data.dtype)
+    again = Graph.from_sparse(csr)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("ordered again")
+
+    monkeypatch.setattr(nd_module, "dissect", refuse)
+    assert nd_module.plan(again, 4, 10) is first
+    res = _solve_cpu(again, "int32", leaf=10)
+    np.testing.assert_array_equal(res.dist, _oracle(again, np.int32))
+    monkeypatch.undo()
+    other = _grid(13, rng)
+    assert nd_module.plan(other, 4, 10) is not first
+    cache = nd_module.OrderingCache(entries=2)
+    for key in "abc":
+        cache.put(key, first)
+    assert cache.get("a") is None and cache.get("b") is first and cache.get("c") is first
+    small = nd_module.OrderingCache(max_bytes=nd_module.OrderingCache.nbytes(first) - 1)
+    small.put("a", first)
+    assert small.get("a") is None
+
+
 def test_dissection_counts_are_below_dense(rng):
     g = _grid(20, rng)
     nd = dissect(g.to_csr(), leaf_size=40, tile=8)
@@ -275,27 +331,49 @@ def test_gpu_result_into_the_array_faulted_in_during_the_rounds(rng, monkeypatch
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("dt", ["int16", "int32", "float32"])
-def test_gpu_unpermuted_copy_in_bands(rng, dt):
+def test_gpu_unpermuted_copy_in_bands(rng, dt, monkeypatch):
     """The device result (layout order, padded) comes back in vertex order, sentinels marked,
-    band by band through the staging copy; bands of a few rows, n not a multiple of them."""
+    band by band (each gathered as the copy reaches it); bands of a few rows, n not a multiple of
+    them; the rows claimed from a `HostResult`-like owner in order, each once, before they are written."""
     import torch
 
+    from apsp.gpu import transfer
     from apsp.gpu.ndfw import unpermuted_to_host
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda":
+        monkeypatch.setattr(transfer, "PARALLEL_BYTES", 0)  # the staging pipeline even for small results
     for n, size in ((1, 1), (37, 48), (300, 301)):
         position = rng.permutation(size)[:n]
         layout = rng.integers(0, 1000, (size, size)).astype(dt)
         limit = None if dt == "float32" else 900
         unreachable = None if limit is None else int(exactness.unreachable_value(dt))
         row_bytes = n * layout.itemsize
+        if device == "cpu":  # plain copies of a few rows each
+            monkeypatch.setattr(transfer, "STAGE_BYTES", 5 * row_bytes + 1)
+            monkeypatch.setattr(transfer, "STAGES", 1)
+
+        class Owner:  # `HostResult`'s side of the copy
+            array = np.full((n, n), 7, dtype=dt)
+            claimed: list = []
+
+            def rows(self, a, b):
+                assert not self.claimed or self.claimed[-1][1] == a
+                self.claimed.append((a, b))
+                return self.array[a:b]
+
+        owner = Owner()
         out = unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit, unreachable,
-                                 band_bytes=5 * row_bytes + 1)
+                                 result=owner)  # type: ignore[arg-type]
         want = layout[np.ix_(position, position)]
         if limit is not None:
             want = np.where(want > limit, unreachable, want)
-        assert out.dtype == np.dtype(dt) and out.flags.c_contiguous
+        assert out is owner.array and out.dtype == np.dtype(dt) and out.flags.c_contiguous
         np.testing.assert_array_equal(out, want)
+        assert owner.claimed[0][0] == 0 and owner.claimed[-1][1] == n
+        assert device == "cuda" or n < 6 or len(owner.claimed) > 1
+        np.testing.assert_array_equal(unpermuted_to_host(torch.from_numpy(layout).to(device), position, limit,
+                                                         unreachable), want)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 60])
@@ -399,3 +477,40 @@ def test_gpu_streamed_finds_negative_cycles(rng):
     with pytest.raises(NegativeCycleError):
         apsp.shortest_paths(g, method="nd-fw", backend="gpu", block_size=4, leaf_size=6, out_of_core=True,
                             gpu_memory="16KB")
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_streamed_result_is_its_layout_matrix_in_place(rng):
+    """Streamed nd-fw keeps one n x n matrix in RAM (the layout matrix, un-permuted in place into the
+    result), so a host budget of one and a half matrices plans it, and the result equals the oracle."""
+    from apsp import plan
+
+    g = _grid(12, rng)
+    one = g.n * g.n * 4
+    asked = dict(method="nd-fw", backend="gpu", dtype="int32", block_size=4, leaf_size=10, out_of_core=True,
+                 gpu_memory=40 * 16 * 16 * 4, host_memory=int(1.5 * one))
+    memory = plan.make_plan(g, **asked).steps[0].opts.memory
+    assert memory.out_of_core and memory.host_bytes == one
+    r = apsp.shortest_paths(g, **asked)
+    np.testing.assert_array_equal(r.distances, _oracle(g, "int32"))
+    assert r.info["out_of_core"] and r.distances.shape == (g.n, g.n) and r.distances.flags.c_contiguous
+
+
+def test_plan_streams_nd_fw_past_the_card_not_dense_fw(monkeypatch):
+    """A grid whose layout matrix is just over the GPU budget, on an H200's facts, with RAM for one
+    matrix and a half: the automatic call streams nd-fw through the card (its layout matrix becomes
+    the result in place), not dense out-of-core FW, which it fell back to while the plan counted
+    the layout matrix and the result apart."""
+    import apsp.gpu
+    from apsp import plan
+
+    monkeypatch.setenv("APSP_RATES", "shipped")
+    h200 = apsp.gpu.MachineFacts(True, "NVIDIA H200", False, 1, "cuda:0", free=140 << 30, total=141 << 30)
+    monkeypatch.setattr(plan, "_facts", lambda device=None: h200)
+    g = _grid(100, np.random.default_rng(0))
+    matrix = g.n * g.n * 4
+    p = plan.make_plan(g, backend="gpu", dtype="int32", gpu_memory=int(0.95 * matrix), host_memory=int(1.5 * matrix))
+    step = p.steps[0]
+    assert step.method == "nd-fw" and step.solver == "nd-fw-out-of-core", (step.method, step.solver)
+    assert step.opts.memory.out_of_core and step.opts.memory.host_bytes == matrix

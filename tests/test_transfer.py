@@ -142,3 +142,37 @@ def test_host_result_faults_in_every_page_given_time_and_close_stops_it(monkeypa
     stopped = transfer.HostResult((300, 1000), np.int32)
     stopped.close()  # at once: the bands not started are cancelled
     assert stopped.array is None
+
+
+def test_pinned_pieces_move_column_ranges_block_by_block(monkeypatch):
+    """`PinnedPieces` (streamed nd-fw's host copies) with buffers of a few rows: host rows over
+    column ranges side by side to the device and back, every block through alternating buffers
+    (the CUDA stream and pinning stood in for on the CPU)."""
+    torch = pytest.importorskip("torch")
+    from apsp.gpu import transfer
+
+    class Event:
+        def synchronize(self):
+            pass
+
+    class Stream:
+        def record_event(self):
+            return Event()
+
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: Stream())
+    pieces = object.__new__(transfer.PinnedPieces)
+    pieces.device, pieces.done = "cpu", [None, None]
+    pieces.buffers = [torch.empty(3 * 11 * 4 + 5, dtype=torch.uint8) for _ in range(2)]  # 3 rows of 11 int32
+    host = torch.arange(20 * 30, dtype=torch.int32).reshape(20, 30)
+    ranges = [(2, 5), (10, 16), (28, 30)]
+    assert pieces.fits(11, torch.int32) and not pieces.fits(100, torch.int32)
+    out = torch.empty((13, 11), dtype=torch.int32)
+    pieces.to_device(host, 4, 17, ranges, out)
+    want = torch.cat([host[4:17, a:b] for a, b in ranges], 1)
+    assert torch.equal(out, want)
+    back = torch.zeros_like(host)
+    pieces.to_host(-out, back, 4, ranges)
+    expected = torch.zeros_like(host)
+    for a, b in ranges:
+        expected[4:17, a:b] = -host[4:17, a:b]
+    assert torch.equal(back, expected)

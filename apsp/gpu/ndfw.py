@@ -43,11 +43,11 @@ import triton.language as tl
 from .. import exactness
 from ..dissection import DEFAULTS, ScheduleEngine, solve_with
 from ..engine import Finalized, NdGpuBudget, SolveOptions, SolveOutput
-from .footprint import GPU_ALIGN, GPU_BAND_BYTES, GPU_CHECK_CHUNK
+from .footprint import GPU_ALIGN, GPU_CHECK_CHUNK
 from .fw import check_and_mark, finished
 from .minplus import dtype_name, inf_for, minplus_update
 from .rounds import TorchRuntime, close_block, fw_batched, fw_inplace
-from .transfer import PARALLEL_BYTES, HostResult, to_host
+from .transfer import PARALLEL_BYTES, DeviceBands, HostResult, PinnedPieces, to_host
 
 #: pivot round width (the K of every product, as dense GPU FW's block) and leaf size (tile products
 #: counted with benchmarks/nd_counts.py: leaves of 2-4k are best at 128)
@@ -288,26 +288,68 @@ class HostEngine(Engine):
     def __init__(self, nd, dtype, tile: int, negative: bool, device, budget: NdGpuBudget, cutoff_band=None):
         super().__init__(nd, dtype, tile, negative, device, budget, cutoff_band)
         self.streamed = 0  #: nodes streamed in row stripes (reported)
+        self.pinned: PinnedPieces | None = None  #: the host copies' pinned buffers (a GPU only)
 
     def load(self, graph) -> None:
-        self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), self.align)
+        # not rounded up (the device buffers are): with unpadded tree nodes the host matrix is n x n,
+        # so `finalize` un-permutes it in place and RAM holds one matrix, not the layout and the result
+        self.d = layout_matrix(graph, self.nd, self.dtype, torch.device("cpu"), 1)
         self.col_t = torch.empty((self.tile, self.d.shape[0]), dtype=self.d.dtype, device=self.device)
+
+    def finalize(self) -> Finalized:
+        """The host matrix un-permuted in place into vertex order (`apsp.cpu.ndfw.unpermute_inplace`)
+        where it is n x n (tree nodes unpadded), after the cut-off check; else `Engine.finalize`'s copy."""
+        d = self.d
+        assert d is not None
+        if d.shape[0] != self.nd.n:
+            return super().finalize()
+        from ..cpu.ndfw import unpermute_inplace
+
+        suspect = None
+        if self.cutoff_band is not None:
+            suspect = exactness.cutoff_suspected(d, self.cutoff_band, chunk=GPU_CHECK_CHUNK)
+        dt = self.dtype
+        limit = None if dt.kind == "f" else exactness.reachable_limit(dt, self.negative)
+        unreachable = exactness.unreachable_value(dt) if limit is not None else 0
+        host = d.numpy()
+        self.d = None
+        return Finalized(unpermute_inplace(host, self.nd.position, limit, unreachable), cutoff_suspected=suspect)
 
     rounds = ScheduleEngine.rounds  # node by node: a level's batch would not fit either
     whole_in_place = False  # the root streams too
 
     def _rows_to_device(self, r0: int, r1: int, ranges) -> torch.Tensor:
-        """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: one
-        contiguous host copy, then one transfer."""
+        """Host rows ``r0:r1`` over the column ``ranges``, side by side, on the device: through the
+        pinned buffers on a GPU (`PinnedPieces`), else one contiguous host copy and one transfer."""
         assert self.d is not None
+        width = sum(c1 - c0 for c0, c1 in ranges)
+        pinned = self._pinned(width)
+        if pinned is not None:
+            out = torch.empty((r1 - r0, width), dtype=self.d.dtype, device=self.device)
+            pinned.to_device(self.d, r0, r1, ranges, out)
+            return out
         return torch.cat([self.d[r0:r1, c0:c1] for c0, c1 in ranges], 1).to(self.device)
 
     def _rows_to_host(self, rows: torch.Tensor, r0: int, ranges) -> None:
-        """The inverse of `_rows_to_device`: one transfer, then the pieces into their places."""
+        """The inverse of `_rows_to_device`: a transfer, then the pieces into their places."""
         assert self.d is not None
+        pinned = self._pinned(rows.shape[1])
+        if pinned is not None:
+            pinned.to_host(rows, self.d, r0, ranges)
+            return
         rows = rows.cpu()
         for c0, c1, c in placed(ranges):
             self.d[r0:r0 + rows.shape[0], c0:c1].copy_(rows[:, c:c + c1 - c0])
+
+    def _pinned(self, width: int) -> PinnedPieces | None:
+        """The pinned buffers (made on first use) where copies of rows ``width`` wide go through them:
+        on a GPU, rows narrower than a buffer."""
+        assert self.d is not None
+        if not self.cuda:
+            return None
+        if self.pinned is None:
+            self.pinned = PinnedPieces(self.device)
+        return self.pinned if self.pinned.fits(width, self.d.dtype) else None
 
     def _node_copy(self, buf, pieces, gather: bool) -> None:
         """`Engine._node_copy` between the host matrix and the device buffer, row piece by row piece."""
@@ -420,15 +462,15 @@ def layout_matrix(graph, nd, dtype: np.dtype, device, align: int = 1) -> torch.T
     return d
 
 
-def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable,
-                       band_bytes: int = GPU_BAND_BYTES, device=None,
+def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable, device=None,
                        result: HostResult | None = None) -> np.ndarray:
     """``out[i, j] = d[position[i], position[j]]`` on the host, entries above ``limit`` set to
-    ``unreachable`` (integer dtypes): row bands gathered into vertex order on the device (a
-    gather costs milliseconds), each copied by `apsp.gpu.transfer.to_host` (pinned staging
-    buffers drained by threads: the copy, not the gather, is what a 60 GB result waits for).
-    ``d`` in host memory (`HostEngine`): each band's whole rows go to ``device`` first. Into
-    ``result``'s array when given (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
+    ``unreachable`` (integer dtypes): one `apsp.gpu.transfer.to_host` pipeline through the whole
+    result (pinned staging buffers drained by threads), each staging band's rows gathered into
+    vertex order on the copying stream just before its copy (`DeviceBands`), so the gathers hide
+    behind the copies and the device never holds a second n x n matrix. ``d`` in host memory
+    (`HostEngine`): each band's whole rows go to ``device`` first. Into ``result``'s array when given
+    (``n x n``, ``d``'s dtype), band by band as its touchers let go."""
     n = len(position)
     out = np.empty((n, n), dtype=dtype_name(d.dtype)) if result is None else result.array
     assert out is not None, "a closed HostResult"
@@ -437,15 +479,15 @@ def unpermuted_to_host(d: torch.Tensor, position: np.ndarray, limit, unreachable
     device = d.device if device is None else device
     rows_at = torch.from_numpy(position).to(d.device)
     pos = rows_at.to(device)
-    band = max(1, min(n, band_bytes // max(1, n * d.element_size())))
-    for i0 in range(0, n, band):
-        i1 = min(i0 + band, n)
+
+    def band(i0: int, i1: int) -> torch.Tensor:
         rows = d.index_select(0, rows_at[i0:i1]).to(device).index_select(1, pos)
         if limit is not None:
             rows.masked_fill_(rows > limit, unreachable)
-        to_host(rows, out=out[i0:i1] if result is None else result.rows(i0, i1))
-        del rows
-    return out
+        return rows
+
+    bands = DeviceBands((n, n), d.dtype, torch.device(device), band)
+    return to_host(bands, out=out, claim=None if result is None else result.rows)
 
 
 def solve_streamed(graph, opts: SolveOptions) -> SolveOutput:

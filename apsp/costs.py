@@ -183,6 +183,24 @@ def load_calibrations(path: Path | None = None) -> dict[str, Rates]:
     return read_tables(path or cache_path(), Rates.from_json, _field_bounds())
 
 
+#: the cache file's signature (path, inode, size, modification time) and its tables, as last read
+_READ: dict = {}
+
+
+def _calibrations() -> dict[str, Rates]:
+    """`load_calibrations` of the cache file, read again only when its signature changed (one stat
+    a plan, not a read and a parse: a tiny graph's plan is a fraction of a millisecond)."""
+    path = cache_path()
+    try:
+        st = os.stat(path)
+        signature: tuple = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        signature = (str(path), None)
+    if _READ.get("signature") != signature:
+        _READ.update(signature=signature, tables=load_calibrations(path))
+    return _READ["tables"]
+
+
 def save_calibration(rates: Rates, key: str, path: Path | None = None) -> Path:
     """Store ``rates`` under ``key`` beside the other machines' tables (under a lock, written whole
     or not at all)."""
@@ -211,7 +229,7 @@ def rates_for(device_name: str | None = None) -> Rates:
     the test suite sets it)."""
     if os.environ.get("APSP_RATES") == "shipped":
         return shipped_rates(device_name)
-    cached = load_calibrations().get(machine_key(device_name))
+    cached = _calibrations().get(machine_key(device_name))
     rates = cached if cached is not None else shipped_rates(device_name)
     return replace(rates, nd_round_cpu_seconds=rates.nd_round_cpu_busy_seconds) if cpu_oversubscribed() else rates
 

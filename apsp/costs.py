@@ -262,6 +262,9 @@ def cpu_oversubscribed() -> bool:
         load = os.getloadavg()[0]
     except OSError:
         return False
+    cores = os.cpu_count() or 1
+    if load <= 0.75 * cores:  # not even with this process's own share: no need to read it
+        return False
     now, cpu = time.monotonic(), own_cpu_seconds()
     if not _own_cpu or now - _own_cpu[-1][0] >= 1.0:
         _own_cpu.append((now, cpu))
@@ -269,7 +272,7 @@ def cpu_oversubscribed() -> bool:
         del _own_cpu[0]
     then, cpu_then = _own_cpu[0]
     own = (cpu - cpu_then) / (now - then) if now - then >= 1.0 else 0.0
-    return load - own > 0.75 * (os.cpu_count() or 1)
+    return load - own > 0.75 * cores
 
 
 def shipped_rates(device_name: str | None = None) -> Rates:

@@ -340,3 +340,10 @@ def test_the_load_read_does_not_use_the_process_cpu_clock(tmp_path, monkeypatch)
     assert costs.own_cpu_seconds() >= 0
     costs.cpu_oversubscribed()
     plan.make_plan(_random(77, 300))
+
+
+def test_a_light_load_is_not_oversubscribed_without_reading_this_process_cpu(monkeypatch):
+    monkeypatch.setattr(costs.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(costs.os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    monkeypatch.setattr(costs, "own_cpu_seconds", lambda: pytest.fail("read this process's CPU seconds"))
+    assert not costs.cpu_oversubscribed()

@@ -238,20 +238,6 @@ def rates_for(device_name: str | None = None) -> Rates:
 _own_cpu: list[tuple[float, float]] = []
 
 
-def own_cpu_seconds() -> float:
-    """This process's CPU seconds (user and system), by ``getrusage``: ``time.process_time``'s
-    clock (``CLOCK_PROCESS_CPUTIME_ID``) took up to 15 ms a read in a process with threads on a
-    loaded 2-core VM (a mean of 50 us over 300 reads; ``getrusage`` at most 10 us), which every
-    plan paid."""
-    try:
-        import resource
-
-        use = resource.getrusage(resource.RUSAGE_SELF)
-        return use.ru_utime + use.ru_stime
-    except (ImportError, OSError):  # pragma: no cover - platforms without getrusage
-        return time.process_time()
-
-
 def cpu_oversubscribed() -> bool:
     """Other work on most cores over the last minute, as on a shared machine: then nd-fw's many
     small parallel rounds each wait for a thread (on the 2-core machine rounds took 15-18 ms at load
@@ -263,9 +249,9 @@ def cpu_oversubscribed() -> bool:
     except OSError:
         return False
     cores = os.cpu_count() or 1
-    if load <= 0.75 * cores:  # not even with this process's own share: no need to read it
-        return False
-    now, cpu = time.monotonic(), own_cpu_seconds()
+    if load <= 0.75 * cores:  # not even with this process's own share: its CPU clock not read (the
+        return False  # read stalled for milliseconds in a threaded process on a loaded VM)
+    now, cpu = time.monotonic(), time.process_time()
     if not _own_cpu or now - _own_cpu[-1][0] >= 1.0:
         _own_cpu.append((now, cpu))
     while now - _own_cpu[0][0] > 60.0:

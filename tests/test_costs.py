@@ -157,7 +157,7 @@ def test_a_process_busy_with_its_own_solves_is_not_oversubscribed(monkeypatch):
     monkeypatch.setattr(costs.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(costs.os, "getloadavg", lambda: (1.9, 1.5, 1.0))
     monkeypatch.setattr(costs.time, "monotonic", lambda: clock["wall"])
-    monkeypatch.setattr(costs, "own_cpu_seconds", lambda: clock["cpu"])
+    monkeypatch.setattr(costs.time, "process_time", lambda: clock["cpu"])
     assert costs.cpu_oversubscribed()  # no history yet: all of the load is someone else's
     clock["wall"] += 30.0
     clock["cpu"] += 30.0 * 1.8  # this process ran 1.8 cores for the last half minute
@@ -323,27 +323,9 @@ def test_nd_fw_on_the_gpu_over_one_leaf_is_priced_as_dense_fw_in_fewer_launches(
     assert costs.fastest(g, "gpu", rates=rates)[0] == ("nd-fw", "gpu")
 
 
-def test_the_load_read_does_not_use_the_process_cpu_clock(tmp_path, monkeypatch):
-    """Every plan reads this process's CPU seconds for the load; ``time.process_time``'s clock
-    stalled for milliseconds a read in a threaded process on a loaded VM, ``getrusage`` does not."""
-    import time
-
-    import apsp.plan as plan
-
-    monkeypatch.delenv("APSP_RATES", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-
-    def stalls():
-        raise AssertionError("time.process_time read")
-
-    monkeypatch.setattr(time, "process_time", stalls)
-    assert costs.own_cpu_seconds() >= 0
-    costs.cpu_oversubscribed()
-    plan.make_plan(_random(77, 300))
-
-
 def test_a_light_load_is_not_oversubscribed_without_reading_this_process_cpu(monkeypatch):
     monkeypatch.setattr(costs.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(costs.os, "getloadavg", lambda: (1.2, 1.0, 1.0))
-    monkeypatch.setattr(costs, "own_cpu_seconds", lambda: pytest.fail("read this process's CPU seconds"))
+    monkeypatch.setattr(costs, "_own_cpu", [])
+    monkeypatch.setattr(costs.time, "process_time", lambda: pytest.fail("read this process's CPU seconds"))
     assert not costs.cpu_oversubscribed()

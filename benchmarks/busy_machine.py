@@ -64,7 +64,8 @@ def child(method: str, graph: str, reps: int) -> None:
 def measure(method: str, setting: str, reps: int, compare: str | None = None) -> float:
     root, script = ROOT, __file__
     if setting == "compare":  # another checkout, in its default setting
-        root, script, setting = Path(compare or "."), str(Path(compare or ".") / "benchmarks" / "busy_machine.py"), "default"
+        root = Path(compare or ".")
+        script, setting = str(root / "benchmarks" / "busy_machine.py"), "default"
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER",
                                                              "OMP_WAIT_POLICY")}
     env.update(SETTINGS[setting])

@@ -183,6 +183,24 @@ def load_calibrations(path: Path | None = None) -> dict[str, Rates]:
     return read_tables(path or cache_path(), Rates.from_json, _field_bounds())
 
 
+#: the cache file's signature (path, inode, size, modification time) and its tables, as last read
+_READ: dict = {}
+
+
+def _calibrations() -> dict[str, Rates]:
+    """`load_calibrations` of the cache file, read again only when its signature changed (one stat
+    a plan, not a read and a parse: a tiny graph's plan is a fraction of a millisecond)."""
+    path = cache_path()
+    try:
+        st = os.stat(path)
+        signature: tuple = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        signature = (str(path), None)
+    if _READ.get("signature") != signature:
+        _READ.update(signature=signature, tables=load_calibrations(path))
+    return _READ["tables"]
+
+
 def save_calibration(rates: Rates, key: str, path: Path | None = None) -> Path:
     """Store ``rates`` under ``key`` beside the other machines' tables (under a lock, written whole
     or not at all)."""
@@ -211,7 +229,7 @@ def rates_for(device_name: str | None = None) -> Rates:
     the test suite sets it)."""
     if os.environ.get("APSP_RATES") == "shipped":
         return shipped_rates(device_name)
-    cached = load_calibrations().get(machine_key(device_name))
+    cached = _calibrations().get(machine_key(device_name))
     rates = cached if cached is not None else shipped_rates(device_name)
     return replace(rates, nd_round_cpu_seconds=rates.nd_round_cpu_busy_seconds) if cpu_oversubscribed() else rates
 
@@ -230,6 +248,9 @@ def cpu_oversubscribed() -> bool:
         load = os.getloadavg()[0]
     except OSError:
         return False
+    cores = os.cpu_count() or 1
+    if load <= 0.75 * cores:  # not even with this process's own share: its CPU clock not read (the
+        return False  # read stalled for milliseconds in a threaded process on a loaded VM)
     now, cpu = time.monotonic(), time.process_time()
     if not _own_cpu or now - _own_cpu[-1][0] >= 1.0:
         _own_cpu.append((now, cpu))
@@ -237,7 +258,7 @@ def cpu_oversubscribed() -> bool:
         del _own_cpu[0]
     then, cpu_then = _own_cpu[0]
     own = (cpu - cpu_then) / (now - then) if now - then >= 1.0 else 0.0
-    return load - own > 0.75 * (os.cpu_count() or 1)
+    return load - own > 0.75 * cores
 
 
 def shipped_rates(device_name: str | None = None) -> Rates:

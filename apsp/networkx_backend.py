@@ -87,6 +87,21 @@ FUNCTIONS: dict[str, str] = {}
 #: never; measured with benchmarks/networkx_threshold.py (BENCHMARKS.md, "networkx backend")
 SHOULD_RUN_FROM: dict[str, int | None] = {}
 
+#: function name -> the smallest number of nodes for which automatic dispatch picks apsp while apsp
+#: has not yet solved in this process: its first call pays Numba's import and the kernels' load
+#: (0.3-0.7 s on the 2-core box), which networkx's own code outruns on smaller graphs
+#: (benchmarks/networkx_threshold.py --cold, 2-core box under load, 2026-11-28: apsp's first call
+#: against networkx's reached 0.46x / 1.50x at 150 / 300 nodes for floyd_warshall, 0.31x / 1.21x
+#: at 300 / 600 for the Dijkstra lengths, 0.69x at 600 for floyd_warshall_numpy, 0.39x and 0.25x
+#: at 600 for the BFS lengths and closeness centrality); unlisted functions: `COLD_FROM_OTHERS`
+COLD_FROM: dict[str, int] = {"floyd_warshall": 300, "floyd_warshall_predecessor_and_distance": 300,
+                             "floyd_warshall_numpy": 800, "all_pairs_dijkstra_path_length": 600,
+                             "all_pairs_bellman_ford_path_length": 600}
+COLD_FROM_OTHERS = 1000
+
+#: whether apsp has solved through this backend in this process (its kernels are loaded)
+_STARTED = {"solved": False}
+
 #: ``nx.config.backends.apsp`` starts from these (see the module docstring)
 DEFAULT_CONFIG = {"backend": "auto", "dtype": None, "block_size": None, "block": None}
 
@@ -348,7 +363,9 @@ def should_run(name, args, kwargs):
     """Whether automatic dispatch (``backend_priority``) should pick apsp (a string says why not).
 
     Graphs with fewer nodes than `SHOULD_RUN_FROM` measured stay with
-    networkx, whose code is faster there. ``all_pairs_shortest_path`` builds
+    networkx, whose code is faster there; until apsp has solved once in this
+    process, so do graphs below `COLD_FROM` (its first call loads Numba and the
+    kernels). ``all_pairs_shortest_path`` builds
     the same n^2 path lists as networkx, which dominates its time, so apsp is
     no faster there at any size. ``backend="apsp"`` runs apsp regardless.
     """
@@ -362,6 +379,11 @@ def should_run(name, args, kwargs):
         n = len(G)
     except TypeError:
         return True
+    cold = COLD_FROM.get(name, COLD_FROM_OTHERS) if not _STARTED["solved"] else 0
+    if n < cold:
+        log.debug("networkx backend: %s on %d nodes left to networkx (apsp's first call in this process "
+                  "wins from %d)", name, n, cold)
+        return f"networkx is faster on graphs with fewer than {cold} nodes until apsp's kernels are loaded"
     if n < smallest:
         log.debug("networkx backend: %s on %d nodes left to networkx (apsp wins from %d)",
                   name, n, smallest)
@@ -442,6 +464,7 @@ def _solve(G, weight, method, predecessors=False, drop_self_loops=False, nonnega
     except fallback as exc:
         log.info("networkx backend: %s; networkx's own code decides", exc)
         return None
+    _STARTED["solved"] = True
     if predecessors and result.predecessors is None:
         raise RuntimeError(f"the {result.backend} {result.method} solver returned no predecessors")
     return result
@@ -668,7 +691,9 @@ def _reduced(G, weight, direction, sources=None, targets=None, lengths=False):
     if graph.has_negative_weights:
         return None
     try:
-        return distance_stats(graph, sources, targets=targets, direction="out", progress=False)
+        stats = distance_stats(graph, sources, targets=targets, direction="out", progress=False)
+        _STARTED["solved"] = True
+        return stats
     except DtypeError as exc:
         log.info("networkx backend: %s; networkx's own code decides", exc)
         return None

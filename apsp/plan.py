@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import costs, exactness
+from . import costs, exactness, sizes
 from .costs import search_bytes
 from .cpu.threads import thread_count
 from .decisions import MemoryPlan, Plan, StatsPlan, Step
@@ -311,8 +311,7 @@ def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, ro
     block its engine runs with; and why nd-fw gave way (its fallback), the GPU runtime."""
     steps: list[Step] = []
     fallback, runtime = None, None
-    budget = asked.get("host_memory")  # one reading of the RAM for every attempt
-    host_limit = parse_size(budget) if budget is not None else memory_allowed()[0]
+    host_limit = RamAllowed(asked.get("host_memory"))  # one reading of the RAM for every attempt
     for attempt in attempts:
         band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
         opts = SolveOptions(dtype=attempt.dtype, cutoff_band=band, **asked)
@@ -373,6 +372,21 @@ def _resumed_block(path, default: int | None) -> int | None:
 
 
 # ----------------------------------------------------------------------------- memory
+
+class RamAllowed:
+    """The RAM a plan's attempts may take: the budget given (``host_memory``), else the machine's
+    (`apsp.sizes.memory_allowed`), read once a plan and only for an attempt that needs
+    `apsp.sizes.RAM_READ_FROM` or more (as `apsp.sizes.check_memory`)."""
+
+    def __init__(self, budget=None):
+        self.value: int | None = parse_size(budget) if budget is not None else None
+
+    def __call__(self, need: int) -> int:
+        if self.value is None:
+            if need < sizes.RAM_READ_FROM and not sizes.budget_set():
+                return sizes.RAM_READ_FROM  # what the attempt may take unread: more than it needs
+            self.value = memory_allowed()[0]
+        return self.value
 
 #: headroom kept free on the GPU when the budget is "what is free now" (Triton, cuBLAS workspaces)
 GPU_HEADROOM = 256 << 20
@@ -435,7 +449,8 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit: int | None = None,
+def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
+                host_limit: int | RamAllowed | None = None,
                 facts: MachineFacts | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
 
@@ -447,7 +462,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     (where a host matrix too big for RAM is kept; default the system
     temporary directory), ``block_size`` / ``ooc_rows`` (stream tile sizes).
     ``cast_to``: the dtype the result is cast to after the solve (`apsp.exactness.cast_checked`),
-    whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it.
+    whose copy is held beside it. ``host_limit``: the RAM allowed, when the caller has read it, or
+    the caller's `RamAllowed` (default: a new one, which reads the RAM only from
+    `apsp.sizes.RAM_READ_FROM` needed).
     ``facts``: the plan's `apsp.gpu.MachineFacts` (default: asked here, for ``opts.device``).
 
     Returns
@@ -479,18 +496,6 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     if backend == "gpu" and facts is None:
         facts = _facts(opts.device)
     interpreted = backend == "gpu" and facts is not None and facts.interpreted
-    if host_limit is None:
-        host_limit = parse_size(opts.host_memory) if opts.host_memory is not None else memory_allowed()[0]
-    gpu_limit = 0
-    if backend == "gpu":
-        if opts.gpu_memory is not None:
-            gpu_limit = parse_size(opts.gpu_memory)
-        elif interpreted:
-            gpu_limit = host_limit
-        else:
-            assert facts is not None  # asked above for every GPU plan
-            facts = facts.measured()
-            gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
     force = opts.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
@@ -523,6 +528,18 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
+    if not isinstance(host_limit, int):
+        host_limit = (host_limit or RamAllowed(opts.host_memory))(host + (gpu if interpreted else 0))
+    gpu_limit = 0
+    if backend == "gpu":
+        if opts.gpu_memory is not None:
+            gpu_limit = parse_size(opts.gpu_memory)
+        elif interpreted:
+            gpu_limit = host_limit
+        else:
+            assert facts is not None  # asked above for every GPU plan
+            facts = facts.measured()
+            gpu_limit = max(0, (facts.free or 0) - GPU_HEADROOM)
     plan = MemoryPlan(method=method, backend=backend, n=n, dtype=dt, host_bytes=host, gpu_bytes=gpu,
                       host_limit=host_limit, gpu_limit=gpu_limit, scratch_dir=scratch,
                       padded=gpu_padded(n, interpreted) if backend == "gpu" and record.driver_runtime else None)

@@ -143,6 +143,11 @@ def memory_allowed() -> tuple[int, str]:
     return host_available(), "available" + (" under the address-space limit (ulimit -v)" if _address_limited() else "")
 
 
+def budget_set() -> bool:
+    """Whether a `memory_limit` budget holds here (else `memory_allowed` reads the machine)."""
+    return _HOST_LIMIT.get() is not None
+
+
 def _address_limited() -> bool:
     """Whether an address-space limit (``ulimit -v``, RLIMIT_AS) is set on this process."""
     try:
@@ -180,11 +185,21 @@ def count_held(nbytes: int) -> None:
         held[0] += int(nbytes)
 
 
+#: below this many bytes needed, without a budget given, the machine's free RAM is not read (a few
+#: hundred microseconds of /proc and cgroup files, more than a tiny graph's whole solve): the
+#: interpreter with numpy, scipy and Numba loaded already holds several times this, so a machine
+#: without it to spare stops the process whatever a check says. A budget given is always checked.
+RAM_READ_FROM = 16 << 20
+
+
 def check_memory(need: int, what: str, hold: bool = False) -> None:
     """Raise `apsp.errors.MemoryPlanError` before allocating ``need`` bytes for ``what`` when
     they exceed `memory_allowed` (beside what a `working_set` holds under a budget given); the
     message says what is needed and what is allowed. ``hold``: inside a `working_set`, the
-    bytes stay counted as held after the check."""
+    bytes stay counted as held after the check. Without a budget, needs below `RAM_READ_FROM`
+    pass unread."""
+    if need < RAM_READ_FROM and not budget_set():
+        return
     limit, words = memory_allowed()
     held = held_bytes()
     if held + need > limit:

@@ -226,9 +226,49 @@ def test_one_plan_asks_for_the_gpu_and_the_ram_once(monkeypatch):
 
     monkeypatch.setattr(apsp.gpu, "device_status", gpu)
     monkeypatch.setattr(plan, "memory_allowed", ram)
+    monkeypatch.setattr(sizes, "RAM_READ_FROM", 0)  # every attempt's needs large enough to read the RAM
     g = _random(300, 3000)  # weights 1..100 on 300 vertices: int16 first, int32 after it
     p = plan.make_plan(g)
     assert len(p.steps) == 2 and calls == {"gpu": 1, "ram": 1}
+
+
+def test_a_tiny_graphs_plan_reads_no_ram_and_keeps_a_budget(monkeypatch):
+    """Below `apsp.sizes.RAM_READ_FROM` needed, the graph's build and the plan read neither /proc
+    nor the cgroup files (more than a tiny graph's solve); a budget given still refuses, and a
+    larger graph's plan reads the RAM once."""
+    import apsp.plan as plan
+    import apsp.sizes as sizes
+    from apsp.errors import MemoryPlanError
+
+    reads = []
+    monkeypatch.setattr(sizes, "host_available", lambda: reads.append(1) or 1 << 40)
+    tiny = _random(77, 300)
+    p = plan.make_plan(tiny)
+    assert reads == [] and all(s.opts.memory.host_bytes < sizes.RAM_READ_FROM for s in p.steps)
+    refused = plan.make_plan(tiny, method="fw", host_memory="1KB").steps[0].refusal
+    assert isinstance(refused, MemoryPlanError) and "host_memory" in str(refused)
+    with sizes.memory_limit("1KB"):  # the budget the CLI sets: kept below the size read too
+        assert isinstance(plan.make_plan(tiny, method="fw").steps[0].refusal, MemoryPlanError)
+    big = _random(3000, 6000)
+    plan.make_plan(big, method="fw", backend="cpu")
+    assert reads == [1]
+
+
+def test_the_calibration_cache_is_parsed_again_only_when_it_changes(tmp_path, monkeypatch):
+    monkeypatch.delenv("APSP_RATES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(costs, "cpu_oversubscribed", lambda: False)
+    parsed = []
+    real = costs.load_calibrations
+    monkeypatch.setattr(costs, "load_calibrations", lambda path=None: parsed.append(path) or real(path))
+    mine = costs.Rates(name="here", fw_cpu=1.234e9, source="test")
+    for _ in range(5):
+        assert costs.rates_for(None) == costs.SHIPPED["cpu"]
+    assert len(parsed) <= 1  # no file: read at most once
+    costs.save_calibration(mine, costs.machine_key(None))
+    for _ in range(5):
+        assert costs.rates_for(None) == mine
+    assert len(parsed) <= 3  # the save's own read, and one for the changed file
 
 
 def test_an_ordering_is_built_to_price_nd_fw_only_when_its_own_cost_leaves_room():
@@ -281,3 +321,11 @@ def test_nd_fw_on_the_gpu_over_one_leaf_is_priced_as_dense_fw_in_fewer_launches(
     assert nd == pytest.approx(costs.ND_ONE_LEAF_GPU * (fw - costs._gpu_fixed(g, "fw", n * n * 4, rates))
                                + costs._gpu_fixed(g, "nd-fw", n * n * 4, rates))
     assert costs.fastest(g, "gpu", rates=rates)[0] == ("nd-fw", "gpu")
+
+
+def test_a_light_load_is_not_oversubscribed_without_reading_this_process_cpu(monkeypatch):
+    monkeypatch.setattr(costs.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(costs.os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    monkeypatch.setattr(costs, "_own_cpu", [])
+    monkeypatch.setattr(costs.time, "process_time", lambda: pytest.fail("read this process's CPU seconds"))
+    assert not costs.cpu_oversubscribed()

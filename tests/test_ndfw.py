@@ -514,3 +514,24 @@ def test_plan_streams_nd_fw_past_the_card_not_dense_fw(monkeypatch):
     step = p.steps[0]
     assert step.method == "nd-fw" and step.solver == "nd-fw-out-of-core", (step.method, step.solver)
     assert step.opts.memory.out_of_core and step.opts.memory.host_bytes == matrix
+
+
+def test_cpu_rounds_run_on_python_threads_in_ranges_handed_out(monkeypatch, rng):
+    """nd-fw's many rounds split their pieces over `run_split`'s threads in more ranges than threads
+    (OpenMP's threads spin at each round's barrier, and on a machine with a core held by another
+    process a round waits for the preempted one); the distances stay exact."""
+    import apsp.cpu.ndfw as ndfw
+
+    calls = []
+    real = ndfw.run_split
+
+    def counted(kernel, ntasks, *args, **kw):
+        calls.append((kernel.__name__, kw.get("chunks_per_thread", 1)))
+        return real(kernel, ntasks, *args, **kw)
+
+    monkeypatch.setattr(ndfw, "run_split", counted)
+    g = _grid(12, rng)
+    got = apsp.shortest_paths(g, method="nd-fw", backend="cpu", dtype="int32", progress=False, leaf_size=16)
+    assert np.array_equal(got.distances, _oracle(g, np.int32))
+    assert {name for name, _ in calls} == {"_panel_tasks", "_product_tasks"}
+    assert all(chunks > 1 for _, chunks in calls)

@@ -461,7 +461,8 @@ def test_can_run_declines_weight_functions_and_non_graphs():
         assert nxb.can_run(name, (G,), {}) is True
 
 
-def test_should_run_leaves_path_lists_to_networkx():
+def test_should_run_leaves_path_lists_to_networkx(monkeypatch):
+    monkeypatch.setitem(nxb._STARTED, "solved", True)  # apsp's kernels loaded: the sizes measured warm
     G = nx.path_graph(3000)
     assert nxb.should_run("all_pairs_shortest_path", (G,), {}) is not True
     for name in FUNCTIONS:
@@ -470,7 +471,8 @@ def test_should_run_leaves_path_lists_to_networkx():
 
 
 @pytest.mark.parametrize("name", [f for f in FUNCTIONS if f != "all_pairs_shortest_path"])
-def test_should_run_declines_graphs_below_the_measured_size(name):
+def test_should_run_declines_graphs_below_the_measured_size(name, monkeypatch):
+    monkeypatch.setitem(nxb._STARTED, "solved", True)  # apsp's kernels loaded: the sizes measured warm
     smallest = nxb.SHOULD_RUN_FROM[name]
     assert 10 <= smallest <= 1000  # measured by benchmarks/networkx_threshold.py
     small, large = nx.path_graph(smallest - 1), nx.path_graph(smallest)
@@ -478,6 +480,21 @@ def test_should_run_declines_graphs_below_the_measured_size(name):
     assert isinstance(reason, str) and str(smallest) in reason
     assert nxb.should_run(name, (large,), {}) is True
     assert nxb.should_run(name, (), {"G": nxb.ApspGraph.from_networkx(large)}) is True
+
+
+def test_should_run_leaves_small_graphs_to_networkx_until_apsp_has_solved(monkeypatch):
+    """A process's first call pays apsp's start-up: automatic dispatch keeps graphs below the cold
+    size with networkx until apsp has solved once, then only those below the warm size."""
+    monkeypatch.setitem(nxb._STARTED, "solved", False)
+    G = nx.les_miserables_graph()  # 77 nodes: above floyd_warshall's warm size, below its cold one
+    assert nxb.SHOULD_RUN_FROM["floyd_warshall"] <= len(G) < nxb.COLD_FROM["floyd_warshall"]
+    reason = nxb.should_run("floyd_warshall", (G,), {})
+    assert isinstance(reason, str) and str(nxb.COLD_FROM["floyd_warshall"]) in reason
+    big = nx.path_graph(nxb.COLD_FROM["floyd_warshall"])
+    assert nxb.should_run("floyd_warshall", (big,), {}) is True
+    nx.floyd_warshall(nx.path_graph(4), backend="apsp")  # apsp solves once
+    assert nxb._STARTED["solved"]
+    assert nxb.should_run("floyd_warshall", (G,), {}) is True
 
 
 def test_every_function_is_registered_in_one_place():

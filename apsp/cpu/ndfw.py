@@ -1,11 +1,16 @@
 """Nested-dissection Floyd-Warshall on the CPU: the round engine in Numba and the solver.
 
-Each round of the schedule (`apsp.dissection`) is one parallel Numba call on the
-layout matrix: close the pivot tile (`apsp.cpu.blocked`'s phase 1), update the
-pivot row and column panels over the round's ranges (phase 2, the column panel
+Each round of the schedule (`apsp.dissection`) works on the layout matrix in
+place: close the pivot tile (`apsp.cpu.blocked`'s phase 1), update the pivot
+row and column panels over the round's ranges (phase 2, the column panel
 transposed into a buffer so its rows are long), then the min-plus products of
 every pair of ranges, pivot rows and columns excluded (phase 3), cut into
-``STRIP_ROWS x strip`` pieces run in parallel. The products are
+``STRIP_ROWS x strip`` pieces. Phases 2 and 3 run on Python threads over
+``nogil`` kernels, their pieces handed out in small ranges to whichever thread
+is free (`apsp.cpu.threads.run_split`), not in ``parallel=True``: OpenMP's
+threads spin at each of the many rounds' barriers, and with one core held by
+another process a round waited for the preempted thread (4-10x the one-thread
+time, benchmarks/busy_machine.py). The products are
 `apsp.cpu.blocked`'s unrolled kernels, so the inner loops and the overflow and
 clamping conventions are those of dense blocked FW.
 """
@@ -18,6 +23,7 @@ from .. import exactness
 from ..dissection import DEFAULTS, ScheduleEngine, layout_edges, solve_with
 from ..engine import Finalized, SolveOptions, SolveOutput
 from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close, _kernel_args, _panel_piece, _relax
+from .threads import run_split
 
 #: pivot round width on the CPU; nodes are not padded (the kernels take any shape), so the
 #: work does not depend on it, only the passes over memory (benchmarks/nd_cpu.py, BENCHMARKS.md)
@@ -26,26 +32,43 @@ from .blocked import PANEL_BYTES, STRIP_BYTES, STRIP_ROWS, _close, _kernel_args,
 DEFAULT_TILE, DEFAULT_LEAF = DEFAULTS["cpu"]
 
 
-@njit(cache=True, parallel=True)
-def _round(d, k0, k1, panels, rows, cols, floor, inf):
-    """One pivot round: phase 1, phase 2 over ``panels`` (kind, lo, hi), phase 3 over
-    ``rows x cols`` pieces ((lo, hi) each)."""
-    pivot = d[k0:k1, k0:k1].copy()  # phase 1 on a copy of the pivot tile, as dense blocked FW
-    _close(pivot, floor, inf)
-    for i in range(k1 - k0):  # element by element, as in _permute_rows
-        for j in range(k1 - k0):
-            d[k0 + i, k0 + j] = pivot[i, j]
-    pivot_t = pivot.T.copy()
-    for t in prange(panels.shape[0]):
+@njit(cache=True, nogil=True)
+def _panel_tasks(d, pivot, pivot_t, k0, k1, panels, floor, inf, t0, t1):
+    """Phase 2 of a round: the panel pieces ``t0..t1-1`` of ``panels`` (kind, lo, hi)."""
+    for t in range(t0, t1):
         _panel_piece(d, pivot, pivot_t, k0, k1, panels[t, 0] == 1, panels[t, 1], panels[t, 2], floor, inf)
+
+
+@njit(cache=True, nogil=True)
+def _product_tasks(d, k0, k1, rows, cols, floor, inf, t0, t1):
+    """Phase 3 of a round: the ``rows x cols`` pieces ``t0..t1-1`` ((lo, hi) each), row-major."""
     m = k1 - k0
     ncols = cols.shape[0]
-    for t in prange(rows.shape[0] * ncols):
+    for t in range(t0, t1):
         ti = np.int64(t) // ncols
         tj = np.int64(t) % ncols
         i0, i1 = rows[ti, 0], rows[ti, 1]
         j0, j1 = cols[tj, 0], cols[tj, 1]
         _relax(d, i0, j0, d, i0, k0, d, k0, j0, i1 - i0, m, j1 - j0, floor, inf)
+
+
+#: a round's pieces are handed out in this many ranges a thread, to whichever thread is free
+#: (`apsp.cpu.threads.run_split`): a thread another process preempts holds up a round by one range
+CHUNKS_PER_THREAD = 8
+
+
+def _round(d, k0, k1, panels, rows, cols, floor, inf):
+    """One pivot round: phase 1 on a copy of the pivot tile (as dense blocked FW), phase 2 over
+    ``panels`` (kind, lo, hi), phase 3 over ``rows x cols`` pieces ((lo, hi) each), each phase's
+    pieces split over threads (`run_split`)."""
+    pivot = np.array(d[k0:k1, k0:k1])
+    _close(pivot, floor, inf)
+    d[k0:k1, k0:k1] = pivot
+    pivot_t = np.ascontiguousarray(pivot.T)
+    run_split(_panel_tasks, panels.shape[0], d, pivot, pivot_t, k0, k1, panels, floor, inf,
+              chunks_per_thread=CHUNKS_PER_THREAD)
+    run_split(_product_tasks, rows.shape[0] * cols.shape[0], d, k0, k1, rows, cols, floor, inf,
+              chunks_per_thread=CHUNKS_PER_THREAD)
 
 
 def _pieces(ranges, k0, k1, width) -> np.ndarray:
@@ -60,7 +83,7 @@ def _pieces(ranges, k0, k1, width) -> np.ndarray:
 
 class Engine(ScheduleEngine):
     """The CPU engine: the layout matrix in host memory (nodes unpadded, so the layout is a
-    permutation of the vertices), each round one parallel Numba call."""
+    permutation of the vertices), each round's phases split over threads (`_round`)."""
 
     kind = "cpu"
     sync_for_progress = False

@@ -33,6 +33,10 @@ class Result:
     distances : numpy.ndarray, shape (n, n), or (k, n) with ``sources``
         Shortest distances, of ``dtype``; ``unreachable`` where there is no path.
         Row r holds the distances from ``sources[r]`` when sources were given.
+        A torch tensor with ``output="torch"`` (the default for an array on a GPU:
+        "GPU arrays in and out" in the guide); the result exports it through DLPack
+        (``__dlpack__``, `to_dlpack`, `to_torch`), and `to_numpy` brings it to the host,
+        where the methods that name vertices (`path`, `distance`, `to_frame`, `save`) read it.
     method : str
         The method that ran: ``"fw"``, ``"bfs"``, ``"dijkstra"``, ``"johnson"`` or ``"reference"``.
     backend : str
@@ -88,7 +92,7 @@ class Result:
         """One short line: what was solved and how, never the arrays themselves."""
         rows = "" if self.sources is None else f", rows={len(self.sources)}"
         extras = [name for name in ("predecessors", "successors", "labels") if getattr(self, name) is not None]
-        return (f"Result(n={self.n}{rows}, dtype={self.distances.dtype.name}, method={self.method!r}, "
+        return (f"Result(n={self.n}{rows}, dtype={self.dtype.name}, method={self.method!r}, "
                 f"backend={self.backend!r}" + "".join(f", {name}=..." for name in extras) + ")")
 
     def __eq__(self, other: object) -> bool:
@@ -106,12 +110,62 @@ class Result:
     @property
     def unreachable(self) -> np.generic:
         """The value of ``distances`` where there is no path (`apsp.unreachable_value`)."""
-        return exactness.unreachable_value(self.distances.dtype)
+        return exactness.unreachable_value(self.dtype)
 
     @property
     def reachable(self) -> np.ndarray:
         """Boolean (n, n) mask: True where a path exists."""
         return self.distances != self.unreachable
+
+    # -- arrays on a device -------------------------------------------------------------
+    @property
+    def on_host(self) -> bool:
+        """Whether the distances are a numpy array (else a torch tensor, `to_numpy`)."""
+        return isinstance(self.distances, np.ndarray)
+
+    def on_device(self, device) -> "Result":
+        """This result with its distances and path matrices as torch tensors on ``device`` ("cuda:0",
+        "cpu"): tensors already there kept, host arrays copied there once (a CPU tensor shares
+        the numpy array's memory)."""
+        from .gpu.devinput import to_device
+
+        return self._with(lambda a: to_device(a, device))
+
+    def to_numpy(self) -> "Result":
+        """This result with numpy arrays on the host (a result on the host is returned as it is)."""
+        if self.on_host:
+            return self
+        from .gpu.devinput import as_numpy
+
+        return self._with(as_numpy)
+
+    def _with(self, convert) -> "Result":
+        from dataclasses import replace
+
+        arrays = {name: None if getattr(self, name) is None else convert(getattr(self, name))
+                  for name in ("distances", "predecessors", "successors")}
+        return replace(self, **arrays)
+
+    def to_torch(self):
+        """The distances as a torch tensor, where they are (no copy: a host result's tensor shares
+        its memory)."""
+        from .gpu.devinput import to_device
+
+        if self.on_host:
+            return to_device(self.distances, "cpu")
+        return self.distances
+
+    def __dlpack__(self, **kwargs):
+        """The distances through DLPack, where they are (``cupy.from_dlpack(result)``,
+        ``torch.from_dlpack(result)``, ``numpy.from_dlpack(result)`` on the host): no copy."""
+        return self.distances.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.distances.__dlpack_device__()
+
+    def to_dlpack(self):
+        """The distances as a DLPack capsule (for libraries that take a capsule, not an exporter)."""
+        return self.distances.__dlpack__()
 
     def to_float(self) -> np.ndarray:
         """Distances as float64 with ``inf`` where there is no path (scipy's convention)."""

@@ -1,0 +1,276 @@
+"""Arrays on a GPU in and out without a round trip through the host.
+
+A dense matrix that lives on a CUDA device (a torch tensor, or any array that exports DLPack or
+``__cuda_array_interface__``: CuPy, JAX, Numba, ...) is wrapped as a torch tensor without a copy
+(`wrap`), its weight facts are read on the device (`dense_facts`: row chunks of torch reductions,
+one synchronisation at the end) and it becomes a `DeviceGraph`: a `apsp.graph.Graph` whose weights
+stay on the device. The GPU engine builds its padded start matrix from it device to device
+(`fill_start`: one Triton pass that reads the input once and writes the padded matrix once), so the
+only device copy beside the input is the engine's own working matrix, which Floyd-Warshall must
+own (it works in place; the input is never written).
+
+Routes that need the weights on the host (the CPU engines, nested dissection's ordering, the
+out-of-core stream, the statistics' searches) get them through `DeviceGraph.host_graph`: one copy of
+the matrix to the host, made once and kept, which the public layer notes in ``Result.info``.
+
+`to_device`, `as_numpy` and `cast_checked` are the way back: a result to a torch tensor on a device,
+a tensor to numpy, and the checked narrowing cast on the device.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from .. import exactness
+from ..graph import Graph
+from .minplus import inf_for
+
+#: entries of the matrix one reduction of `dense_facts` reads at a time (its temporaries: a mask and
+#: the chunk's edges, some 40 MiB at most, inside the GPU headroom the plan keeps)
+FACT_CHUNK = 1 << 22
+#: rows x columns of one program of `fill_start`
+FILL_TILE = 64
+#: torch dtypes read as weights (bool as int8: the host route reads booleans as 0/1 in int8)
+WEIGHT_DTYPES = (torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
+                 torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a torch dtype (bfloat16, which numpy lacks, as float32: it widens exactly)."""
+    if dtype == torch.bfloat16:
+        return np.dtype(np.float32)
+    return np.dtype(str(dtype).replace("torch.", ""))
+
+
+def wrap(obj) -> torch.Tensor:
+    """``obj`` as a torch tensor on its own device, sharing its memory: a torch tensor as it is, a
+    DLPack exporter through `torch.from_dlpack`, a ``__cuda_array_interface__`` through
+    `torch.as_tensor` (both zero copy)."""
+    if isinstance(obj, torch.Tensor):
+        return obj
+    if hasattr(obj, "__dlpack__"):
+        return torch.from_dlpack(obj)
+    if hasattr(obj, "__cuda_array_interface__"):
+        if not torch.cuda.is_available():
+            from ..errors import BackendUnavailableError
+
+            raise BackendUnavailableError("an array with __cuda_array_interface__ needs a CUDA device, "
+                                          "and torch sees none")
+        return torch.as_tensor(obj, device="cuda")
+    raise TypeError(f"{type(obj).__name__} exports neither DLPack nor __cuda_array_interface__")
+
+
+def _checked_matrix(t: torch.Tensor) -> torch.Tensor:
+    if t.dim() != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"a dense graph must be a square 2-D array, got shape {tuple(t.shape)}")
+    if t.dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"graph weights must be real numbers, got dtype {t.dtype}")
+    if t.dtype == torch.bool:
+        return t.view(torch.int8)  # the same bytes, 0/1: no copy
+    return t.detach()
+
+
+def edge_mask(a: torch.Tensor, null_value) -> torch.Tensor:
+    """Where the rows ``a`` hold an edge: finite, and not ``null_value`` (as `Graph.from_dense`)."""
+    mask = torch.isfinite(a) if a.is_floating_point() else torch.ones_like(a, dtype=torch.bool)
+    if null_value is not None and not (isinstance(null_value, float) and np.isinf(null_value)):
+        mask &= a != null_value
+    return mask
+
+
+def dense_facts(t: torch.Tensor, null_value) -> tuple:
+    """``(count, max |w|, any negative, all integral, all 1)`` of the edges of the square ``t`` on its
+    device, as `apsp.graph.Graph` reads them on the host (NaN means no edge in a dense matrix). Row
+    chunks of `FACT_CHUNK` entries; the partial results stay on the device until one read at the end."""
+    n = t.shape[0]
+    rows = max(1, FACT_CHUNK // max(n, 1))
+    wide = torch.float64 if t.is_floating_point() else torch.int64
+    parts = []
+    for i in range(0, n, rows):
+        edges = t[i:i + rows][edge_mask(t[i:i + rows], null_value)]
+        if not edges.numel():
+            continue
+        whole = (edges == torch.floor(edges)).all() if t.is_floating_point() else torch.tensor(True, device=t.device)
+        parts.append(torch.stack([torch.tensor(edges.numel(), device=t.device, dtype=wide),
+                                  edges.max().to(wide), edges.min().to(wide),
+                                  whole.to(wide), (edges == 1).all().to(wide)]))
+    if not parts:
+        return 0, 0, False, True, True
+    table = torch.stack(parts).cpu()  # the one synchronisation
+    count = int(table[:, 0].sum().item())
+    top, low = table[:, 1].max().item(), table[:, 2].min().item()
+    if t.is_floating_point():
+        biggest: int | float = float(max(abs(top), abs(low)))
+    else:
+        biggest = max(int(top), -int(low))
+    return count, biggest, low < 0, bool(table[:, 3].all()), bool(table[:, 4].all())
+
+
+@dataclass
+class DeviceGraph(Graph):
+    """A dense graph whose weights stay on their device (`device_matrix`, a torch tensor, the
+    caller's memory: never written). Its weight facts come from `dense_facts`; the conversions a
+    host route asks for (`to_csr`, `fw_matrix`) go through `host_graph`, one host copy kept."""
+
+    device_matrix: Any = None
+    null_value: float | None = 0.0
+    weight_facts: tuple = ()
+
+    def __post_init__(self):
+        (self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral,
+         self.unit_weights) = self.weight_facts
+        self.float_weights = self.device_matrix.is_floating_point()
+        self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+        self._host: Graph | None = None
+
+    @property
+    def device(self) -> str:
+        """The input's device, as torch names it ("cuda:0")."""
+        return str(self.device_matrix.device)
+
+    def host_graph(self) -> Graph:
+        """The same graph on the host: the matrix copied once (bfloat16 widened to float32, exactly)."""
+        if self._host is None:
+            a = self.device_matrix.cpu()
+            if a.dtype == torch.bfloat16:
+                a = a.float()
+            self._host = Graph.from_dense(a.numpy(), null_value=self.null_value, source=self.source)
+            self._host.labels = self.labels
+        return self._host
+
+    @property
+    def copied_to_host(self) -> bool:
+        return self._host is not None
+
+    def to_csr(self):
+        return self.host_graph().to_csr()
+
+    def fw_matrix(self, dtype, out: np.ndarray | None = None, rows: tuple[int, int] | None = None) -> np.ndarray:
+        return self.host_graph().fw_matrix(dtype, out=out, rows=rows)
+
+
+def device_graph(obj, null_value: float | None = 0.0, source: str | None = None) -> DeviceGraph:
+    """The `DeviceGraph` of a dense square matrix on a device (anything `wrap` takes)."""
+    t = _checked_matrix(wrap(obj))
+    facts = dense_facts(t, null_value)
+    return DeviceGraph(n=int(t.shape[0]), source=source or f"{type(obj).__module__.split('.')[0]} array on {t.device}",
+                       device_matrix=t, null_value=null_value, weight_facts=facts)
+
+
+@triton.jit
+def _fill_start_kernel(d_ptr, src_ptr, n, n_pad, d_stride, s_stride0, s_stride1, null, inf,
+                       FLOAT: tl.constexpr, HAS_NULL: tl.constexpr, BLOCK: tl.constexpr):
+    # one read of the input tile, one write of the padded tile: the weight where an edge is, INF
+    # elsewhere and in the padding, min(0, w_ii) on the input's diagonal (the FW start matrix)
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = (rows < n)[:, None] & (cols < n)[None, :]
+    w = tl.load(src_ptr + rows.to(tl.int64)[:, None] * s_stride0 + cols.to(tl.int64)[None, :] * s_stride1,
+                mask=inside, other=0)
+    edge = inside
+    if FLOAT:
+        edge = edge & ((w - w) == 0)  # finite: inf - inf and nan - nan are nan
+    if HAS_NULL:
+        edge = edge & (w != null)
+    out_ty = d_ptr.dtype.element_ty
+    v = tl.where(edge, w.to(out_ty), inf).to(out_ty)
+    diagonal = (rows[:, None] == cols[None, :]) & inside
+    v = tl.where(diagonal, tl.minimum(v, 0), v).to(out_ty)
+    keep = (rows < n_pad)[:, None] & (cols < n_pad)[None, :]
+    tl.store(d_ptr + rows.to(tl.int64)[:, None] * d_stride + cols[None, :], v, mask=keep)
+
+
+def fill_start(d: torch.Tensor, graph: DeviceGraph) -> None:
+    """The padded FW start matrix ``d`` (a square tensor on the input's device) from ``graph``'s
+    device matrix, device to device."""
+    src = graph.device_matrix
+    if src.device != d.device:
+        raise ValueError(f"the graph's matrix is on {src.device}, the solve's on {d.device}")
+    floating = src.is_floating_point()
+    null = graph.null_value
+    has_null = null is not None and not (isinstance(null, float) and np.isinf(null))
+    if has_null and not floating:
+        has_null = float(null).is_integer()  # no integer equals a fractional null value
+        null = int(null) if has_null else 0
+    elif not has_null:
+        null = 0
+    n_pad, n = d.shape[0], graph.n
+    grid = (triton.cdiv(n_pad, FILL_TILE), triton.cdiv(n_pad, FILL_TILE))
+    _fill_start_kernel[grid](d, src, n, n_pad, d.stride(0), src.stride(0), src.stride(1),
+                             float(null) if floating else null, inf_for(d), FLOAT=floating, HAS_NULL=has_null,
+                             BLOCK=FILL_TILE, num_warps=4)
+
+
+def to_device(a, device) -> torch.Tensor:
+    """``a`` (numpy, or a tensor already) as a torch tensor on ``device`` (a CPU tensor shares numpy's
+    memory; another device gets one copy)."""
+    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))
+    return t if t.device == torch.device(device) else t.to(device)
+
+
+def as_numpy(t) -> np.ndarray:
+    """A tensor's values as a numpy array on the host (a CPU tensor without a copy)."""
+    if not isinstance(t, torch.Tensor):
+        return np.asarray(t)
+    if t.device.type == "cpu":
+        return t.detach().numpy()
+    from .transfer import to_host
+
+    return to_host(t)
+
+
+def cast_checked(t: torch.Tensor, dtype, negative: bool) -> torch.Tensor:
+    """`apsp.exactness.cast_checked` on the device: the finalized integer distances ``t`` in the
+    narrower ``dtype`` (every reachable one within its limit, else `DtypeError`), a row chunk at a time."""
+    dt = np.dtype(dtype)
+    limit = 2 ** (np.finfo(dt).nmant + 1) if dt.kind == "f" else int(exactness.reachable_limit(dt, negative))
+    wide_unreachable = exactness.unreachable_value(numpy_dtype(t.dtype))
+    out = torch.empty(tuple(t.shape), dtype=getattr(torch, dt.name), device=t.device)
+    rows = max(1, FACT_CHUNK // max(t.shape[1] if t.dim() == 2 else 1, 1))
+    for i in range(0, t.shape[0], rows):
+        part = t[i:i + rows]
+        no_path = part == wide_unreachable
+        values = torch.where(no_path, torch.zeros_like(part), part)
+        bad = (values > limit) | (values < -limit)
+        if bool(bad.any()):
+            from ..errors import DtypeError
+
+            raise DtypeError(f"dtype {dt.name} cannot hold every distance of this graph: one is "
+                             f"{int(values[bad][0])}, beyond the {dt.name} limit {limit}; choose a wider "
+                             "dtype or leave dtype unset")
+        piece = values.to(out.dtype)
+        piece[no_path] = exactness.unreachable_value(dt)
+        out[i:i + rows] = piece
+    return out
+
+
+def sparse_to_scipy(t):
+    """A torch sparse tensor (COO or CSR, any device) as a scipy sparse matrix on the host: one
+    copy of its index and value arrays (the sparse engines read the host's CSR). A COO tensor's
+    repeated entries are kept (the lightest wins, as for scipy's COO), never summed."""
+    import scipy.sparse as sp
+
+    if t.dim() != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"a graph's matrix must be square, got shape {tuple(t.shape)}")
+
+    def host(v):
+        v = v.detach()
+        return (v.float() if v.dtype == torch.bfloat16 else v).cpu().numpy()
+
+    if t.layout == torch.sparse_coo:
+        rows, cols = host(t._indices())
+        return sp.coo_matrix((host(t._values()), (rows, cols)), shape=tuple(t.shape))
+    if t.layout == torch.sparse_csr:
+        return sp.csr_matrix((host(t.values()), host(t.col_indices()), host(t.crow_indices())), shape=tuple(t.shape))
+    raise TypeError(f"a torch tensor of layout {t.layout} is not read here: give a dense tensor, or a "
+                    "sparse COO or CSR one")
+
+
+def take_rows(t: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+    """Rows ``rows`` of a tensor, gathered on its device."""
+    return t[torch.as_tensor(rows, device=t.device)]

@@ -152,8 +152,9 @@ def _labels(values: list) -> np.ndarray:
 
 def from_tensor(tensor, null_value: float | None = 0.0):
     """A torch tensor: dense on the CPU as a numpy array (no copy where numpy can share its memory;
-    bfloat16, which numpy lacks, widened to float32, exactly); dense on a GPU as a device graph
-    (`apsp.gpu.devinput`); sparse (COO, CSR) as a scipy sparse matrix on the host."""
+    dense on a GPU as a device graph
+    (`apsp.gpu.devinput`); sparse (COO, CSR) as a scipy sparse matrix on the host. Half floats
+    (float16, bfloat16) are widened to float32, which holds each of their values exactly."""
     if str(tensor.layout) != "torch.strided":
         from .gpu.devinput import sparse_to_scipy
 
@@ -162,6 +163,6 @@ def from_tensor(tensor, null_value: float | None = 0.0):
         from .gpu.devinput import device_graph
 
         return device_graph(tensor, null_value)
-    if str(tensor.dtype) == "torch.bfloat16":
-        return tensor.detach().float().numpy()
+    if str(tensor.dtype) in ("torch.bfloat16", "torch.float16"):
+        return tensor.detach().float().numpy()  # scipy's sparse matrices hold no half floats
     return tensor.detach().numpy()

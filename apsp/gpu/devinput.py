@@ -134,10 +134,10 @@ class DeviceGraph(Graph):
         return str(self.device_matrix.device)
 
     def host_graph(self) -> Graph:
-        """The same graph on the host: the matrix copied once (bfloat16 widened to float32, exactly)."""
+        """The same graph on the host: the matrix copied once (half floats widened to float32, exactly)."""
         if self._host is None:
             a = self.device_matrix.cpu()
-            if a.dtype == torch.bfloat16:
+            if a.dtype in (torch.bfloat16, torch.float16):  # numpy lacks one, scipy's sparse both
                 a = a.float()
             self._host = Graph.from_dense(a.numpy(), null_value=self.null_value, source=self.source)
             self._host.labels = self.labels
@@ -260,7 +260,7 @@ def sparse_to_scipy(t):
 
     def host(v):
         v = v.detach()
-        return (v.float() if v.dtype == torch.bfloat16 else v).cpu().numpy()
+        return (v.float() if v.dtype in (torch.bfloat16, torch.float16) else v).cpu().numpy()
 
     if t.layout == torch.sparse_coo:
         rows, cols = host(t._indices())

@@ -30,8 +30,8 @@ from .. import exactness
 from ..graph import Graph
 from .minplus import inf_for
 
-#: entries of the matrix one reduction of `dense_facts` reads at a time (its temporaries: a mask and
-#: the chunk's edges, some 40 MiB at most, inside the GPU headroom the plan keeps)
+#: entries of the matrix one chunk of `dense_facts` reads at a time (its temporaries: masks and a
+#: masked copy of the chunk, some 60 MiB at most, inside the GPU headroom the plan keeps)
 FACT_CHUNK = 1 << 22
 #: rows x columns of one program of `fill_start`
 FILL_TILE = 64
@@ -86,25 +86,32 @@ def edge_mask(a: torch.Tensor, null_value) -> torch.Tensor:
 def dense_facts(t: torch.Tensor, null_value) -> tuple:
     """``(count, max |w|, any negative, all integral, all 1)`` of the edges of the square ``t`` on its
     device, as `apsp.graph.Graph` reads them on the host (NaN means no edge in a dense matrix). Row
-    chunks of `FACT_CHUNK` entries; the partial results stay on the device until one read at the end."""
+    chunks of `FACT_CHUNK` entries, each a few reductions that need no synchronisation; the partial
+    results stay on the device until one read at the end."""
     n = t.shape[0]
     rows = max(1, FACT_CHUNK // max(n, 1))
-    wide = torch.float64 if t.is_floating_point() else torch.int64
+    floating = t.is_floating_point()
+    wide = torch.float64 if floating else torch.int64
+    # what a non-edge counts as in the maximum and the minimum: never above or below an edge
+    low_end, high_end = (-float("inf"), float("inf")) if floating else (torch.iinfo(t.dtype).min,
+                                                                         torch.iinfo(t.dtype).max)
     parts = []
     for i in range(0, n, rows):
-        edges = t[i:i + rows][edge_mask(t[i:i + rows], null_value)]
-        if not edges.numel():
-            continue
-        whole = (edges == torch.floor(edges)).all() if t.is_floating_point() else torch.tensor(True, device=t.device)
-        parts.append(torch.stack([torch.tensor(edges.numel(), device=t.device, dtype=wide),
-                                  edges.max().to(wide), edges.min().to(wide),
-                                  whole.to(wide), (edges == 1).all().to(wide)]))
+        a = t[i:i + rows]
+        mask = edge_mask(a, null_value)
+        none = ~mask
+        whole = ((a == torch.floor(a)) | none).all() if floating else torch.ones((), dtype=torch.bool, device=a.device)
+        parts.append(torch.stack([mask.sum().to(wide), torch.where(mask, a, low_end).amax().to(wide),
+                                  torch.where(mask, a, high_end).amin().to(wide), whole.to(wide),
+                                  ((a == 1) | none).all().to(wide)]))
     if not parts:
         return 0, 0, False, True, True
     table = torch.stack(parts).cpu()  # the one synchronisation
     count = int(table[:, 0].sum().item())
+    if not count:
+        return 0, 0, False, True, True
     top, low = table[:, 1].max().item(), table[:, 2].min().item()
-    if t.is_floating_point():
+    if floating:
         biggest: int | float = float(max(abs(top), abs(low)))
     else:
         biggest = max(int(top), -int(low))

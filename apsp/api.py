@@ -24,7 +24,7 @@ from .sizes import memory_limit
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .choices import Backend, DtypeChoice, Method
+    from .choices import Backend, DtypeChoice, Method, Output
 
     #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
     GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
@@ -150,7 +150,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
-                   sources: ArrayLike | None = None, **options: Any) -> Result:
+                   sources: ArrayLike | None = None, output: Output | None = None, **options: Any) -> Result:
     """All-pairs shortest paths (or from some sources only).
 
     Parameters
@@ -206,8 +206,8 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
     check_keywords(options, _PARAMETERS)
     check_choice("method", method, METHODS)
     check_choice("backend", backend, BACKENDS)
-    if options.get("output") is not None:
-        check_choice("output", options["output"], OUTPUTS)
+    if output is not None:
+        check_choice("output", output, OUTPUTS)
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     on_card = getattr(g, "device_matrix", None) is not None
@@ -217,8 +217,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
         if str(options["device"]) != g.device:
             raise ValueError(f"the graph is on {g.device}, but device={options['device']!r} was asked for: "
                              "move the array there first, or leave device unset")
-    if options.get("output") is None:
-        options["output"] = "torch" if on_card else "numpy"
+    options["output"] = output or ("torch" if on_card else "numpy")
     src = None if sources is None else source_vertices(sources, g.n, g.labels)
     t_plan = time.perf_counter()
     plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
@@ -417,4 +416,4 @@ def source_vertices(sources, n: int, labels: np.ndarray | None = None) -> np.nda
 
 #: the named parameters of `shortest_paths` (for the nearest-name hint of an unknown keyword)
 _PARAMETERS = ("method", "backend", "dtype", "block_size", "directed", "unweighted", "return_predecessors",
-               "return_successors", "null_value", "progress")
+               "return_successors", "null_value", "progress", "output")

@@ -69,6 +69,8 @@ class Result:
         The value of ``distances`` where there is no path.
     reachable : numpy.ndarray of bool, shape (n, n)
         Where a path exists.
+    on_host : bool
+        The distances are a numpy array (else a torch tensor: `to_numpy`).
     """
 
     distances: np.ndarray
@@ -124,15 +126,32 @@ class Result:
         return isinstance(self.distances, np.ndarray)
 
     def on_device(self, device) -> "Result":
-        """This result with its distances and path matrices as torch tensors on ``device`` ("cuda:0",
-        "cpu"): tensors already there kept, host arrays copied there once (a CPU tensor shares
-        the numpy array's memory)."""
+        """This result with its distances and path matrices as torch tensors on ``device``.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            "cuda:0", "cpu", ...
+
+        Returns
+        -------
+        Result
+            Tensors already there kept, host arrays copied there once (a CPU tensor shares the
+            numpy array's memory).
+        """
         from .gpu.devinput import to_device
 
         return self._with(lambda a: to_device(a, device))
 
     def to_numpy(self) -> "Result":
-        """This result with numpy arrays on the host (a result on the host is returned as it is)."""
+        """This result with numpy arrays on the host.
+
+        Returns
+        -------
+        Result
+            Its distances and path matrices copied from their device once (a result on the host is
+            returned as it is).
+        """
         if self.on_host:
             return self
         from .gpu.devinput import as_numpy
@@ -147,8 +166,13 @@ class Result:
         return replace(self, **arrays)
 
     def to_torch(self):
-        """The distances as a torch tensor, where they are (no copy: a host result's tensor shares
-        its memory)."""
+        """The distances as a torch tensor, where they are.
+
+        Returns
+        -------
+        torch.Tensor
+            ``distances`` itself, or for a host result a CPU tensor sharing its memory (no copy).
+        """
         from .gpu.devinput import to_device
 
         if self.on_host:
@@ -164,7 +188,13 @@ class Result:
         return self.distances.__dlpack_device__()
 
     def to_dlpack(self):
-        """The distances as a DLPack capsule (for libraries that take a capsule, not an exporter)."""
+        """The distances as a DLPack capsule, where they are (no copy).
+
+        Returns
+        -------
+        PyCapsule
+            For libraries that take a capsule rather than an object with ``__dlpack__``.
+        """
         return self.distances.__dlpack__()
 
     def to_float(self) -> np.ndarray:

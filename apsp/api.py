@@ -210,12 +210,13 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
         check_choice("output", output, OUTPUTS)
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
-    on_card = getattr(g, "device_matrix", None) is not None
-    home = g.device if on_card else None  # where a GPU array's result goes back to
+    card: Any = g if getattr(g, "device_matrix", None) is not None else None  # a `DeviceGraph`
+    on_card = card is not None
+    home = card.device if on_card else None  # where a GPU array's result goes back to
     if on_card:
-        options.setdefault("device", g.device)
-        if str(options["device"]) != g.device:
-            raise ValueError(f"the graph is on {g.device}, but device={options['device']!r} was asked for: "
+        options.setdefault("device", home)
+        if str(options["device"]) != home:
+            raise ValueError(f"the graph is on {home}, but device={options['device']!r} was asked for: "
                              "move the array there first, or leave device unset")
     options["output"] = output or ("torch" if on_card else "numpy")
     src = None if sources is None else source_vertices(sources, g.n, g.labels)
@@ -225,7 +226,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
     note = None
     if on_card and plan.backend != "gpu":
         # the CPU engines read host memory: one copy of the matrix, planned as a host input is
-        g, note = g.host_graph(), "copied to the host: the plan runs on the CPU"
+        g, note = card.host_graph(), "copied to the host: the plan runs on the CPU"
         plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
                          successors=return_successors, progress=progress, sources=src, **options)
     stages = {"validate": t_plan - t0, "setup": time.perf_counter() - t_plan}

@@ -161,9 +161,9 @@ class Result:
     def _with(self, convert) -> "Result":
         from dataclasses import replace
 
-        arrays = {name: None if getattr(self, name) is None else convert(getattr(self, name))
-                  for name in ("distances", "predecessors", "successors")}
-        return replace(self, **arrays)
+        return replace(self, distances=convert(self.distances),
+                       predecessors=None if self.predecessors is None else convert(self.predecessors),
+                       successors=None if self.successors is None else convert(self.successors))
 
     def to_torch(self):
         """The distances as a torch tensor, where they are.

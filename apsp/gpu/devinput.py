@@ -199,7 +199,7 @@ def fill_start(d: torch.Tensor, graph: DeviceGraph) -> None:
     if src.device != d.device:
         raise ValueError(f"the graph's matrix is on {src.device}, the solve's on {d.device}")
     floating = src.is_floating_point()
-    null = graph.null_value
+    null: Any = graph.null_value
     has_null = null is not None and not (isinstance(null, float) and np.isinf(null))
     if has_null and not floating:
         has_null = float(null).is_integer()  # no integer equals a fractional null value
@@ -241,7 +241,7 @@ def cast_checked(t: torch.Tensor, dtype, negative: bool) -> torch.Tensor:
     rows = max(1, FACT_CHUNK // max(t.shape[1] if t.dim() == 2 else 1, 1))
     for i in range(0, t.shape[0], rows):
         part = t[i:i + rows]
-        no_path = part == wide_unreachable
+        no_path = part.eq(wide_unreachable.item())
         values = torch.where(no_path, torch.zeros_like(part), part)
         bad = (values > limit) | (values < -limit)
         if bool(bad.any()):
@@ -251,7 +251,7 @@ def cast_checked(t: torch.Tensor, dtype, negative: bool) -> torch.Tensor:
                              f"{int(values[bad][0])}, beyond the {dt.name} limit {limit}; choose a wider "
                              "dtype or leave dtype unset")
         piece = values.to(out.dtype)
-        piece[no_path] = exactness.unreachable_value(dt)
+        piece[no_path] = exactness.unreachable_value(dt).item()
         out[i:i + rows] = piece
     return out
 

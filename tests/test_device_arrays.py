@@ -215,3 +215,21 @@ def test_drop_in_takes_a_tensor_and_returns_numpy_as_scipy_does(rng):
         assert np.array_equal(got, csgraph.shortest_path(a, method="FW"))
     got = apsp.shortest_path(torch.from_numpy(a), method="D", indices=[2])
     assert np.array_equal(got, csgraph.shortest_path(a, method="D", indices=[2]))
+
+
+def test_device_result_narrowed_on_the_device_with_its_check(rng):
+    from apsp.errors import DtypeError
+
+    a = random_matrix(rng, 20)
+    a[0, 1] = -3  # negative weights: int16 asked for is solved in int32 and cast, checked
+    a[1:, 0] = 100
+    r = apsp.shortest_paths(device_input(a), method="fw", backend="gpu", dtype="int16")
+    assert isinstance(r.distances, torch.Tensor) and r.dtype == np.int16
+    assert r.to_numpy() == host_solve(a, dtype="int16")
+    chain = np.zeros((3, 3), np.int32)
+    chain[0, 1], chain[1, 2], chain[2, 0] = 20000, 20000, -1  # beyond int16's limit, as the host says
+    with pytest.raises(DtypeError) as on_host:
+        host_solve(chain, dtype="int16")
+    with pytest.raises(DtypeError, match="dtype int16 cannot hold every distance of this graph: one is") as here:
+        apsp.shortest_paths(device_input(chain), method="fw", backend="gpu", dtype="int16")
+    assert str(here.value) == str(on_host.value)

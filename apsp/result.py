@@ -99,12 +99,13 @@ class Result:
 
     def __eq__(self, other: object) -> bool:
         """Equal when both hold the same answer: distances (dtype included), predecessors,
-        successors, source rows and labels; how it was computed (method, backend, timings, info)
-        does not count."""
+        successors, source rows and labels, wherever they are (host or device); how it was
+        computed (method, backend, timings, info) does not count."""
         if not isinstance(other, Result):
             return NotImplemented
-        return self.distances.dtype == other.distances.dtype and all(
-            _same(getattr(self, name), getattr(other, name))
+        mine, theirs = self.to_numpy(), other.to_numpy()  # tensors on a device compared on the host
+        return mine.distances.dtype == theirs.distances.dtype and all(
+            _same(getattr(mine, name), getattr(theirs, name))
             for name in ("distances", "predecessors", "successors", "sources", "labels"))
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside

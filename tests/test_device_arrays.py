@@ -120,6 +120,21 @@ def test_cuda_interface_without_a_gpu_is_refused_clearly():
         apsp.shortest_paths(CudaInterfaceOnly())
 
 
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_cuda_arrays_through_dlpack_or_the_interface_alone_stay_on_the_card(rng):
+    a = random_matrix(rng, 300)
+    t = torch.from_numpy(a).cuda()
+    want = host_solve(a)
+
+    class InterfaceOnly:
+        __cuda_array_interface__ = t.__cuda_array_interface__
+
+    for given in (DLPackOnly(t, device=t.__dlpack_device__()), InterfaceOnly()):
+        r = apsp.shortest_paths(given, method="fw", backend="gpu")
+        assert r.distances.device.type == "cuda" and r.info["device_input"] == "kept on the device"
+        assert r == want
+
+
 # -- the device route -------------------------------------------------------------------------------
 def test_device_facts_equal_the_host_graphs(rng):
     from apsp.gpu.devinput import dense_facts

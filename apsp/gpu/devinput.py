@@ -118,7 +118,7 @@ def dense_facts(t: torch.Tensor, null_value) -> tuple:
     return count, biggest, low < 0, bool(table[:, 3].all()), bool(table[:, 4].all())
 
 
-@dataclass
+@dataclass(eq=False)
 class DeviceGraph(Graph):
     """A dense graph whose weights stay on their device (`device_matrix`, a torch tensor, the
     caller's memory: never written). Its weight facts come from `dense_facts`; the conversions a

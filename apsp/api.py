@@ -347,7 +347,7 @@ def run_plan(g, plan, timings: dict) -> Result:
         if isinstance(out.dist, np.ndarray):
             out.dist = exactness.cast_checked(out.dist, step.cast_to, g.has_negative_weights, out=target)
         else:  # a result left on the device is narrowed there
-            from .gpu.devinput import cast_checked
+            from .gpu.tensors import cast_checked
 
             out.dist = cast_checked(out.dist, step.cast_to, g.has_negative_weights)
         t_checked = time.perf_counter()
@@ -391,7 +391,7 @@ def _rows(a, rows: np.ndarray):
     """Rows ``rows`` of a result (numpy, or a tensor on its device)."""
     if isinstance(a, np.ndarray):
         return a[rows]
-    from .gpu.devinput import take_rows
+    from .gpu.tensors import take_rows
 
     return take_rows(a, rows)
 

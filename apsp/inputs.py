@@ -156,7 +156,7 @@ def from_tensor(tensor, null_value: float | None = 0.0):
     (`apsp.gpu.devinput`); sparse (COO, CSR) as a scipy sparse matrix on the host. Half floats
     (float16, bfloat16) are widened to float32, which holds each of their values exactly."""
     if str(tensor.layout) != "torch.strided":
-        from .gpu.devinput import sparse_to_scipy
+        from .gpu.tensors import sparse_to_scipy
 
         return sparse_to_scipy(tensor)
     if tensor.device.type != "cpu":

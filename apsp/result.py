@@ -140,7 +140,7 @@ class Result:
             Tensors already there kept, host arrays copied there once (a CPU tensor shares the
             numpy array's memory).
         """
-        from .gpu.devinput import to_device
+        from .gpu.tensors import to_device
 
         return self._with(lambda a: to_device(a, device))
 
@@ -155,7 +155,7 @@ class Result:
         """
         if self.on_host:
             return self
-        from .gpu.devinput import as_numpy
+        from .gpu.tensors import as_numpy
 
         return self._with(as_numpy)
 
@@ -174,7 +174,7 @@ class Result:
         torch.Tensor
             ``distances`` itself, or for a host result a CPU tensor sharing its memory (no copy).
         """
-        from .gpu.devinput import to_device
+        from .gpu.tensors import to_device
 
         if self.on_host:
             return to_device(self.distances, "cpu")

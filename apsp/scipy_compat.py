@@ -87,16 +87,16 @@ def _on_host(csgraph):
 
     if _library(csgraph) == "torch" and hasattr(csgraph, "layout"):
         if str(csgraph.layout) != "torch.strided":
-            from .gpu.devinput import sparse_to_scipy
+            from .gpu.tensors import sparse_to_scipy
 
             return sparse_to_scipy(csgraph)
-        from .gpu.devinput import as_numpy
+        from .gpu.tensors import as_numpy
 
         return as_numpy(csgraph.float() if str(csgraph.dtype) in ("torch.bfloat16", "torch.float16") else csgraph)
     if _library(csgraph) == "cupyx" and hasattr(csgraph, "get") and hasattr(csgraph, "format"):
         return csgraph.get()
     if on_device(csgraph):
-        from .gpu.devinput import as_numpy, wrap
+        from .gpu.tensors import as_numpy, wrap
 
         return as_numpy(wrap(csgraph))
     return csgraph

@@ -100,6 +100,22 @@ def test_sparse_tensors_read_as_scipy_reads_them(rng):
     assert apsp.shortest_paths(t_csr, backend="cpu") == apsp.shortest_paths(csr, backend="cpu")
 
 
+def test_cpu_tensors_need_no_triton():
+    """A CPU install of torch has no Triton: dense and sparse CPU tensors, and a torch result, do
+    without it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['triton'] = None\n"
+            "import torch, apsp\n"
+            "t = torch.tensor([[0, 3, 0], [0, 0, 4], [1, 0, 0]])\n"
+            "r = apsp.shortest_paths(t.to_sparse_csr(), backend='cpu', output='torch')\n"
+            "assert r.to_torch().tolist() == [[0, 3, 7], [5, 0, 4], [1, 4, 0]], r.distances\n"
+            "assert 'triton' not in [m.split('.')[0] for m, v in sys.modules.items() if v is not None]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
 # -- DLPack and the CUDA array interface -----------------------------------------------------------
 def test_dlpack_only_object_on_the_host(rng):
     a = random_matrix(rng, 30)

@@ -208,17 +208,17 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
     check_choice("backend", backend, BACKENDS)
     if output is not None:
         check_choice("output", output, OUTPUTS)
+    home = _input_device(graph)  # where a GPU array's result goes back to
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
     card: Any = g if getattr(g, "device_matrix", None) is not None else None  # a `DeviceGraph`
     on_card = card is not None
-    home = card.device if on_card else None  # where a GPU array's result goes back to
     if on_card:
         options.setdefault("device", home)
         if str(options["device"]) != home:
             raise ValueError(f"the graph is on {home}, but device={options['device']!r} was asked for: "
                              "move the array there first, or leave device unset")
-    options["output"] = output or ("torch" if on_card else "numpy")
+    options["output"] = output or ("torch" if home else "numpy")
     src = None if sources is None else source_vertices(sources, g.n, g.labels)
     t_plan = time.perf_counter()
     plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
@@ -231,12 +231,29 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
                          successors=return_successors, progress=progress, sources=src, **options)
     stages = {"validate": t_plan - t0, "setup": time.perf_counter() - t_plan}
     result = run_plan(g, plan, stages)
-    if on_card:
+    if home:
         result.info["device_input"] = note or (
-            "copied to the host: the solver reads the host's edges" if graph_copied(g)
-            else "kept on the device")
+            "kept on the device" if on_card and not graph_copied(g) else
+            "copied to the host: the solver reads the host's edges" if on_card else
+            "copied to the host: a sparse, unweighted or undirected input is read there")
         result = result.on_device(home) if options["output"] == "torch" else result
     return result
+
+
+def _input_device(graph) -> str | None:
+    """The device a GPU array (or a `DeviceGraph`) lives on, as torch names it; None for the host."""
+    if getattr(graph, "device_matrix", None) is not None:
+        return graph.device
+    from .inputs import _library, on_device
+
+    if _library(graph) == "torch":  # sparse tensors too, which export no DLPack
+        where = getattr(graph, "device", None)
+        return None if where is None or where.type == "cpu" else str(where)
+    if not on_device(graph):
+        return None
+    from .gpu.tensors import wrap
+
+    return str(wrap(graph).device)
 
 
 def graph_copied(g) -> bool:
@@ -338,18 +355,7 @@ def run_plan(g, plan, timings: dict) -> Result:
                                     requested=plan.requested[2] is not None)
     t_checked = marks.get("checked", marks["solved"])
     if step.cast_to is not None:
-        target = None
-        memory = step.opts.memory
-        if memory is not None and memory.out_of_core and memory.matrix_on_disk and out.dist.shape == (g.n, g.n):
-            from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
-
-            target = HostMatrix(g.n, step.cast_to, on_disk=True, scratch_dir=memory.scratch_dir).array
-        if isinstance(out.dist, np.ndarray):
-            out.dist = exactness.cast_checked(out.dist, step.cast_to, g.has_negative_weights, out=target)
-        else:  # a result left on the device is narrowed there
-            from .gpu.tensors import cast_checked
-
-            out.dist = cast_checked(out.dist, step.cast_to, g.has_negative_weights)
+        out.dist = _narrowed(out.dist, step, g)
         t_checked = time.perf_counter()
     info = out.info
     if plan.skipped:
@@ -385,6 +391,22 @@ def run_plan(g, plan, timings: dict) -> Result:
     if output == "torch" and isinstance(result.distances, np.ndarray):
         result = result.on_device(plan.machine.device if where == "gpu" else "cpu")
     return result
+
+
+def _narrowed(dist, step, g):
+    """The exact result ``dist`` cast to the dtype asked for (``step.cast_to``), checked: on the host
+    (into a scratch file where the solve streamed from one), or on the device where it was left."""
+    if not isinstance(dist, np.ndarray):  # a result left on the device is narrowed there
+        from .gpu.tensors import cast_checked
+
+        return cast_checked(dist, step.cast_to, g.has_negative_weights)
+    target = None
+    memory = step.opts.memory
+    if memory is not None and memory.out_of_core and memory.matrix_on_disk and dist.shape == (g.n, g.n):
+        from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
+
+        target = HostMatrix(g.n, step.cast_to, on_disk=True, scratch_dir=memory.scratch_dir).array
+    return exactness.cast_checked(dist, step.cast_to, g.has_negative_weights, out=target)
 
 
 def _rows(a, rows: np.ndarray):

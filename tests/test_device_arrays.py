@@ -221,6 +221,17 @@ def test_device_input_on_the_cpu_is_copied_once_and_goes_back(rng):
     assert stats.diameter() == apsp.distance_stats(a).diameter()
 
 
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_cuda_inputs_read_on_the_host_still_come_back_to_the_card(rng):
+    a = random_matrix(rng, 300)
+    t = torch.from_numpy(a).cuda()
+    for given, kw in ((t, {"unweighted": True}), (t, {"directed": False}), (t.to_sparse_csr(), {})):
+        r = apsp.shortest_paths(given, **kw)
+        assert r.distances.device == t.device
+        assert r.info["device_input"] == "copied to the host: a sparse, unweighted or undirected input is read there"
+        assert r == apsp.shortest_paths(a if given is t else given.cpu(), **kw)
+
+
 def test_device_input_on_another_device_is_refused(rng):
     with pytest.raises(ValueError, match="move the array there first"):
         apsp.shortest_paths(device_input(random_matrix(rng, 8)), backend="gpu", device="cuda:7")

@@ -232,10 +232,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
     stages = {"validate": t_plan - t0, "setup": time.perf_counter() - t_plan}
     result = run_plan(g, plan, stages)
     if home:
-        result.info["device_input"] = note or (
-            "kept on the device" if on_card and not graph_copied(g) else
-            "copied to the host: the solver reads the host's edges" if on_card else
-            "copied to the host: a sparse, unweighted or undirected input is read there")
+        result.info["device_input"] = note or _device_note(plan, card)
         result = result.on_device(home) if options["output"] == "torch" else result
     return result
 
@@ -256,9 +253,17 @@ def _input_device(graph) -> str | None:
     return str(wrap(graph).device)
 
 
-def graph_copied(g) -> bool:
-    """Whether a device graph's weights were copied to the host (a route that reads them there)."""
-    return bool(getattr(g, "copied_to_host", False))
+def _device_note(plan, card) -> str:
+    """What became of a GPU array's weights (``card``: its `DeviceGraph`, None where it was read on the
+    host), for ``Result.info["device_input"]``."""
+    if card is None:
+        return "copied to the host: a sparse, unweighted or undirected input is read there"
+    in_core_fw = plan.backend == "gpu" and any(
+        s.method == "fw" and s.opts.memory is not None and not s.opts.memory.out_of_core for s in plan.steps)
+    if not in_core_fw:
+        return "copied to the host: the solver reads the host's edges"
+    # the plan's estimates may have read the edges on the host (nested dissection's candidacy)
+    return "kept on the device" + ("; its edges were also read on the host for the plan" if card.copied_to_host else "")
 
 
 #: decisions (method, backend, dtype, memory plan) and retries are logged here at INFO level

@@ -275,3 +275,10 @@ def test_device_result_narrowed_on_the_device_with_its_check(rng):
     with pytest.raises(DtypeError, match="dtype int16 cannot hold every distance of this graph: one is") as here:
         apsp.shortest_paths(device_input(chain), method="fw", backend="gpu", dtype="int16")
     assert str(here.value) == str(on_host.value)
+
+
+def test_device_input_streamed_reads_the_host_copy(rng):
+    a = random_matrix(rng, 24)
+    r = apsp.shortest_paths(device_input(a), method="fw", backend="gpu", out_of_core=True)
+    assert r.info["device_input"] == "copied to the host: the solver reads the host's edges"
+    assert isinstance(r.distances, torch.Tensor) and r == host_solve(a)

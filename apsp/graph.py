@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import exactness
+from . import exactness, sizes
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -120,6 +120,8 @@ COMPACT_BYTES_PER_EDGE = 48
 #: numbers, columns and weights (at most 24 bytes an edge, 1.5 MiB) stay below what the solve's
 #: workers and row passes hold later, which the memory plan counts
 START_CHUNK_EDGES = 1 << 16
+#: searches holding more than this hand their freed memory back before the solve allocates
+RELEASE_BYTES = 8 << 20
 
 
 def compact_ids(src_ids: np.ndarray, dst_ids: np.ndarray):
@@ -354,11 +356,11 @@ class Derived:
     symmetric: bool | None = None
 
 
-@dataclass
+@dataclass(init=False)
 class Graph:
     """A validated directed graph: ``n`` vertices and weighted edges (CSR or dense).
 
-    Exactly one of ``csr`` or ``dense`` (with ``edge_mask``) is set at creation;
+    Exactly one of ``csr`` or ``dense`` (with ``edge_mask``, or ``null_value``) is set at creation;
     the other form is built on request and cached. Build one with `from_edges`,
     `from_dense`, `from_sparse` or `apsp.as_graph`.
 
@@ -371,7 +373,11 @@ class Graph:
     dense : numpy.ndarray or None
         Dense weights, meaningful where ``edge_mask`` is True.
     edge_mask : numpy.ndarray of bool or None
-        Where ``dense`` holds an edge.
+        Where ``dense`` holds an edge: as given, else made on request from ``null_value`` (the
+        solvers read ``dense`` in place, testing each entry as they go: no mask is kept).
+    null_value : float or None
+        With ``dense`` and no ``edge_mask``: the entry that means "no edge" besides inf and nan
+        (default 0, as `from_dense`; None: only inf and nan).
     source : str or None
         Where the graph came from (a path), for messages.
     labels : numpy.ndarray or None
@@ -409,9 +415,12 @@ class Graph:
     n: int
     csr: csr_matrix | None = None  # with explicit edges
     dense: np.ndarray | None = None  # weights where edge_mask is True
-    edge_mask: np.ndarray | None = None
     source: str | None = None
     labels: np.ndarray | None = None
+    #: a dense matrix's "no edge" entry besides inf and nan (None: those alone), where no mask is given
+    null_value: Any = field(default=0.0, repr=False)
+    _mask: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _rule: Any = field(default=None, repr=False, compare=False)
     nnz: int = field(init=False, repr=False, compare=False)
     max_abs_weight: int | float = field(init=False, repr=False, compare=False)
     has_negative_weights: bool = field(init=False, repr=False, compare=False)
@@ -422,18 +431,80 @@ class Graph:
     #: what estimates, plans and solvers derived from this graph (`Derived`)
     derived: Derived = field(init=False, repr=False, compare=False, default_factory=Derived)
 
-    def __post_init__(self):
+    def __init__(self, n: int, csr: csr_matrix | None = None, dense: np.ndarray | None = None,
+                 edge_mask: np.ndarray | None = None, source: str | None = None, labels: np.ndarray | None = None,
+                 null_value: Any = 0.0) -> None:
+        self.n, self.csr, self.dense, self._mask = n, csr, dense, edge_mask
+        self.source, self.labels, self.null_value = source, labels, null_value
+        self.derived = Derived()
+        self._rule = None  # the dense edges' `apsp.dense.NullRule`, where the kernels read them
+        if dense is not None and edge_mask is None:
+            self._dense_rule(dense)
         if self.csr is not None:
             facts = _weight_facts(self.csr.data)
-        else:  # a dense matrix's weights a row chunk at a time: never a copy of them all
-            rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))
-            parts = [_weight_facts(self.dense[i:i + rows][self.edge_mask[i:i + rows]])
-                     for i in range(0, self.n, rows)]
-            facts = (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
-                     any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
+            float_weights = self.csr.data.dtype.kind == "f"
+        else:
+            assert self.dense is not None, "a graph holds its edges densely or as CSR"
+            facts, float_weights = self._dense_facts(self.dense), self.dense.dtype.kind == "f"
         self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral, self.unit_weights = facts
-        self.float_weights = (self.csr.data if self.csr is not None else self.dense).dtype.kind == "f"
+        self.float_weights = float_weights
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+
+    def _dense_facts(self, dense: np.ndarray) -> tuple:
+        if self._rule is not None:  # one threaded pass over the matrix, no mask made
+            from .dense import facts as dense_facts
+
+            return dense_facts(dense, self._rule)
+        assert self._mask is not None  # the rule's or the given mask
+        rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))  # a row chunk at a time: never a copy of all
+        parts = [_weight_facts(dense[i:i + rows][self._mask[i:i + rows]]) for i in range(0, self.n, rows)]
+        return (sum(p[0] for p in parts), max((p[1] for p in parts), default=0),
+                any(p[2] for p in parts), all(p[3] for p in parts), all(p[4] for p in parts))
+
+    def _dense_rule(self, dense: np.ndarray) -> None:
+        """Edges of ``dense`` by ``null_value``: the kernels' rule for the dtypes they read (booleans
+        as int8, in place), else the mask made here by numpy, a row chunk at a time."""
+        from .dense import KERNEL_DTYPES, NullRule, kernel_view
+
+        a = kernel_view(dense)
+        if a.dtype in KERNEL_DTYPES and a.dtype.isnative:
+            self.dense, self._rule = a, NullRule.of(a.dtype, self.null_value)
+            return
+        mask = np.empty(a.shape, dtype=np.bool_)
+        rows = max(1, exactness.ROW_CHUNK // max(self.n, 1))
+        for i in range(0, self.n, rows):  # a row chunk's comparison at a time, not n x n
+            mask[i:i + rows] = self.edges_in_rows(i, i + rows)
+        self._mask = mask
+
+    @property
+    def edge_mask(self) -> np.ndarray | None:
+        """Where ``dense`` holds an edge (None for a CSR graph); made on each request where the graph
+        keeps no mask (`edges_in_rows` makes a part of it)."""
+        if self.dense is None:
+            return None
+        return self._mask if self._mask is not None else self.edges_in_rows(0, self.n)
+
+    @property
+    def holds_edge_mask(self) -> bool:
+        """Whether the graph keeps an n x n mask of its dense edges (given, or made by numpy for a
+        dtype the kernels of `apsp.dense` do not read)."""
+        return self._mask is not None
+
+    def edges_in_rows(self, i0: int, i1: int) -> np.ndarray:
+        """Where rows ``i0:i1`` of ``dense`` hold an edge: finite entries other than ``null_value``."""
+        return self.edges_at(np.s_[i0:i1])
+
+    def edges_at(self, index) -> np.ndarray:
+        """Where the entries ``dense[index]`` hold an edge (the kept mask's part, else numpy's test of them)."""
+        assert self.dense is not None, "edges_at of a dense graph"
+        if self._mask is not None:
+            return self._mask[index]
+        block = self.dense[index]
+        mask = np.isfinite(block)  # all True for integers
+        null = self.null_value
+        if null is not None and not (isinstance(null, float) and np.isinf(null)):
+            mask &= block != null
+        return mask
 
     def integral_for(self, dtype) -> bool:
         """Whether a solve in ``dtype`` owes exact integer distances.
@@ -526,16 +597,10 @@ class Graph:
         a = np.asarray(matrix)
         if a.ndim != 2 or a.shape[0] != a.shape[1]:
             raise ValueError(f"a dense graph must be a square 2-D array, got shape {a.shape}")
-        if a.dtype.kind == "b":
-            a = a.astype(np.int8)
-        if a.dtype.kind not in "iuf":
+        if a.dtype.kind not in "biuf":
             raise ValueError(f"graph weights must be numeric, got dtype {a.dtype}")
-        mask = np.isfinite(a)  # all True for integers
-        if null_value is not None and not (isinstance(null_value, float) and np.isinf(null_value)):
-            rows = max(1, exactness.ROW_CHUNK // max(a.shape[0], 1))
-            for i in range(0, a.shape[0], rows):  # a row chunk's comparison at a time, not n x n
-                mask[i:i + rows] &= a[i:i + rows] != null_value
-        return cls(n=a.shape[0], dense=a, edge_mask=mask, source=source)
+        # booleans are read as int8 in place; the edges are tested where the matrix is read
+        return cls(n=a.shape[0], dense=a, null_value=null_value, source=source)
 
     @classmethod
     def from_sparse(cls, matrix: Any, source: str | None = None) -> "Graph":
@@ -615,6 +680,9 @@ class Graph:
                     d[~np.isfinite(d)] = -1.0
                     start = int(np.argmax(d))
                     found = max(found, float(d[start]))
+                del forward, backward
+                if self.sweep_bytes() > RELEASE_BYTES:
+                    sizes.release_freed_memory()  # the sweeps' copies, before the solve allocates
             self.derived.longest_found = found
         return self.derived.longest_found
 
@@ -679,12 +747,17 @@ class Graph:
         dt = np.dtype(dtype)
         i0, i1 = (0, self.n) if rows is None else rows
         d = out if out is not None else np.empty((i1 - i0, self.n), dtype=dt)
-        d.fill(exactness.inf_value(dt))
+        if self._rule is not None and self.dense is not None:  # one threaded pass: edges tested as converted
+            from .dense import start_rows
+
+            start_rows(self.dense, self._rule, dt, d, i0, i1)
+            return d
         if self.dense is not None:
-            assert self.edge_mask is not None  # given with dense
-            np.copyto(d, self.dense[i0:i1], where=self.edge_mask[i0:i1], casting="unsafe")
+            d.fill(exactness.inf_value(dt))
+            np.copyto(d, self.dense[i0:i1], where=self.edges_in_rows(i0, i1), casting="unsafe")
         else:
             assert self.csr is not None  # a graph holds its edges densely or as CSR
+            d.fill(exactness.inf_value(dt))
             indptr, indices, data = self.csr.indptr, self.csr.indices, self.csr.data
             a = i0
             while a < i1:  # rows of at most START_CHUNK_EDGES edges (or one row): bounded temporaries

@@ -33,7 +33,7 @@ from .decisions import MemoryPlan, Plan, StatsPlan, Step
 from .engine import DEFAULT_BLOCK, SolveOptions
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import MachineFacts, gpu_available  # noqa: F401  (`gpu_available`: the public layer asks the plan)
-from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned
+from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned, staging_bytes
 from .graph import Graph
 from .methods import BACKENDS, FUNCTIONS, METHOD, METHODS, STATS_METHODS, TABLE, Method
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
@@ -391,8 +391,8 @@ def incore_needs(n: int, dtype, method: str, backend: str, paths: int = 0,
     """
     host, gpu = FUNCTIONS[METHOD[method].memory](n, np.dtype(dtype), backend, paths, block, interpreted, layout,
                                             checked)
-    if backend == "gpu" and dense_input:
-        host += matrix_bytes(n, dtype)  # the start matrix is built on the host first
+    if backend == "gpu" and dense_input:  # the start matrix goes up in bands through the staging buffers
+        host += staging_bytes(matrix_bytes(n, dtype), interpreted)
     return host, gpu
 
 
@@ -516,10 +516,12 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None, host_limit
         host += thread_bytes(method, n, thread_count(), dt.itemsize, paths,
                              opts.block_size or DEFAULT_BLOCK["cpu"])
     # what the call holds beside the solve's own arrays: nd-fw's ordering when it is made here
-    # (the allocator may keep its freed pages), a dense input's edge mask (`Graph.from_dense`) and
-    # the pages of the threads that convert it by row chunks (0.8 MB + 0.11 MB a thread above the
-    # plan at n = 3000, 2 to 16 threads on the 2-core box, 2026-11-28: counted as a worker's each)
-    dense = matrix_bytes(n, np.bool_) + thread_count() * costs.WORKER_BYTES if graph.dense is not None else 0
+    # (the allocator may keep its freed pages), a dense input's edge mask where numpy makes one
+    # (`Graph.edge_mask`; the kernels that read the dtypes of `apsp.dense` make none) and the pages
+    # of the threads that read it by rows (counted as a worker's each)
+    dense = 0
+    if graph.dense is not None:
+        dense = (matrix_bytes(n, np.bool_) if graph.holds_edge_mask else 0) + thread_count() * costs.WORKER_BYTES
     host += ordering + dense
     if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
         rows = n if getattr(opts, "sources", None) is None else len(opts.sources)

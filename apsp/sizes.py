@@ -12,6 +12,7 @@ already uses (page cache the kernel can drop, ``inactive_file``, not counted).
 from __future__ import annotations
 
 import contextlib
+import functools
 import contextvars
 import logging
 import os
@@ -194,6 +195,31 @@ def check_memory(need: int, what: str, hold: bool = False) -> None:
                               f"{format_size(limit)} is {words}")
     if hold:
         count_held(need)
+
+
+def release_freed_memory() -> None:
+    """Hand memory freed inside the C heap back to the system (glibc's ``malloc_trim``).
+
+    glibc keeps freed blocks below its (self-raising) mmap threshold in the arena that held
+    them; memory a search freed on one thread is not reused by the next phase's worker
+    threads, which allocate in arenas of their own, so a solve's peak would count both.
+    Called between a call's phases where a large temporary was freed. Nothing elsewhere.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim():
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), "malloc_trim") if name else None
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to hand back this way
+        return None
 
 
 def disk_available(directory) -> int:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched call on a GPU machine: the test suite for real, then the GPU benchmarks.
 # Usage (repository root): OUT=dir bash benchmarks/device_run.sh [stage ...]
-# stages: tests gpu_fw tune pairs paths homework startup d2h bfs ooc quicktests bench ndfw dtype before_after
+# stages: tests gpu_fw tune pairs paths homework startup d2h dense bfs ooc quicktests bench ndfw rowsolve dtype before_after
 # before_after: BEFORE_TREE=<folder holding an older apsp/> times both trees alternately (plan_overhead.py)
 #   (default: tests gpu_fw paths homework bfs)
 # bench: BENCH_SUITES picks suites (default: all); their files come back as one $OUT/bench.tar.gz;
@@ -86,6 +86,12 @@ for stage in $stages; do
       # then a whole API call at WHOLE_N (default 65536) against its compute
       timeout 400 python3 benchmarks/d2h.py --whole "${WHOLE_N:-65536}" --out "$OUT/d2h.json" > "$OUT/d2h.log" 2>&1
       tail -4 "$OUT/d2h.log" ;;
+    dense)
+      # the default call on a float64 numpy matrix, n = 4096 and 8192, stage by stage beside the copy
+      # bandwidths (pinned and pageable) and the kernels alone; then the dense tests for real
+      timeout 300 python3 benchmarks/dense_call.py --json "$OUT/dense_call.json" 2>&1 | tee "$OUT/dense_call.log"
+      timeout 200 python3 -m pytest -q -x tests/test_dense_input.py > "$OUT/dense_tests.log" 2>&1
+      tail -3 "$OUT/dense_tests.log" ;;
     ooc)
       timeout 300 python3 benchmarks/outofcore_gpu.py --out "$OUT/ooc.json" > "$OUT/ooc.log" 2>&1; tail -25 "$OUT/ooc.log" ;;
     quicktests)
@@ -112,6 +118,14 @@ for stage in $stages; do
       tail -2 "$OUT/ndfw_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/ndfw_tests.log" | head
       timeout 420 python3 benchmarks/nd_gpu.py --side 350 --knn 122500 --wall --out "$OUT/nd_gpu.json" \
         > "$OUT/nd_gpu.log" 2>&1; tail -20 "$OUT/nd_gpu.log" ;;
+    rowsolve)
+      # rows from elimination factors: the tests on the GPU, then the downward pass's rate on a synthetic
+      # level and a 1000x1000 grid's dissection (rows checked against numpy), beside the ceiling
+      timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_rowsolve.py > "$OUT/rowsolve_tests.log" 2>&1
+      tail -2 "$OUT/rowsolve_tests.log"; grep -E "^(FAILED|ERROR)" "$OUT/rowsolve_tests.log" | head
+      timeout 560 python3 benchmarks/gpu_rowsolve.py --ceiling --check --side 300 1000 --leaf 64 --rows 1024 \
+        --nodes 16384 --v 64 --b 256 --out "$OUT/gpu_rowsolve.json" > "$OUT/gpu_rowsolve.log" 2>&1
+      tail -40 "$OUT/gpu_rowsolve.log" ;;
     before_after)
       # dense FW n = 32768 int32 and nd-fw on the 350 x 350 grid, the older tree and this one alternately
       for round in 1 2; do for tree in before after; do

@@ -84,7 +84,7 @@ def dense_block(g, layout: BlockCyclic, coords, dtype) -> np.ndarray:
     dt = np.dtype(dtype)
     local = np.full(layout.local_shape(coords), exactness.inf_value(dt), dtype=dt)
     sel = layout.global_block(coords)
-    np.copyto(local, g.dense[sel], where=g.edge_mask[sel], casting="unsafe")
+    np.copyto(local, g.dense[sel], where=g.edges_at(sel), casting="unsafe")  # this block's mask only
     return _fix_diagonal(local, layout, coords)
 
 

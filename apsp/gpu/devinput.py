@@ -18,7 +18,6 @@ on the device) and the sparse tensors' reading are in `apsp.gpu.tensors`, which 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ import triton
 import triton.language as tl
 
 from .. import exactness
-from ..graph import Graph
+from ..graph import Derived, Graph
 from .minplus import inf_for
 from .tensors import wrap
 
@@ -94,22 +93,26 @@ def dense_facts(t: torch.Tensor, null_value) -> tuple:
     return count, biggest, low < 0, bool(table[:, 3].all()), bool(table[:, 4].all())
 
 
-@dataclass(eq=False)
 class DeviceGraph(Graph):
     """A dense graph whose weights stay on their device (`device_matrix`, a torch tensor, the
     caller's memory: never written). Its weight facts come from `dense_facts`; the conversions a
-    host route asks for (`to_csr`, `fw_matrix`) go through `host_graph`, one host copy kept."""
+    host route asks for (`to_csr`, `fw_matrix`) go through `host_graph`, one host copy kept.
+    Neither ``dense`` nor ``csr`` is set: a solver that reads the host's weights asks `host_graph`."""
 
-    device_matrix: Any = None
-    null_value: float | None = 0.0
-    weight_facts: tuple = ()
-
-    def __post_init__(self):
+    def __init__(self, n: int, device_matrix: Any, null_value: float | None, weight_facts: tuple,
+                 source: str | None = None, labels: np.ndarray | None = None) -> None:
+        self.n, self.csr, self.dense, self._mask, self._rule = n, None, None, None, None
+        self.source, self.labels, self.null_value = source, labels, null_value
+        self.derived = Derived()
+        self.device_matrix = device_matrix
         (self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral,
-         self.unit_weights) = self.weight_facts
-        self.float_weights = self.device_matrix.is_floating_point()
-        self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+         self.unit_weights) = weight_facts
+        self.float_weights = device_matrix.is_floating_point()
+        self.distance_bound = exactness.distance_bound(n, self.max_abs_weight)
         self._host: Graph | None = None
+
+    __eq__ = object.__eq__  # the tensors are compared by identity, never entry by entry
+    __hash__ = object.__hash__
 
     @property
     def device(self) -> str:

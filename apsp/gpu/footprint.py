@@ -18,6 +18,19 @@ GPU_ALIGN, INTERPRETER_ALIGN = 256, 16
 GPU_BAND_BYTES = 1 << 30
 #: entries nd-fw's cut-off check compares at once: three boolean temporaries of this size
 GPU_CHECK_CHUNK = 1 << 28
+#: pinned staging buffers per device (`apsp.gpu.transfer`: uploads and downloads of large
+#: matrices go through them in row bands), and the bytes of each
+STAGES = 8
+STAGE_BYTES = 32 << 20
+
+
+def staging_bytes(matrix: int, interpreted: bool) -> int:
+    """Host bytes the staging of a ``matrix``-byte copy holds: the device's pinned buffers, made
+    once and kept by the process (two ordinary ones of at most half the matrix under the
+    interpreter)."""
+    if interpreted:
+        return 2 * min(STAGE_BYTES, max(matrix // 2, 1))
+    return STAGES * STAGE_BYTES
 
 
 def gpu_padded(n: int, interpreted: bool) -> int:

@@ -31,7 +31,7 @@ from .devarray import DeviceArray
 from .footprint import fw_needs, gpu_padded
 from .minplus import dtype_name, inf_for, minplus_update, run_kernel
 from .rounds import DEFAULT_BLOCK, DriverRuntime, TorchRuntime, close_block, fw_rounds, naive_rounds
-from .transfer import to_host
+from .transfer import PARALLEL_BYTES, HostResult, to_host, upload_rows
 
 #: rows x columns of one program of the final pass; entries of one program of the fill
 TILE, FILL_BLOCK = 64, 4096
@@ -136,7 +136,7 @@ class GPUEngine:
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
                  timed: bool = False, cutoff_band=None, paths_for=None,
                  runtime: TorchRuntime | DriverRuntime | None = None, n_pad: int | None = None,
-                 on_device: bool = False):
+                 prefault: bool = False, on_device: bool = False):
         self.rt = runtime or TorchRuntime(device)
         self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
         self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
@@ -146,6 +146,10 @@ class GPUEngine:
         self.n_pad = n_pad or gpu_padded(n, interpreted=not self.cuda)
         self.d: Any | None = None  # the padded matrix: a tensor or DeviceArray, as the runtime makes
         self.marks: list[tuple[str, Any]] | None = [] if timed else None  # (stage, the runtime's event)
+        # the result's host array, its pages faulted in by threads while the rounds run (made once the
+        # start matrix is up, so that the touchers do not compete with its conversion)
+        self.prefault = prefault and self.rt.cuda and n * n * self.dtype.itemsize >= PARALLEL_BYTES
+        self.result: HostResult | None = None
         self.mark("start")
 
     def mark(self, stage: str) -> None:
@@ -198,7 +202,10 @@ class GPUEngine:
             fill_start(d, graph)
             return
         if graph.dense is not None:
-            self.rt.copy_in(d[:graph.n, :graph.n], graph.fw_matrix(self.dtype))
+            # converted band by band into staging buffers, each band's copy beside the next one's
+            # conversion: the start matrix is never whole on the host
+            upload_rows(d[:graph.n, :graph.n],
+                        lambda a, b, staged: graph.fw_matrix(self.dtype, out=staged, rows=(a, b)))
             return
         # the CSR arrays go over as they are and are expanded on the device: a row index per edge
         # built on the host would be 8 bytes per edge to make and to copy
@@ -220,6 +227,8 @@ class GPUEngine:
     def rounds(self, block: int, start_vertex: int = 0):
         assert self.d is not None
         self.mark("h2d")
+        if self.prefault and self.result is None:
+            self.result = HostResult((self.n, self.n), self.dtype)
         if self.variant == "naive":
             return naive_rounds(self.d[:self.n, :self.n], self.negative, start_vertex)
         config = (32, 32, 32, 1) if (self.variant == "classic" and self.cuda) else None
@@ -237,16 +246,23 @@ class GPUEngine:
         self.mark("compute")
         work = self.d[:self.n, :self.n]
         suspect = check_and_mark(self.rt, work, self.negative, self.cutoff_band, mark=self.paths_for is None)
-        return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark, self.on_device)
+        return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark, self.result,
+                        self.on_device)
+
+    def close(self) -> None:
+        """Stop the result's touchers (also after an error); the array stays with whoever holds it."""
+        if self.result is not None:
+            self.result.close()
 
 
 def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lambda stage: None,
-             on_device: bool = False):
+             result: HostResult | None = None, on_device: bool = False):
     """The `Finalized` of the distances ``work`` (vertex order, on the device, cut-off check made,
     unreachable pairs still to be marked where ``paths_for``): with ``paths_for`` ``(graph, opts)``
     the paths recovered (unless a cut-off is suspected: a retry recovers them), then the pairs
-    marked; all copied to the host (``mark``: the stage marks), or with ``on_device`` left there:
-    ``work`` itself, a view of the padded matrix (no second device copy)."""
+    marked; all copied to the host (``mark``: the stage marks; ``result``: the `HostResult` the
+    distances go into), or with ``on_device`` left there: ``work`` itself, a view of the padded
+    matrix (no second device copy)."""
     successors = predecessors = None
     if paths_for is not None:
         if not suspect:
@@ -257,9 +273,11 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
         check_and_mark(rt, work, negative)
     mark("paths")
-    out_of = (lambda t: t) if on_device else to_host
-    out = Finalized(out_of(work), None if successors is None else out_of(successors),
-                    None if predecessors is None else out_of(predecessors), cutoff_suspected=suspect)
+    if on_device:
+        out = Finalized(work, successors, predecessors, cutoff_suspected=suspect)
+    else:
+        out = Finalized(to_host(work, result=result), None if successors is None else to_host(successors),
+                        None if predecessors is None else to_host(predecessors), cutoff_suspected=suspect)
     mark("d2h")
     return out
 
@@ -275,12 +293,19 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
                          "paths and other variants need runtime 'torch'")
     on_card = getattr(graph, "device_matrix", None) is not None  # a torch tensor already: torch's runtime
     rt = DriverRuntime() if opts.runtime == "driver" and not on_card else TorchRuntime(opts.device)
+    on_device = opts.output == "torch" and isinstance(rt, TorchRuntime)  # the result stays in its matrix
     engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, variant=variant, timed=True,
                        cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt,
-                       n_pad=getattr(opts.memory, "padded", None), on_device=opts.output == "torch" and isinstance(rt, TorchRuntime))
+                       n_pad=getattr(opts.memory, "padded", None), prefault=not on_device,
+                       on_device=on_device)
     naive = variant == "naive"
-    out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
-              default_block=32 if variant == "classic" else DEFAULT_BLOCK)
+    try:
+        out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,
+                  default_block=32 if variant == "classic" else DEFAULT_BLOCK)
+    finally:
+        engine.close()
+    if engine.result is not None and engine.result.prefaulted is not None:
+        out.info["result_prefaulted"] = round(engine.result.prefaulted, 3)
     out.timings = engine.stages()
     if not paths:
         out.timings.pop("paths", None)

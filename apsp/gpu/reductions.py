@@ -130,6 +130,29 @@ def _run_block(in_ptr, in_idx, bits, targets, acc, n, s_base, nw, device) -> int
         frontier, nxt = nxt, frontier
 
 
+def reduce_selected(d, rows_at, cols, limit, wide):
+    """``[count, total, ecc, harmonic]`` (device tensors, one entry per element of ``rows_at``) of the
+    rows ``rows_at`` of the distance matrix ``d`` over its columns ``cols``: a value at most ``limit``
+    (`apsp.exactness.reachable_limit`) is reached; ``wide``: the torch dtype of the sums (int64, or
+    float64 for float distances). A band of rows at a time, so the gathered rows and their
+    temporaries stay near 1 GiB whatever the number of rows."""
+    dev = d.device
+    band = max(1, (1 << 30) // max(1, 24 * len(cols)))
+    out = [torch.zeros(len(rows_at), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    count, total, ecc, harmonic = out
+    for i0 in range(0, len(rows_at), band):
+        rows = d.index_select(0, rows_at[i0:i0 + band]).index_select(1, cols)
+        reached = rows <= limit
+        count[i0:i0 + band] = reached.sum(1)
+        values = torch.where(reached, rows, torch.zeros_like(rows)).to(wide)
+        total[i0:i0 + band] = values.sum(1)
+        ecc[i0:i0 + band] = values.amax(1) if values.shape[1] else 0
+        far = reached & (rows != 0)
+        harmonic[i0:i0 + band] = (far.to(torch.float64) / torch.where(
+            far, rows, torch.ones_like(rows)).to(torch.float64)).sum(1)
+    return out
+
+
 def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, device=None, progress=None):
     """``((count, total, ecc, harmonic), info)`` of the sources ``src`` over the targets in ``mask``
     for weighted graphs: nested-dissection Floyd-Warshall in core on the device (`apsp.gpu.ndfw`),
@@ -146,24 +169,10 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, devic
 
     class ReducingEngine(Engine):
         def finalize(self):
-            d, dev = self.d, self.device
             limit = exactness.reachable_limit(dt, self.negative)
-            pos = torch.from_numpy(self.nd.position).to(dev)
-            cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(dev)]
-            rows_at = pos[torch.from_numpy(src).to(dev)]
-            band = max(1, (1 << 30) // max(1, 24 * len(cols)))
-            out = [torch.zeros(len(src), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
-            count, total, ecc, harmonic = out
-            for i0 in range(0, len(src), band):
-                rows = d.index_select(0, rows_at[i0:i0 + band]).index_select(1, cols)
-                reached = rows <= limit
-                count[i0:i0 + band] = reached.sum(1)
-                values = torch.where(reached, rows, torch.zeros_like(rows)).to(wide)
-                total[i0:i0 + band] = values.sum(1)
-                ecc[i0:i0 + band] = values.amax(1) if values.shape[1] else 0
-                far = reached & (rows != 0)
-                harmonic[i0:i0 + band] = (far.to(torch.float64) / torch.where(
-                    far, rows, torch.ones_like(rows)).to(torch.float64)).sum(1)
+            pos = torch.from_numpy(self.nd.position).to(self.device)
+            cols = pos[torch.from_numpy(np.flatnonzero(mask)).to(self.device)]
+            out = reduce_selected(self.d, pos[torch.from_numpy(src).to(self.device)], cols, limit, wide)
             return Finalized([a.cpu().numpy() for a in out])  # the reductions stand in for the distances
 
     opts = SolveOptions(dtype=dt, progress=progress)

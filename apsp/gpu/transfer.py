@@ -1,4 +1,4 @@
-"""Device-to-host copies of large results: pinned staging buffers, drained by threads.
+"""Copies of large matrices between host and device: pinned staging buffers, filled or drained by threads.
 
 A copy from the GPU into ordinary (pageable) memory runs at 1-3 GB/s: the driver
 stages it through a small pinned buffer of its own, and first-touch page faults
@@ -26,12 +26,12 @@ import numpy as np
 
 from . import cuda
 from .devarray import DeviceArray
+from .footprint import STAGE_BYTES, STAGES  # the pinned staging buffers (the memory plan counts them)
 
 #: results above this size go through the staging pipeline; smaller ones in one copy
-PARALLEL_BYTES = 64 << 20
-#: pinned staging buffers per device, and the bytes of each (one band fills one buffer)
-STAGES = 8
-STAGE_BYTES = 32 << 20
+PARALLEL_BYTES = 16 << 20
+#: an upload is cut into at least this many bands (where rows allow), so that copies overlap fills
+UPLOAD_BANDS = 8
 #: threads draining the staging buffers into the result
 COPY_THREADS = 8
 #: threads faulting a `HostResult`'s pages in, and the rows each task touches (bytes)
@@ -45,14 +45,19 @@ _pinned_lock = threading.Lock()
 _pool: dict = {}
 
 
-def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
+def to_host(t, out: np.ndarray | None = None, result: "HostResult | None" = None) -> np.ndarray:
     """A C-contiguous numpy copy of ``t`` (a tensor of any strides, or a `DeviceArray` with
-    contiguous rows), in ``out`` when given.
+    contiguous rows), in ``out`` when given, or in ``result``'s array (`HostResult`: each band
+    asked for as the copy reaches it, so that its touchers let go of it first).
 
     ``out`` must be C-contiguous with ``t``'s shape and dtype; every entry is overwritten.
     """
     driver = isinstance(t, DeviceArray)
     dtype = np.dtype(str(t.dtype).replace("torch.", ""))
+    rows_of = None
+    if result is not None:
+        assert result.array is not None, "to_host into a closed HostResult"
+        out, rows_of = result.array, result.rows
     if out is None:
         out = np.empty(tuple(t.shape), dtype=dtype)
     elif out.shape != tuple(t.shape) or out.dtype != dtype or not out.flags.c_contiguous:
@@ -61,6 +66,8 @@ def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
     small = out.nbytes < PARALLEL_BYTES or t.dim() == 0 or t.shape[0] < 2
     if small or t.device.type != "cuda" or out.nbytes // t.shape[0] > STAGE_BYTES:
         # one copy (rows wider than a staging buffer: the driver's own staging)
+        if rows_of is not None:
+            rows_of(0, out.shape[0])
         if driver:
             t.to_numpy(out)
         else:
@@ -71,7 +78,9 @@ def to_host(t, out: np.ndarray | None = None) -> np.ndarray:
     buffers, arrays, lock = _staging("driver" if driver else t.device)
     with lock:  # one pipeline at a time per device: the staging buffers are shared
         stager = _DriverStager() if driver else _CudaStager(t.device, buffers)
-        staged_copy(t, out, stager, arrays, _named_pool("d2h", COPY_THREADS))
+        # at least a band per draining thread, so that a mid-sized result is drained in parallel too
+        band = max(out.nbytes // t.shape[0], out.nbytes // COPY_THREADS)
+        staged_copy(t, out, stager, arrays, _named_pool("d2h", COPY_THREADS), rows_of, band)
     return out
 
 
@@ -81,8 +90,11 @@ def band_rows(rows: int, row_bytes: int, stage_bytes: int = STAGE_BYTES) -> list
     return [(a, min(a + step, rows)) for a in range(0, rows, step)]
 
 
-def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: ThreadPoolExecutor) -> None:
-    """Copy the rows of ``src`` into ``out`` through ``buffers`` (flat uint8 arrays), band by band.
+def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: ThreadPoolExecutor,
+                rows_of=None, band_bytes: int | None = None) -> None:
+    """Copy the rows of ``src`` into ``out`` through ``buffers`` (flat uint8 arrays), band by band
+    (``rows_of(a, b)``: where rows ``a:b`` go, default ``out[a:b]``; bands of at most ``band_bytes``,
+    default a buffer's size).
 
     ``stager.start(src_rows, slot, staged)`` starts the copy of a band into staging buffer
     ``slot`` (``staged``: the numpy view it fills) and returns what ``stager.wait`` waits on. Band ``i`` waits for the
@@ -99,14 +111,15 @@ def staged_copy(src, out: np.ndarray, stager, buffers: list[np.ndarray], pool: T
         np.copyto(dest, staged)
 
     try:
-        for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(buf.nbytes for buf in buffers))):
+        largest = min(buf.nbytes for buf in buffers)
+        for i, (a, b) in enumerate(band_rows(rows, row_bytes, min(largest, band_bytes or largest))):
             slot = i % len(buffers)
             previous = draining[slot]
             if previous is not None:
                 previous.result()
             staged = buffers[slot][:(b - a) * row_bytes].view(out.dtype).reshape((b - a, *tail))
             token = stager.start(src[a:b], slot, staged)
-            draining[slot] = pool.submit(drain, token, staged, out[a:b])
+            draining[slot] = pool.submit(drain, token, staged, out[a:b] if rows_of is None else rows_of(a, b))
     finally:
         for job in filter(None, draining):  # even on an error: no thread may still use a buffer or out
             job.exception()
@@ -149,6 +162,119 @@ class _DriverStager(_CudaStager):
         src, pitch, width, count = rows._rows()
         cuda.copy_2d(staged.ctypes.data, width, src, pitch, width, count, dst_host=True, stream=self.stream.handle)
         return self.stream.record_event()
+
+
+def upload_rows(dst, fill) -> None:
+    """Fill the device matrix ``dst`` (a tensor or `DeviceArray` with contiguous rows) from the host
+    band by band: ``fill(a, b, staged)`` writes rows ``a:b`` into ``staged`` (a C-contiguous numpy
+    array of ``dst``'s dtype, in a pinned staging buffer on a GPU), whose copy to the device is
+    queued on a side stream at once, so that the next band's fill runs beside it. A buffer is
+    filled again once its last copy is done. Work queued on the current stream before the call
+    (the matrix's fill with INF) comes first; work queued after it waits for the copies."""
+    rows = int(dst.shape[0])
+    if rows == 0 or not all(dst.shape):
+        return
+    dtype = np.dtype(str(dst.dtype).replace("torch.", ""))
+    row_bytes = int(dst.shape[1]) * dtype.itemsize
+    if isinstance(dst, DeviceArray):
+        buffers, arrays, lock = _staging("driver")
+        stager: _Upload = _DriverUpload()
+    elif dst.device.type == "cuda":
+        buffers, arrays, lock = _staging(dst.device)
+        stager = _TorchUpload(dst.device, buffers)
+    else:  # CPU tensors (Triton's interpreter): the same bands, through ordinary memory
+        size = min(STAGE_BYTES, max(rows * row_bytes // 2, row_bytes))
+        arrays, lock, stager = [np.empty(size, np.uint8) for _ in range(2)], threading.Lock(), _HostUpload()
+    with lock:  # the staging buffers are shared with `to_host`
+        staged_upload(dst, fill, stager, arrays, dtype)
+
+
+def staged_upload(dst, fill, stager, buffers: list[np.ndarray], dtype: np.dtype) -> None:
+    """`upload_rows`' band loop over ``buffers`` (flat uint8 arrays) and a ``stager`` (``start(rows,
+    slot, staged)`` queues a band's copy and returns what ``wait`` waits on; ``finish()`` orders
+    the current stream after the copies)."""
+    rows, tail = int(dst.shape[0]), tuple(int(x) for x in dst.shape[1:])
+    row_bytes = int(np.prod(tail)) * dtype.itemsize
+    pending: list = [None] * len(buffers)
+    band = min(min(buf.nbytes for buf in buffers), max(rows * row_bytes // UPLOAD_BANDS, row_bytes))
+    try:
+        for i, (a, b) in enumerate(band_rows(rows, row_bytes, band)):
+            slot = i % len(buffers)
+            if pending[slot] is not None:
+                stager.wait(pending[slot])  # its last band is on the device
+                pending[slot] = None
+            staged = buffers[slot][:(b - a) * row_bytes].view(dtype).reshape((b - a, *tail))
+            fill(a, b, staged)
+            pending[slot] = stager.start(dst[a:b], slot, staged)
+    finally:  # even on an error: no copy may still read a buffer another pipeline fills next
+        for token in pending:
+            if token is not None:
+                stager.wait(token)
+    stager.finish()
+
+
+class _Upload:
+    """Host-to-device band copies (`staged_upload`): the interface of the three kinds below."""
+
+    def start(self, rows, slot: int, staged: np.ndarray):
+        raise NotImplementedError
+
+    def wait(self, token) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class _DriverUpload(_Upload):
+    """Band copies on a stream of the CUDA driver, after the work queued before (the INF fill)."""
+
+    def __init__(self):
+        self.stream = cuda.Stream()
+        self.stream.wait_event(cuda.current().record_event())
+
+    def start(self, rows: DeviceArray, slot: int, staged: np.ndarray):
+        dst, pitch, width, count = rows._rows()
+        cuda.copy_2d(dst, pitch, staged.ctypes.data, width, width, count, src_host=True, stream=self.stream.handle)
+        return self.stream.record_event()
+
+    def wait(self, token) -> None:
+        token.synchronize()
+
+    def finish(self) -> None:
+        cuda.current().wait_event(self.stream.record_event())
+
+
+class _TorchUpload(_Upload):
+    """Band copies from pinned tensors on a torch side stream."""
+
+    def __init__(self, device, tensors):
+        import torch
+
+        self.torch, self.tensors, self.device = torch, tensors, device
+        self.stream = torch.cuda.Stream(device)
+        self.stream.wait_stream(torch.cuda.current_stream(device))
+
+    def start(self, rows, slot: int, staged: np.ndarray):
+        pinned = self.tensors[slot][:staged.nbytes].view(rows.dtype).view(rows.shape)
+        with self.torch.cuda.stream(self.stream):
+            rows.copy_(pinned, non_blocking=True)
+        return self.stream.record_event()
+
+    def wait(self, token) -> None:
+        token.synchronize()
+
+    def finish(self) -> None:
+        self.torch.cuda.current_stream(self.device).wait_stream(self.stream)
+
+
+class _HostUpload(_Upload):
+    """CPU tensors: each band copied in as it is made."""
+
+    def start(self, rows, slot: int, staged: np.ndarray):
+        import torch
+
+        rows.copy_(torch.from_numpy(staged))
 
 
 def _staging(device):

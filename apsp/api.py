@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, TypeVar, Un
 import numpy as np
 
 from . import exactness
-from .choices import BACKENDS, METHODS, check_choice
+from .choices import BACKENDS, METHODS, OUTPUTS, check_choice
 from .engine import check_keywords, get_solver
 from .graph import EdgeList, Graph, lightest_edges, vertex_indices
 from .jit import book_compile, compile_seconds, compiling
@@ -24,7 +24,7 @@ from .sizes import memory_limit
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .choices import Backend, DtypeChoice, Method
+    from .choices import Backend, DtypeChoice, Method, Output
 
     #: what `shortest_paths` and `as_graph` accept as a graph (scipy sparse matrices too)
     GraphLike = Union[Graph, EdgeList, ArrayLike, str, "os.PathLike[str]", Any]
@@ -37,14 +37,17 @@ def as_graph(graph: GraphLike, *, directed: bool = True, unweighted: bool = Fals
     Parameters
     ----------
     graph : Graph, EdgeList, array_like, scipy sparse matrix, list of tuples, networkx graph, \
-pandas or polars DataFrame, torch tensor, str or os.PathLike
+pandas or polars DataFrame, torch tensor, DLPack or CUDA array, str or os.PathLike
         A `Graph` (used as is), an `EdgeList`, a square dense array
         (``null_value``, inf and nan mean no edge, as in scipy), a scipy sparse
         matrix (explicit entries are edges), a sequence of ``(u, v)`` or
         ``(u, v, w)`` tuples (0-based; ``n`` = largest vertex + 1), a networkx
         graph (its ``weight`` attribute; nodes kept as labels), an edge table
         with columns ``source``, ``target`` and optional ``weight`` (labels
-        kept), a dense CPU torch tensor (`apsp.inputs`), or a path to a graph file.
+        kept), a torch tensor (dense or sparse), an array on a GPU (DLPack or
+        ``__cuda_array_interface__``: kept on its device, `apsp.gpu.devinput`;
+        ``unweighted`` or ``directed=False`` read it on the host), or a path to
+        a graph file (`apsp.inputs`).
     directed : bool, optional
         If False, an edge either way is an edge both ways (the lighter wins
         where both are given).
@@ -87,12 +90,13 @@ pandas or polars DataFrame, torch tensor, str or os.PathLike
     else:
         from .inputs import foreign_graph
 
-        converted = foreign_graph(graph)
+        converted = foreign_graph(graph, null_value)
         if converted is None:
             raise TypeError(
                 f"cannot read a graph from {type(graph).__name__}: give a square array, a scipy sparse "
                 "matrix, an apsp.EdgeList, a list of (u, v[, w]) tuples, a networkx graph, a pandas or "
-                "polars edge table (source, target[, weight]), a CPU torch tensor, or a file path")
+                "polars edge table (source, target[, weight]), a torch tensor, a DLPack or CUDA array, or a "
+                "file path")
         return as_graph(converted, directed=directed, unweighted=unweighted, null_value=null_value)
     if unweighted:
         g = _unit_weights(g)
@@ -146,7 +150,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
                    directed: bool = True, unweighted: bool = False,
                    return_predecessors: bool = False, return_successors: bool = False,
                    null_value: float | None = 0.0, progress: bool | None = None,
-                   sources: ArrayLike | None = None, **options: Any) -> Result:
+                   sources: ArrayLike | None = None, output: Output | None = None, **options: Any) -> Result:
     """All-pairs shortest paths (or from some sources only).
 
     Parameters
@@ -169,6 +173,13 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
         Also return scipy-style predecessor and/or next-hop matrices (int32, -9999 = none).
     progress : bool or None, optional
         A progress bar (None: on a terminal only).
+    output : {None, "numpy", "torch"}, optional
+        What ``Result.distances`` (and the path matrices) are: numpy arrays on the host, or torch
+        tensors: on the input's device for a GPU array, else where the solve left them (the GPU for
+        in-core Floyd-Warshall on the GPU, without a copy to the host; the CPU otherwise). None
+        (default): "torch" for an array on a GPU (torch, CuPy, JAX, ...: ``cupy.from_dlpack(result)``
+        and ``jax.dlpack.from_dlpack`` take the result without a copy), "numpy" for anything else
+        (a CPU torch tensor included).
     **options
         The keyword fields of `apsp.engine.SolveOptions` (an unknown name is a `TypeError`):
         memory (``gpu_memory``, ``host_memory``, ``out_of_core``, ``scratch_dir``, ``ooc_rows``),
@@ -196,15 +207,65 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
     check_keywords(options, _PARAMETERS)
     check_choice("method", method, METHODS)
     check_choice("backend", backend, BACKENDS)
+    if output is not None:
+        check_choice("output", output, OUTPUTS)
+    home = _input_device(graph)  # where a GPU array's result goes back to
     with memory_limit(options.get("host_memory")):  # a file read and the graph built within the budget
         g = as_graph(graph, directed=directed, unweighted=unweighted, null_value=null_value)
+    card: Any = g if getattr(g, "device_matrix", None) is not None else None  # a `DeviceGraph`
+    on_card = card is not None
+    if on_card:
+        options.setdefault("device", home)
+        if str(options["device"]) != home:
+            raise ValueError(f"the graph is on {home}, but device={options['device']!r} was asked for: "
+                             "move the array there first, or leave device unset")
+    options["output"] = output or ("torch" if home else "numpy")
     src = None if sources is None else source_vertices(sources, g.n, g.labels)
     t_plan = time.perf_counter()
     plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
                      successors=return_successors, progress=progress, sources=src, **options)
+    note = None
+    if on_card and plan.backend != "gpu":
+        # the CPU engines read host memory: one copy of the matrix, planned as a host input is
+        g, note = card.host_graph(), "copied to the host: the plan runs on the CPU"
+        plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
+                         successors=return_successors, progress=progress, sources=src, **options)
     stages = {"validate": t_plan - t0, "setup": time.perf_counter() - t_plan}
     book_compile(stages, compile_seconds() - compiled, "validate")  # a dense input's kernels, first run
-    return run_plan(g, plan, stages)
+    result = run_plan(g, plan, stages)
+    if home:
+        result.info["device_input"] = note or _device_note(plan, card)
+        result = result.on_device(home) if options["output"] == "torch" else result
+    return result
+
+
+def _input_device(graph) -> str | None:
+    """The device a GPU array (or a `DeviceGraph`) lives on, as torch names it; None for the host."""
+    if getattr(graph, "device_matrix", None) is not None:
+        return graph.device
+    from .inputs import _library, on_device
+
+    if _library(graph) == "torch":  # sparse tensors too, which export no DLPack
+        where = getattr(graph, "device", None)
+        return None if where is None or where.type == "cpu" else str(where)
+    if not on_device(graph):
+        return None
+    from .gpu.tensors import wrap
+
+    return str(wrap(graph).device)
+
+
+def _device_note(plan, card) -> str:
+    """What became of a GPU array's weights (``card``: its `DeviceGraph`, None where it was read on the
+    host), for ``Result.info["device_input"]``."""
+    if card is None:
+        return "copied to the host: a sparse, unweighted or undirected input is read there"
+    in_core_fw = plan.backend == "gpu" and any(
+        s.method == "fw" and s.opts.memory is not None and not s.opts.memory.out_of_core for s in plan.steps)
+    if not in_core_fw:
+        return "copied to the host: the solver reads the host's edges"
+    # the plan's estimates may have read the edges on the host (nested dissection's candidacy)
+    return "kept on the device" + ("; its edges were also read on the host for the plan" if card.copied_to_host else "")
 
 
 #: decisions (method, backend, dtype, memory plan) and retries are logged here at INFO level
@@ -283,9 +344,9 @@ def run_plan(g, plan, timings: dict) -> Result:
                 give_back_memory()
         if plan.sources is not None and not plan.rows_by_search:  # a full solve was cheaper: keep the rows
             src = plan.sources
-            out.dist = out.dist[src]
-            out.predecessors = None if out.predecessors is None else out.predecessors[src]
-            out.successors = None if out.successors is None else out.successors[src]
+            out.dist = _rows(out.dist, src)
+            out.predecessors = None if out.predecessors is None else _rows(out.predecessors, src)
+            out.successors = None if out.successors is None else _rows(out.successors, src)
         marks["solved"] = time.perf_counter()
         return out
 
@@ -301,13 +362,7 @@ def run_plan(g, plan, timings: dict) -> Result:
                                     requested=plan.requested[2] is not None)
     t_checked = marks.get("checked", marks["solved"])
     if step.cast_to is not None:
-        target = None
-        memory = step.opts.memory
-        if memory is not None and memory.out_of_core and memory.matrix_on_disk and out.dist.shape == (g.n, g.n):
-            from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
-
-            target = HostMatrix(g.n, step.cast_to, on_disk=True, scratch_dir=memory.scratch_dir).array
-        out.dist = exactness.cast_checked(out.dist, step.cast_to, g.has_negative_weights, out=target)
+        out.dist = _narrowed(out.dist, step, g)
         t_checked = time.perf_counter()
     info = out.info
     if plan.skipped:
@@ -336,9 +391,43 @@ def run_plan(g, plan, timings: dict) -> Result:
     timings["other"] = timings.get("other", 0.0) + (t_end - t_checked)  # the explanation, the bookkeeping
     # a first run compiles its kernels inside the solve: book those seconds as "compile"
     book_compile(timings, compile_seconds() - compiled, [*out.timings, "other", "solve", "retry"])
-    return Result(distances=out.dist, method=step.method, backend=where, dtype=out.dist.dtype,
+    result = Result(distances=out.dist, method=step.method, backend=where, dtype=_dtype_of(out.dist),
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
                   timings=timings, info=info, sources=plan.sources, labels=g.labels)
+    output = plan.steps[0].opts.output
+    if output == "torch" and isinstance(result.distances, np.ndarray):
+        result = result.on_device(plan.machine.device if where == "gpu" else "cpu")
+    return result
+
+
+def _narrowed(dist, step, g):
+    """The exact result ``dist`` cast to the dtype asked for (``step.cast_to``), checked: on the host
+    (into a scratch file where the solve streamed from one), or on the device where it was left."""
+    if not isinstance(dist, np.ndarray):  # a result left on the device is narrowed there
+        from .gpu.tensors import cast_checked
+
+        return cast_checked(dist, step.cast_to, g.has_negative_weights)
+    target = None
+    memory = step.opts.memory
+    if memory is not None and memory.out_of_core and memory.matrix_on_disk and dist.shape == (g.n, g.n):
+        from .outofcore import HostMatrix  # the result stays off RAM, as the solve's did
+
+        target = HostMatrix(g.n, step.cast_to, on_disk=True, scratch_dir=memory.scratch_dir).array
+    return exactness.cast_checked(dist, step.cast_to, g.has_negative_weights, out=target)
+
+
+def _rows(a, rows: np.ndarray):
+    """Rows ``rows`` of a result (numpy, or a tensor on its device)."""
+    if isinstance(a, np.ndarray):
+        return a[rows]
+    from .gpu.tensors import take_rows
+
+    return take_rows(a, rows)
+
+
+def _dtype_of(a) -> np.dtype:
+    """A result's numpy dtype (a tensor's by its name)."""
+    return a.dtype if isinstance(a, np.ndarray) else np.dtype(str(a.dtype).replace("torch.", ""))
 
 
 def source_vertices(sources, n: int, labels: np.ndarray | None = None) -> np.ndarray:
@@ -357,4 +446,4 @@ def source_vertices(sources, n: int, labels: np.ndarray | None = None) -> np.nda
 
 #: the named parameters of `shortest_paths` (for the nearest-name hint of an unknown keyword)
 _PARAMETERS = ("method", "backend", "dtype", "block_size", "directed", "unweighted", "return_predecessors",
-               "return_successors", "null_value", "progress")
+               "return_successors", "null_value", "progress", "output")

@@ -29,12 +29,15 @@ DtypeName = Literal["int16", "int32", "int64", "float32", "float64", "uint8", "u
 DtypeChoice = Union[DtypeName, "np.dtype[Any]", "type[np.number[Any]]", None]
 #: the data frame libraries of `apsp.Result.to_frame`
 FrameLibrary = Literal["pandas", "polars"]
+#: what `apsp.shortest_paths` returns the distances as (``output=``; None: like the input, `apsp.api`)
+Output = Literal["numpy", "torch"]
 
 METHODS: tuple[str, ...] = get_args(Method)
 BACKENDS: tuple[str, ...] = get_args(Backend)
 STATS_METHODS: tuple[str, ...] = get_args(StatsMethod)
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
 FRAME_LIBRARIES: tuple[str, ...] = get_args(FrameLibrary)
+OUTPUTS: tuple[str, ...] = get_args(Output)
 
 
 def check_choice(what: str, value: object, choices: tuple[str, ...]) -> None:

@@ -139,6 +139,9 @@ class SolveOptions:
     hops: HopDtypes | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
+    #: the distances as "numpy" arrays on the host, or as "torch" tensors (left on the GPU where the
+    #: solve ran there; `apsp.shortest_paths` resolves None from the input: a GPU array in, "torch")
+    output: str | None = None
     # -- checkpoints (`apsp.checkpoint`, method "fw")
     #: checkpoint file; None = no checkpoints
     checkpoint: str | os.PathLike | None = None
@@ -186,6 +189,8 @@ class SolveOptions:
             raise ValueError(f"out_of_core must be None, True or False, got {self.out_of_core!r}")
         if self.runtime not in (None, "torch", "driver"):
             raise ValueError(f"unknown GPU runtime {self.runtime!r}; choose 'torch' or 'driver'")
+        if self.output not in (None, "numpy", "torch"):
+            raise ValueError(f"unknown output {self.output!r}; choose one of numpy, torch")
         if self.variant not in GPU_VARIANTS:
             raise ValueError(f"unknown GPU variant {self.variant!r}; choose {', '.join(GPU_VARIANTS)}")
         every = self.checkpoint_every

@@ -11,7 +11,14 @@ that never uses one never loads it) and turns them into what apsp reads:
   integers, strings, or other values by their ``str``) and an optional ``weight`` (default 1); the
   vertices are the labels that appear, sorted, and keep them;
 * a torch tensor on the CPU: a dense square matrix, read as a numpy array is (its ``null_value``,
-  ``inf`` and ``nan`` mean no edge).
+  ``inf`` and ``nan`` mean no edge); a sparse one (COO or CSR) as a scipy sparse matrix is;
+* an array on a GPU: a torch tensor on CUDA, or anything that exports DLPack (``__dlpack__`` and
+  ``__dlpack_device__``: CuPy, JAX, ...) or ``__cuda_array_interface__`` (Numba, ...): a dense
+  matrix stays on its device (`apsp.gpu.devinput.DeviceGraph`, wrapped by torch without a copy);
+  a sparse one (a torch sparse tensor, a ``cupyx.scipy.sparse`` matrix) is copied to the host,
+  where the sparse routes read their CSR;
+* a DLPack exporter on the CPU (a numpy array, a JAX array on the CPU, ...): read as the numpy
+  array `numpy.from_dlpack` makes of it, without a copy.
 
 Examples
 --------
@@ -41,17 +48,48 @@ def _library(obj) -> str:
     return type(obj).__module__.split(".", 1)[0]
 
 
-def foreign_graph(graph):
-    """``graph`` as an `EdgeList` or a numpy array when it comes from networkx, pandas, polars or
-    torch, else None (the caller says what it takes)."""
+#: DLPack's device types (``__dlpack_device__()[0]``): the host, and CUDA memory
+DLPACK_CPU, DLPACK_CUDA, DLPACK_CUDA_HOST, DLPACK_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def foreign_graph(graph, null_value: float | None = 0.0):
+    """``graph`` as an `EdgeList`, a numpy array, a scipy sparse matrix or a device graph
+    (`apsp.gpu.devinput.DeviceGraph`) when it comes from networkx, pandas, polars, torch or another
+    array library (DLPack, ``__cuda_array_interface__``), else None (the caller says what it takes)."""
     library = _library(graph)
     if library == "networkx" and hasattr(graph, "adjacency"):
         return from_networkx(graph)
     if library in ("pandas", "polars") and hasattr(graph, "columns"):
         return from_table(graph)
-    if library == "torch" and hasattr(graph, "device"):
-        return from_tensor(graph)
+    if library == "torch" and hasattr(graph, "device") and hasattr(graph, "layout"):
+        return from_tensor(graph, null_value)
+    if library == "cupyx" and hasattr(graph, "get") and hasattr(graph, "format"):
+        return graph.get()  # a cupyx.scipy.sparse matrix: its scipy twin on the host
+    if on_device(graph):
+        from .gpu.devinput import device_graph
+
+        return device_graph(graph, null_value)
+    if hasattr(graph, "__dlpack__") and hasattr(graph, "__dlpack_device__"):
+        return from_dlpack(graph)
     return None
+
+
+def on_device(obj) -> bool:
+    """Whether ``obj`` is an array in GPU memory: ``__cuda_array_interface__``, or a DLPack device
+    other than the host (asked without importing its library)."""
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        return int(obj.__dlpack_device__()[0]) != DLPACK_CPU
+    return False
+
+
+def from_dlpack(obj) -> np.ndarray:
+    """An array on the host that exports DLPack, as numpy sees it (no copy)."""
+    try:
+        return np.from_dlpack(obj)
+    except (TypeError, BufferError, RuntimeError) as exc:
+        raise TypeError(f"cannot read a graph from {type(obj).__name__} through DLPack: {exc}") from exc
 
 
 def from_networkx(G, weight: str = "weight") -> EdgeList:
@@ -112,12 +150,19 @@ def _labels(values: list) -> np.ndarray:
     return np.asarray([v if isinstance(v, str) else str(v) for v in values], dtype=str)
 
 
-def from_tensor(tensor) -> np.ndarray:
-    """A dense torch tensor on the CPU as a numpy array (no copy where numpy can share its memory)."""
+def from_tensor(tensor, null_value: float | None = 0.0):
+    """A torch tensor: dense on the CPU as a numpy array (no copy where numpy can share its memory;
+    dense on a GPU as a device graph
+    (`apsp.gpu.devinput`); sparse (COO, CSR) as a scipy sparse matrix on the host. Half floats
+    (float16, bfloat16) are widened to float32, which holds each of their values exactly."""
+    if str(tensor.layout) != "torch.strided":
+        from .gpu.tensors import sparse_to_scipy
+
+        return sparse_to_scipy(tensor)
     if tensor.device.type != "cpu":
-        raise TypeError(f"a torch tensor on {tensor.device} is not read here: move it to the CPU first "
-                        "(tensor.cpu())")
-    if getattr(tensor, "is_sparse", False) or str(getattr(tensor, "layout", "")) != "torch.strided":
-        raise TypeError("a sparse torch tensor is not read here: give tensor.to_dense(), or a scipy "
-                        "sparse matrix")
+        from .gpu.devinput import device_graph
+
+        return device_graph(tensor, null_value)
+    if str(tensor.dtype) in ("torch.bfloat16", "torch.float16"):
+        return tensor.detach().float().numpy()  # scipy's sparse matrices hold no half floats
     return tensor.detach().numpy()

@@ -147,14 +147,15 @@ def _method_reason(chosen: str, where: str, method: str, estimates: dict) -> str
 def gpu_runtime(opts: SolveOptions) -> str:
     """In-core GPU FW's runtime: "driver", the CUDA driver without torch (`apsp.gpu.rounds.DriverRuntime`;
     torch's import alone costs 3-5 s of a short command), for a distances-only blocked solve on
-    device 0 while torch is not imported; else "torch". ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
+    device 0 while torch is not imported whose result goes to the host; else "torch" (a GPU array's
+    input imports torch: `apsp.gpu.devinput`). ``APSP_GPU_RUNTIME=torch|driver`` forces one."""
     forced = os.environ.get("APSP_GPU_RUNTIME", "")
     if forced in ("torch", "driver"):
         return forced
     from . import gpu
 
     plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
-             and opts.device in (None, 0, "cuda", "cuda:0"))
+             and opts.device in (None, 0, "cuda", "cuda:0") and opts.output != "torch")
     return "driver" if plain and gpu.torch_free() else "torch"
 
 
@@ -510,6 +511,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
         layout = nd.size
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted,
                              layout, opts.cutoff_band is not None)
+    if backend == "gpu" and method == "fw" and opts.output == "torch":
+        host -= matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)  # the result stays on the device
     if getattr(opts, "sources", None) is not None:  # searches write k rows only
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(

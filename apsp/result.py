@@ -33,6 +33,10 @@ class Result:
     distances : numpy.ndarray, shape (n, n), or (k, n) with ``sources``
         Shortest distances, of ``dtype``; ``unreachable`` where there is no path.
         Row r holds the distances from ``sources[r]`` when sources were given.
+        A torch tensor with ``output="torch"`` (the default for an array on a GPU:
+        "GPU arrays in and out" in the guide); the result exports it through DLPack
+        (``__dlpack__``, `to_dlpack`, `to_torch`), and `to_numpy` brings it to the host,
+        where the methods that name vertices (`path`, `distance`, `to_frame`, `save`) read it.
     method : str
         The method that ran: ``"fw"``, ``"bfs"``, ``"dijkstra"``, ``"johnson"`` or ``"reference"``.
     backend : str
@@ -65,6 +69,8 @@ class Result:
         The value of ``distances`` where there is no path.
     reachable : numpy.ndarray of bool, shape (n, n)
         Where a path exists.
+    on_host : bool
+        The distances are a numpy array (else a torch tensor: `to_numpy`).
     """
 
     distances: np.ndarray
@@ -88,17 +94,18 @@ class Result:
         """One short line: what was solved and how, never the arrays themselves."""
         rows = "" if self.sources is None else f", rows={len(self.sources)}"
         extras = [name for name in ("predecessors", "successors", "labels") if getattr(self, name) is not None]
-        return (f"Result(n={self.n}{rows}, dtype={self.distances.dtype.name}, method={self.method!r}, "
+        return (f"Result(n={self.n}{rows}, dtype={self.dtype.name}, method={self.method!r}, "
                 f"backend={self.backend!r}" + "".join(f", {name}=..." for name in extras) + ")")
 
     def __eq__(self, other: object) -> bool:
         """Equal when both hold the same answer: distances (dtype included), predecessors,
-        successors, source rows and labels; how it was computed (method, backend, timings, info)
-        does not count."""
+        successors, source rows and labels, wherever they are (host or device); how it was
+        computed (method, backend, timings, info) does not count."""
         if not isinstance(other, Result):
             return NotImplemented
-        return self.distances.dtype == other.distances.dtype and all(
-            _same(getattr(self, name), getattr(other, name))
+        mine, theirs = self.to_numpy(), other.to_numpy()  # tensors on a device compared on the host
+        return mine.distances.dtype == theirs.distances.dtype and all(
+            _same(getattr(mine, name), getattr(theirs, name))
             for name in ("distances", "predecessors", "successors", "sources", "labels"))
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
@@ -106,12 +113,90 @@ class Result:
     @property
     def unreachable(self) -> np.generic:
         """The value of ``distances`` where there is no path (`apsp.unreachable_value`)."""
-        return exactness.unreachable_value(self.distances.dtype)
+        return exactness.unreachable_value(self.dtype)
 
     @property
     def reachable(self) -> np.ndarray:
         """Boolean (n, n) mask: True where a path exists."""
         return self.distances != self.unreachable
+
+    # -- arrays on a device -------------------------------------------------------------
+    @property
+    def on_host(self) -> bool:
+        """Whether the distances are a numpy array (else a torch tensor, `to_numpy`)."""
+        return isinstance(self.distances, np.ndarray)
+
+    def on_device(self, device) -> "Result":
+        """This result with its distances and path matrices as torch tensors on ``device``.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            "cuda:0", "cpu", ...
+
+        Returns
+        -------
+        Result
+            Tensors already there kept, host arrays copied there once (a CPU tensor shares the
+            numpy array's memory).
+        """
+        from .gpu.tensors import to_device
+
+        return self._with(lambda a: to_device(a, device))
+
+    def to_numpy(self) -> "Result":
+        """This result with numpy arrays on the host.
+
+        Returns
+        -------
+        Result
+            Its distances and path matrices copied from their device once (a result on the host is
+            returned as it is).
+        """
+        if self.on_host:
+            return self
+        from .gpu.tensors import as_numpy
+
+        return self._with(as_numpy)
+
+    def _with(self, convert) -> "Result":
+        from dataclasses import replace
+
+        return replace(self, distances=convert(self.distances),
+                       predecessors=None if self.predecessors is None else convert(self.predecessors),
+                       successors=None if self.successors is None else convert(self.successors))
+
+    def to_torch(self):
+        """The distances as a torch tensor, where they are.
+
+        Returns
+        -------
+        torch.Tensor
+            ``distances`` itself, or for a host result a CPU tensor sharing its memory (no copy).
+        """
+        from .gpu.tensors import to_device
+
+        if self.on_host:
+            return to_device(self.distances, "cpu")
+        return self.distances
+
+    def __dlpack__(self, **kwargs):
+        """The distances through DLPack, where they are (``cupy.from_dlpack(result)``,
+        ``torch.from_dlpack(result)``, ``numpy.from_dlpack(result)`` on the host): no copy."""
+        return self.distances.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.distances.__dlpack_device__()
+
+    def to_dlpack(self):
+        """The distances as a DLPack capsule, where they are (no copy).
+
+        Returns
+        -------
+        PyCapsule
+            For libraries that take a capsule rather than an object with ``__dlpack__``.
+        """
+        return self.distances.__dlpack__()
 
     def to_float(self) -> np.ndarray:
         """Distances as float64 with ``inf`` where there is no path (scipy's convention)."""

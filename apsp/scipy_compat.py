@@ -68,12 +68,38 @@ _FLOAT64_EXACT = 2.0 ** 53
 
 
 def _pydata_to_scipy(csgraph):
-    """pydata/sparse arrays become scipy sparse, as in scipy's own validation."""
+    """pydata/sparse arrays become scipy sparse, as in scipy's own validation; torch tensors and
+    arrays on a GPU (DLPack, ``__cuda_array_interface__``) become numpy or scipy arrays on the host:
+    scipy's functions return numpy's float64 arrays, and so do these (`_on_host`)."""
+    csgraph = _on_host(csgraph)
     try:
         from scipy.sparse._sputils import convert_pydata_sparse_to_scipy
     except ImportError:  # pragma: no cover - older or newer scipy without the helper
         return csgraph
     return convert_pydata_sparse_to_scipy(csgraph, accept_fv=[0, np.inf, np.nan])
+
+
+def _on_host(csgraph):
+    """A torch tensor (dense or sparse, any device) or an array on a GPU as the host array scipy would
+    read: one copy from the device (the drop-in's results are numpy arrays, as scipy's are; for
+    distances that stay on the GPU, `apsp.shortest_paths` with ``output="torch"``)."""
+    from .inputs import _library, on_device
+
+    if _library(csgraph) == "torch" and hasattr(csgraph, "layout"):
+        if str(csgraph.layout) != "torch.strided":
+            from .gpu.tensors import sparse_to_scipy
+
+            return sparse_to_scipy(csgraph)
+        from .gpu.tensors import as_numpy
+
+        return as_numpy(csgraph.float() if str(csgraph.dtype) in ("torch.bfloat16", "torch.float16") else csgraph)
+    if _library(csgraph) == "cupyx" and hasattr(csgraph, "get") and hasattr(csgraph, "format"):
+        return csgraph.get()
+    if on_device(csgraph):
+        from .gpu.tensors import as_numpy, wrap
+
+        return as_numpy(wrap(csgraph))
+    return csgraph
 
 
 def _check_square(csgraph, sparse_message: str) -> None:

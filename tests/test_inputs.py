@@ -68,8 +68,10 @@ def test_cpu_torch_tensor_is_a_dense_matrix():
     assert apsp.shortest_paths(t, backend="cpu").distances.tolist() == [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     s = apsp.distance_stats(t.to(torch.float64))
     assert s.diameter() == 7
-    with pytest.raises(TypeError, match="sparse torch tensor"):
-        apsp.shortest_paths(t.to_sparse())
+    # sparse COO and CSR tensors are read as scipy's sparse matrices are; other layouts are refused
+    assert apsp.shortest_paths(t.to_sparse(), backend="cpu").distances.tolist() == [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
+    with pytest.raises(TypeError, match="layout torch.sparse_csc"):
+        apsp.shortest_paths(t.to_sparse_csc())
 
 
 # -- CSV edge lists with a header ------------------------------------------------------------------

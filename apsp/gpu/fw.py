@@ -136,11 +136,12 @@ class GPUEngine:
     def __init__(self, dtype, negative: bool, n: int = 0, device=None, variant: str = "blocked",
                  timed: bool = False, cutoff_band=None, paths_for=None,
                  runtime: TorchRuntime | DriverRuntime | None = None, n_pad: int | None = None,
-                 prefault: bool = False):
+                 prefault: bool = False, on_device: bool = False):
         self.rt = runtime or TorchRuntime(device)
         self.device, self.cuda, self.sync_for_progress = self.rt.device, self.rt.cuda, self.rt.cuda
         self.dtype, self.negative, self.n = np.dtype(dtype), bool(negative), n
         self.variant, self.cutoff_band, self.paths_for = variant, cutoff_band, paths_for
+        self.on_device = on_device  # finalize leaves the result on the device (torch runtime)
         # the plan's padded side (`MemoryPlan.padded`); the tile drivers without a plan pad by their device
         self.n_pad = n_pad or gpu_padded(n, interpreted=not self.cuda)
         self.d: Any | None = None  # the padded matrix: a tensor or DeviceArray, as the runtime makes
@@ -195,6 +196,11 @@ class GPUEngine:
     def load(self, graph) -> None:
         """The FW start matrix: INF, the edges scattered in on the device, diagonal min(0, w_ii)."""
         self.d = d = self._allocate()
+        if getattr(graph, "device_matrix", None) is not None:  # a GPU input: device to device
+            from .devinput import fill_start
+
+            fill_start(d, graph)
+            return
         if graph.dense is not None:
             # converted band by band into staging buffers, each band's copy beside the next one's
             # conversion: the start matrix is never whole on the host
@@ -240,7 +246,8 @@ class GPUEngine:
         self.mark("compute")
         work = self.d[:self.n, :self.n]
         suspect = check_and_mark(self.rt, work, self.negative, self.cutoff_band, mark=self.paths_for is None)
-        return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark, self.result)
+        return finished(self.rt, work, self.negative, self.paths_for, suspect, self.mark, self.result,
+                        self.on_device)
 
     def close(self) -> None:
         """Stop the result's touchers (also after an error); the array stays with whoever holds it."""
@@ -249,12 +256,13 @@ class GPUEngine:
 
 
 def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lambda stage: None,
-             result: HostResult | None = None):
+             result: HostResult | None = None, on_device: bool = False):
     """The `Finalized` of the distances ``work`` (vertex order, on the device, cut-off check made,
     unreachable pairs still to be marked where ``paths_for``): with ``paths_for`` ``(graph, opts)``
     the paths recovered (unless a cut-off is suspected: a retry recovers them), then the pairs
     marked; all copied to the host (``mark``: the stage marks; ``result``: the `HostResult` the
-    distances go into)."""
+    distances go into), or with ``on_device`` left there: ``work`` itself, a view of the padded
+    matrix (no second device copy)."""
     successors = predecessors = None
     if paths_for is not None:
         if not suspect:
@@ -265,8 +273,11 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
             successors, predecessors = successors_and_predecessors(graph, work, limit, opts)
         check_and_mark(rt, work, negative)
     mark("paths")
-    out = Finalized(to_host(work, result=result), None if successors is None else to_host(successors),
-                    None if predecessors is None else to_host(predecessors), cutoff_suspected=suspect)
+    if on_device:
+        out = Finalized(work, successors, predecessors, cutoff_suspected=suspect)
+    else:
+        out = Finalized(to_host(work, result=result), None if successors is None else to_host(successors),
+                        None if predecessors is None else to_host(predecessors), cutoff_suspected=suspect)
     mark("d2h")
     return out
 
@@ -280,10 +291,13 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     if opts.runtime == "driver" and (paths or variant != "blocked"):
         raise ValueError("the CUDA driver runtime solves distances with the blocked variant only; "
                          "paths and other variants need runtime 'torch'")
-    rt = DriverRuntime() if opts.runtime == "driver" else TorchRuntime(opts.device)
+    on_card = getattr(graph, "device_matrix", None) is not None  # a torch tensor already: torch's runtime
+    rt = DriverRuntime() if opts.runtime == "driver" and not on_card else TorchRuntime(opts.device)
+    on_device = opts.output == "torch" and isinstance(rt, TorchRuntime)  # the result stays in its matrix
     engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, variant=variant, timed=True,
                        cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt,
-                       n_pad=getattr(opts.memory, "padded", None), prefault=True)
+                       n_pad=getattr(opts.memory, "padded", None), prefault=not on_device,
+                       on_device=on_device)
     naive = variant == "naive"
     try:
         out = run(graph, opts, engine, solver="fw-gpu", block=1 if naive else None,

@@ -532,6 +532,8 @@ ND_ROWS_SHARE = 0.15
 ND_ROWS_REDUCE_SECONDS = 1.5e-9
 #: a graph's per-source row work by the proxy, in units of ``n sqrt(leaf)`` (grids: 4.1 at leaf 64)
 ND_ROWS_PROXY = 5.0
+#: the elimination's Python work per tree node (its front built, its panels kept), seconds
+ND_ROWS_NODE_SECONDS = 1e-4
 
 
 def nd_rows_plausible(g: Graph) -> bool:
@@ -559,12 +561,15 @@ def nd_rows_work(g: Graph, ordering=None) -> tuple[float, float]:
 def nd_rows_stats_seconds(g: Graph, sources: int, itemsize: int, rates: Rates, ordering=None) -> float:
     """The row solve's statistics for ``sources`` sources: the ordering (unless given: then it is
     built), the elimination, every source's row and its reduction."""
+    from .supernodal import ROWS_LEAF
+
     row, elim = nd_rows_work(g, ordering)
     scale = rates.ndfw_cpu / SHIPPED["cpu"].ndfw_cpu  # this machine against the dev box
     order = 0.0 if ordering is not None else ordering_seconds(g, "cpu", rates)
     width = max(1.0, itemsize / 4.0)  # int64 and float64 lanes hold half as many
-    return (order + (elim + sources * row) * width / (ND_ROWS_SHARE * rates.ndfw_cpu)
-            + sources * g.n * ND_ROWS_REDUCE_SECONDS / scale)
+    nodes = ordering.nodes if ordering is not None else 2 * g.n / ROWS_LEAF
+    return (order + nodes * ND_ROWS_NODE_SECONDS + (elim + sources * row) * width / (ND_ROWS_SHARE * rates.ndfw_cpu)
+            + sources * g.n * ND_ROWS_REDUCE_SECONDS / scale + rates.search_call_seconds)
 
 
 def nd_rows_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:

@@ -727,6 +727,9 @@ _ROWS = METHOD["nd-rows"]
 #: the row solve's proxy estimate may be this many times Dijkstra's before its ordering is built to
 #: count its work (the proxy's error on grids and k-NN graphs)
 ROWS_PROXY_SPREAD = 2.0
+#: the automatic choice weighs the dissection's rows from this many vertices (below, Dijkstra's
+#: searches take milliseconds, less than the row solve's first compile)
+ROWS_MIN_N = 2000
 
 
 def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, host_memory,
@@ -738,6 +741,8 @@ def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, h
     from .dissection import plan as dissect
 
     if not forced:
+        if g.n < ROWS_MIN_N:
+            return None, f"fewer than {ROWS_MIN_N} vertices: the searches take milliseconds"
         if not costs.nd_rows_plausible(g):
             return None, "no small separators for the nested dissection's rows"
         rates = costs.this_machine()

@@ -195,3 +195,26 @@ def test_shortest_paths_by_name_gives_the_rows_of_the_searches(rng):
     picked = rng.choice(g.n, 7, replace=False)
     some = apsp.shortest_paths(g, method="nd-rows", sources=picked)
     np.testing.assert_array_equal(some.distances, whole.distances[picked])
+
+
+def test_networkx_backend_closeness_on_a_weighted_grid_takes_the_dissections_rows(rng, monkeypatch):
+    nx = pytest.importorskip("networkx")
+    import apsp.stats
+    from apsp import networkx_backend as nxb
+
+    side = 46  # 2116 vertices: the automatic choice weighs nd-rows from 2000
+    G = nx.grid_2d_graph(side, side)
+    for u, v in G.edges:
+        G.edges[u, v]["weight"] = int(rng.integers(1, 101))
+    used = []
+    real = apsp.stats._dissection_rows
+    monkeypatch.setattr(apsp.stats, "_dissection_rows", lambda *a, **k: used.append(1) or real(*a, **k))
+    ours = nxb.closeness_centrality(G, distance="weight")
+    assert used, "the plan did not take the dissection's rows"
+    index = {v: i for i, v in enumerate(G.nodes)}
+    edges = [(index[u], index[v], d["weight"]) for u, v, d in G.edges(data=True)]
+    s, d, w = (np.array(x) for x in zip(*edges))
+    want = apsp.distance_stats(Graph.from_edges(EdgeList(G.number_of_nodes(), np.concatenate([s, d]),
+                                                         np.concatenate([d, s]), np.concatenate([w, w]))),
+                               method="dijkstra").closeness()
+    np.testing.assert_array_equal(np.array([ours[v] for v in G.nodes]), want)

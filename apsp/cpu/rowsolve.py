@@ -192,13 +192,15 @@ def _scratch(f, k: int) -> np.ndarray:
     return np.empty((max(1, widest), k), dtype=f.dtype)
 
 
-def rows(f, positions: np.ndarray, block_rows: int = 64) -> np.ndarray:
-    """Rows of the sources at layout positions ``positions`` (any order), layout columns,
-    ``f.inf`` for 'no path'; blocks of ``block_rows`` sorted sources over the threads."""
+def rows(f, positions: np.ndarray, block_rows: int = 64, columns: np.ndarray | None = None) -> np.ndarray:
+    """Rows of the sources at layout positions ``positions`` (any order), ``f.inf`` for 'no path';
+    blocks of ``block_rows`` sorted sources over the threads. Columns in layout order, or those
+    ``columns`` lists (`Dissection.position`: vertex order), written straight into the result."""
     positions = np.asarray(positions, dtype=np.int64)
     order = np.argsort(positions, kind="stable")
     srt = positions[order]
-    out = np.empty((len(srt), f.nd.size), dtype=f.dtype)
+    cols = np.arange(f.nd.size, dtype=np.int64) if columns is None else np.asarray(columns, dtype=np.int64)
+    out = np.empty((len(srt), len(cols)), dtype=f.dtype)
     arrays = f.packed.arrays()
     inf = f.inf
     nblocks = -(-len(srt) // block_rows)
@@ -209,7 +211,7 @@ def rows(f, positions: np.ndarray, block_rows: int = 64) -> np.ndarray:
         for blk in range(lo, hi):
             r0, r1 = blk * block_rows, min(len(srt), (blk + 1) * block_rows)
             solve_block(*arrays, srt[r0:r1], d, tmp, inf)
-            out[order[r0:r1]] = d[:, :r1 - r0].T
+            out[order[r0:r1]] = d[cols, :r1 - r0].T
 
     if nblocks:
         run_split(work, nblocks)
@@ -297,9 +299,7 @@ def solve(graph, opts):
     t1 = time.perf_counter()
     f = eliminate(graph, dt, nd)
     t2 = time.perf_counter()
-    layout = rows(f, nd.position[sources]) if n else np.zeros((len(sources), 0), dtype=dt)
-    dist = np.ascontiguousarray(layout[:, nd.position]) if n else layout
-    del layout
+    dist = rows(f, nd.position[sources], columns=nd.position) if n else np.zeros((len(sources), 0), dtype=dt)
     dist = exactness.finalize_unreachable(dist, False)
     t3 = time.perf_counter()
     return SolveOutput(dist=dist, timings={"order": t1 - t0, "eliminate": t2 - t1, "compute": t3 - t2},

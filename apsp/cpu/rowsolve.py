@@ -123,8 +123,13 @@ def solve_block(start, own_start, end, bnd, boff, clo_t, coff, up_t, down_t, pof
 def reduce_integer_columns(d, inf, position, targets, count, total, carry, ecc, harmonic):
     """The k sources' columns of ``d`` (size x k, layout rows) into their accumulators, targets
     in vertex order (the order `apsp.cpu.reductions` sums rows in, so the sums agree bit for bit),
-    each sum in two int64 words as there."""
+    each sum in two int64 words as there. Branch-free per lane so that the lanes vectorize: an
+    unreachable target adds 0 to every sum, which leaves a compensated sum exactly as it was."""
     k = d.shape[1]
+    c = np.zeros(k, dtype=np.int64)
+    s = np.zeros(k, dtype=np.int64)
+    words = np.zeros(k, dtype=np.int64)
+    top = np.zeros(k, dtype=np.int64)
     h = np.zeros(k)
     hc = np.zeros(k)
     for v in range(position.shape[0]):
@@ -132,19 +137,25 @@ def reduce_integer_columns(d, inf, position, targets, count, total, carry, ecc, 
             continue
         col = d[position[v], :k]
         for i in range(k):
-            x = col[i]
-            if x != inf:
-                count[i] += 1
-                s = total[i] + np.int64(x)
-                if s >= CARRY_UNIT:
-                    s -= CARRY_UNIT
-                    carry[i] += 1
-                total[i] = s
-                if x > ecc[i]:
-                    ecc[i] = x
-                if x != 0:
-                    h[i], hc[i] = _add_compensated(h[i], hc[i], 1.0 / np.float64(x))
+            x = np.int64(col[i])
+            ok = x != inf
+            x = x if ok else np.int64(0)
+            c[i] += 1 if ok else 0
+            t = s[i] + x
+            over = t >= CARRY_UNIT
+            s[i] = t - CARRY_UNIT if over else t
+            words[i] += 1 if over else 0
+            top[i] = max(top[i], x)
+            inv = 1.0 / np.float64(x) if x != 0 else 0.0
+            a = h[i]
+            y = a + inv
+            hc[i] += ((a - y) + inv) if abs(a) >= abs(inv) else ((inv - y) + a)
+            h[i] = y
     for i in range(k):
+        count[i] = c[i]
+        total[i] = s[i]
+        carry[i] = words[i]
+        ecc[i] = top[i]
         harmonic[i] = h[i] + hc[i]
 
 

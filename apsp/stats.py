@@ -314,7 +314,7 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
         give_back_memory()  # so that the next call plans against the whole card
         hist = None
     elif chosen == "nd-rows":
-        acc, hist = _dissection_rows(g, src, mask, dt, histogram, plan.block_rows)
+        acc, hist = _dissection_rows(g, src, mask, dt, histogram, plan.block_rows, progress)
     elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
@@ -416,19 +416,22 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     return (count, total, ecc, harmonic), None if hist is None else hist.sum(axis=0)
 
 
-def _dissection_rows(g, src, mask, dt, histogram, block_rows):
+def _dissection_rows(g, src, mask, dt, histogram, block_rows, progress):
     """Rows from the nested dissection's factors (`apsp.supernodal`), each block of sources
     reduced where it is computed and dropped (`apsp.cpu.rowsolve.rows_stats`)."""
     from .cpu.reductions import CARRY_UNIT
     from .dissection import plan
     from .methods import METHOD, load
+    from .progress import progress_bar
     from .supernodal import ROWS_LEAF, eliminate
 
     nd = plan(g, 1, ROWS_LEAF, 1)
     factors = eliminate(g, dt, nd)
     rows_stats = load(METHOD["nd-rows"].row_engines["cpu"])
-    (count, total, carry, ecc, harmonic), hist = rows_stats(
-        factors, nd.position[src], nd.position, mask, histogram, block_rows, max_bins=MAX_HISTOGRAM_BINS)
+    with progress_bar(len(src), progress, desc=f"stats nd-rows n={g.n}", unit="source") as bar:
+        (count, total, carry, ecc, harmonic), hist = rows_stats(
+            factors, nd.position[src], nd.position, mask, histogram, block_rows, max_bins=MAX_HISTOGRAM_BINS,
+            on_block=bar.update)
     del factors
     if carry is not None and carry.any():
         total = np.array([int(t) + int(c) * CARRY_UNIT for t, c in zip(total, carry)], dtype=object)

@@ -218,3 +218,21 @@ def test_networkx_backend_closeness_on_a_weighted_grid_takes_the_dissections_row
                                                          np.concatenate([d, s]), np.concatenate([w, w]))),
                                method="dijkstra").closeness()
     np.testing.assert_array_equal(np.array([ours[v] for v in G.nodes]), want)
+
+
+def test_an_error_in_one_thread_stops_the_others_after_their_block(rng):
+    from apsp.cpu.rowsolve import rows_stats
+
+    g = _grid(rng, 12)
+    nd = plan(g, tile=1, leaf_size=16, pad=1)
+    f = eliminate(g, np.int32, nd)
+    calls = []
+
+    def interrupted(rows_done):
+        calls.append(rows_done)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        rows_stats(f, nd.position, nd.position, np.ones(g.n, dtype=bool), False, block_rows=1, threads=2,
+                   on_block=interrupted)
+    assert 1 <= len(calls) <= 2  # each thread stops at its first block's end, not after its 72

@@ -230,13 +230,15 @@ def rows(f, positions: np.ndarray, block_rows: int = 64, columns: np.ndarray | N
 
 
 def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: np.ndarray, histogram: bool,
-               block_rows: int, threads: int | None = None, max_bins: int = 1 << 24):
+               block_rows: int, threads: int | None = None, max_bins: int = 1 << 24, on_block=None):
     """The statistics' accumulators of the sources at layout positions ``positions`` (in that
     order), distances counted to the vertices where ``targets`` (vertex order) is true
     (``vertex_position``: each vertex's layout position): ``((count, total, carry, ecc,
     harmonic), histogram or None)``; carry None for float distances. Each thread solves its
     blocks of ``block_rows`` sorted sources in its own buffer, reduces them and drops them. A
-    histogram of more than ``max_bins`` bins is refused (`ValueError`)."""
+    histogram of more than ``max_bins`` bins is refused (`ValueError`). ``on_block(rows)`` is
+    called after each block (a progress bar); an error or Ctrl-C in one thread stops the others
+    after their current block."""
     positions = np.asarray(positions, dtype=np.int64)
     order = np.argsort(positions, kind="stable")
     srt = positions[order]
@@ -251,12 +253,22 @@ def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: n
     nblocks = -(-k // block_rows)
     threads = min(threads or thread_count(), max(nblocks, 1))
     hists: list = []  # one per thread, appended when it finishes
+    stopped: list = []
 
     def work(lo, hi):
+        try:
+            blocks(lo, hi)
+        except BaseException:
+            stopped.append(True)
+            raise
+
+    def blocks(lo, hi):
         d = np.empty((f.nd.size, block_rows), dtype=f.dtype)
         tmp = _scratch(f, block_rows)
         hist = np.zeros(1, dtype=np.int64)
         for blk in range(lo, hi):
+            if stopped:
+                return
             r0, r1 = blk * block_rows, min(k, (blk + 1) * block_rows)
             cols = d[:, :r1 - r0]
             solve_block(*arrays, srt[r0:r1], d, tmp, inf)
@@ -274,6 +286,8 @@ def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: n
                 if bins > len(hist):
                     hist = np.pad(hist, (0, bins - len(hist)))
                 histogram_columns(cols, inf, vertex_position, targets, hist)
+            if on_block is not None:
+                on_block(r1 - r0)
         hists.append(hist)
 
     if nblocks:

@@ -768,7 +768,7 @@ def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, h
 
 
 def plan_rows_memory(g: Graph, nd, dtype: np.dtype, histogram: bool, host_memory=None) -> dict:
-    """The row solve's working set: the factors, the elimination's peak beside them, per thread
+    """The row solve's working set: the factors (and their packed copy), the elimination's peak, per thread
     one block of sources' columns (layout size x block) and its scratch; the accumulators and the
     graph's CSR. The block of sources shrinks from `ROWS_BLOCK` to fit, or `MemoryPlanError`."""
     from .sizes import host_available
@@ -779,7 +779,8 @@ def plan_rows_memory(g: Graph, nd, dtype: np.dtype, histogram: bool, host_memory
     item = dtype.itemsize
     kept, peak = factor_bytes(nd, boundaries(g, nd), item)
     widest = int((nd.end - nd.own_start).max(initial=0))
-    fixed = 6 * 8 * g.n + 2 * (g.n + 1 + g.nnz) * 8 + kept + (threads * 8 * g.n if histogram else 0)
+    # the factors twice: per node as `Factors` holds them, and packed flat for the kernels
+    fixed = 6 * 8 * g.n + 2 * (g.n + 1 + g.nnz) * 8 + 2 * kept + (threads * 8 * g.n if histogram else 0)
     block = ROWS_BLOCK
     while block > 8 and fixed + threads * (nd.size + widest) * block * item > limit:
         block //= 2

@@ -38,6 +38,15 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kilobytes
 
 
+def _cpu_seconds() -> float:
+    """This process's CPU time, every thread's (on a loaded machine, CPU time over the threads
+    says what the wall time would be on idle cores)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def worker(route: str, side: int, seed: int, out: str) -> None:
     s, d, w = grid_edges(side, seed)
     n = side * side
@@ -47,10 +56,10 @@ def worker(route: str, side: int, seed: int, out: str) -> None:
         g = nk.Graph(n, weighted=True, directed=False)
         for a, b, x in zip(s.tolist(), d.tolist(), w.tolist()):
             g.addEdge(a, b, float(x))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_seconds()
         c = nk.centrality.Closeness(g, True, nk.centrality.ClosenessVariant.GENERALIZED)
         c.run()
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
         closeness = np.array(c.scores())
         extra: dict = {}
     else:
@@ -62,9 +71,9 @@ def worker(route: str, side: int, seed: int, out: str) -> None:
         method = "auto" if route == "nd-rows" else route
         small = sp.csr_matrix(([1.0, 2.0], ([0, 1], [1, 2])), shape=(3, 3))
         apsp.distance_stats(small, directed=False, method=method)  # compile outside the timing
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_seconds()
         st = apsp.distance_stats(m, directed=False, method=method)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
         closeness = st.closeness()
         extra = {"method": st.method, "reason": st.reason, "wiener": int(st.wiener_index()),
                  "diameter": int(st.diameter()), "radius": int(st.radius()),
@@ -73,7 +82,8 @@ def worker(route: str, side: int, seed: int, out: str) -> None:
                  closeness=closeness)
     if route == "networkit":
         np.savez(out, closeness=closeness)
-    print(json.dumps({"route": route, "n": n, "seconds": seconds, "peak_rss": _peak_rss_bytes(), **extra}))
+    print(json.dumps({"route": route, "n": n, "seconds": seconds, "cpu_seconds": cpu, "peak_rss": _peak_rss_bytes(),
+                      **extra}))
 
 
 def run_one(route: str, side: int, seed: int, tmp: str) -> tuple[dict, dict]:
@@ -138,7 +148,8 @@ def main(argv=None) -> None:
                     results[route] = arrays
                     rec.update(side=side, round=rnd)
                     summary.append(rec)
-                    print(f"side {side} round {rnd} {route:10s} {rec['seconds']:8.3f} s  peak RSS "
+                    print(f"side {side} round {rnd} {route:10s} {rec['seconds']:8.3f} s  CPU "
+                          f"{rec['cpu_seconds']:8.3f} s  peak RSS "
                           f"{rec['peak_rss'] / 2**20:8.1f} MiB  (n^2 int32: {4 * n * n / 2**20:.0f} MiB)", flush=True)
                 print(f"side {side} round {rnd}: {check_equal(side, results)}", flush=True)
     if args.json:

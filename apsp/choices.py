@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 #: the all-pairs methods of `apsp.shortest_paths` ("auto": the cost model's pick)
-Method = Literal["auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference"]
+Method = Literal["auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "nd-rows", "reference"]
 #: where a solve runs
 Backend = Literal["auto", "cpu", "gpu"]
 #: the searches of `apsp.distance_stats`
-StatsMethod = Literal["auto", "bfs", "dijkstra", "johnson"]
+StatsMethod = Literal["auto", "bfs", "dijkstra", "johnson", "nd-rows"]
 #: `apsp.distance_stats`: distances from each source ("out") or to it ("in")
 Direction = Literal["out", "in"]
 #: the distance dtypes by name (uint8 and uint16 hold hop counts of BFS only)

@@ -545,6 +545,61 @@ def bfs_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=No
     return search_units(g) / (rates.bfs_gpu if on_gpu else rates.bfs_cpu)
 
 
+#: the nested dissection's row solve (`apsp.supernodal`): its min-plus updates run at this share of
+#: `Rates.ndfw_cpu` (lanes of a block of sources against nd-fw's blocked tiles; 1.0-2.0e9 updates a
+#: second a thread on the 2-core dev box, 2026-11-28, against 2.0e10 for nd-fw on both cores)
+ND_ROWS_SHARE = 0.15
+#: its reductions: seconds per (source, target) on the whole of the 2-core dev box (the same day)
+ND_ROWS_REDUCE_SECONDS = 1.5e-9
+#: a graph's per-source row work by the proxy, in units of ``n sqrt(leaf)`` (grids: 4.1 at leaf 64)
+ND_ROWS_PROXY = 5.0
+#: the elimination's Python work per tree node (its front built, its panels kept), seconds
+ND_ROWS_NODE_SECONDS = 1e-4
+
+
+def nd_rows_plausible(g: Graph) -> bool:
+    """Whether the row solve may pay: a sparse graph with planar-like separators (`nd_plausible`'s
+    test without its price)."""
+    if not sparse_enough(g) or g.n < 2:
+        return False
+    s, c = separator_proxy(g)
+    return s <= ND_PLANAR_SEPARATOR * np.sqrt(c)
+
+
+def nd_rows_work(g: Graph, ordering=None) -> tuple[float, float]:
+    """``(per source row, elimination)`` min-plus updates of the row solve: counted from the
+    dissection ``ordering`` (leaves of `apsp.supernodal.ROWS_LEAF`) and its boundaries where given,
+    else by the proxy ``ND_ROWS_PROXY n sqrt(leaf)`` a row and ``sqrt(n)`` rows' worth to eliminate."""
+    from .supernodal import ROWS_LEAF, boundaries, node_work
+
+    if ordering is not None:
+        row, elim = node_work(ordering, boundaries(g, ordering))
+        return float(row), float(elim)
+    row = ND_ROWS_PROXY * g.n * np.sqrt(ROWS_LEAF)
+    return row, row * np.sqrt(max(g.n, 1)) * 4.0
+
+
+def nd_rows_stats_seconds(g: Graph, sources: int, itemsize: int, rates: Rates, ordering=None) -> float:
+    """The row solve's statistics for ``sources`` sources: the ordering (unless given: then it is
+    built), the elimination, every source's row and its reduction."""
+    from .supernodal import ROWS_LEAF
+
+    row, elim = nd_rows_work(g, ordering)
+    scale = rates.ndfw_cpu / SHIPPED["cpu"].ndfw_cpu  # this machine against the dev box
+    order = 0.0 if ordering is not None else ordering_seconds(g, "cpu", rates)
+    width = max(1.0, itemsize / 4.0)  # int64 and float64 lanes hold half as many
+    nodes = ordering.nodes if ordering is not None else 2 * g.n / ROWS_LEAF
+    return (order + nodes * ND_ROWS_NODE_SECONDS + (elim + sources * row) * width / (ND_ROWS_SHARE * rates.ndfw_cpu)
+            + sources * g.n * ND_ROWS_REDUCE_SECONDS / scale + rates.search_call_seconds)
+
+
+def nd_rows_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
+    """Rows of every source by the row solve (`nd_rows_stats_seconds` without the reductions)."""
+    row, elim = nd_rows_work(g, ordering)
+    order = ordering_seconds(g, "cpu", rates)
+    return order + (elim + g.n * row) * max(1.0, itemsize / 4.0) / (ND_ROWS_SHARE * rates.ndfw_cpu)
+
+
 #: nd-fw on the GPU over a graph of one leaf against dense FW on the GPU: the same n^3 work, in its
 #: own launches (measured 0.70-1.11, median 0.92, at n = 1,022-3,000 on the H100 and H200, torch
 #: loaded, 2026-11-27)

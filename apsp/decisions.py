@@ -171,4 +171,4 @@ class StatsPlan:
     @property
     def by_dissection(self) -> bool:
         """The rows come from nd-fw's matrix on the GPU, not from searches."""
-        return bool(METHOD[self.method].leaves)
+        return self.backend == "gpu" and bool(METHOD[self.method].leaves.get("gpu"))

@@ -351,6 +351,8 @@ class Derived:
     sweep: tuple[int, int, int] | None = None
     #: `apsp.dissection.plan`'s dissections per ``(tile, leaf, pad, seed)``
     dissections: dict[tuple[int, int, int, int], Any] = field(default_factory=dict)
+    #: `apsp.supernodal.boundaries` of one of those dissections: ``{id: (dissection, boundaries)}``
+    boundaries: dict[int, Any] = field(default_factory=dict)
     #: the reversed edges' CSR (`Graph.reversed_csr`), and whether it equals the graph's own
     reversed_csr: Any = None
     symmetric: bool | None = None

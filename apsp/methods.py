@@ -73,6 +73,10 @@ class Method:
     workers: str | None = None
     #: what the statistics say when they choose it for a graph's weights
     why: str = ""
+    #: backend -> the row engine of a dissection's factors (`apsp.supernodal.Factors`): the
+    #: statistics' blocks of rows, reduced where computed (``rows_stats(...)``). A GPU engine
+    #: (``apsp.gpu.rowsolve``) goes in as ``"gpu"`` once it exists
+    row_engines: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: the backends it runs on (its solvers' keys)
     backends: tuple[str, ...] = field(init=False)
     #: it takes weights other than 1, and negative ones (from ``weights``)
@@ -142,6 +146,12 @@ TABLE: tuple[Method, ...] = (
            weights="any", ladder="worst-case", rows="search", candidate="negative",
            estimate="apsp.costs:johnson_seconds",
            why="some weight is negative: Johnson (Bellman-Ford reweighting, then Dijkstra)"),
+    Method("nd-rows", MappingProxyType({"cpu": "apsp.cpu.rowsolve:solve"}),
+           weights="non-negative", ladder="worst-case", rows="search", candidate="never",
+           leaves=MappingProxyType({"cpu": 64}), estimate="apsp.costs:nd_rows_seconds",
+           row_engines=MappingProxyType({"cpu": "apsp.cpu.rowsolve:rows_stats"}),
+           why="non-negative weights on a graph with small separators: rows of the distance matrix "
+               "from the nested dissection's elimination, block by block"),
     Method("reference", MappingProxyType({"cpu": "apsp.cpu.reference:solve"}),
            weights="any", ladder="worst-case", rows="solve", candidate="never",
            estimate="apsp.costs:reference_seconds", memory="apsp.costs:reference_memory"),

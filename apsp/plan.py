@@ -731,11 +731,96 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
         where, chosen, reason = "gpu", _STATS_ON_GPU.name, _STATS_ON_GPU.why
     else:
         where = _stats_backend(backend, record, batched or backend == "gpu", histogram, facts)
-    memory = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    memory = None
+    if where == "cpu" and (chosen == _ROWS.name or (method == "auto" and chosen == "dijkstra")):
+        memory, why = _rows_by_dissection(g, dt, sources, histogram, host_memory, forced=chosen == _ROWS.name)
+        if memory is not None:
+            chosen, reason = _ROWS.name, why
+        else:
+            reason = f"{reason} ({why})"
+    if memory is None:
+        memory = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
     if where == "gpu":
         assert facts is not None
         facts = facts.measured()
     return StatsPlan(chosen, reason, where, dt, batched, memory, facts)
+
+
+#: weighted statistics from the nested dissection's rows (`apsp.supernodal`), reduced block by block
+_ROWS = METHOD["nd-rows"]
+#: the row solve's proxy estimate may be this many times Dijkstra's before its ordering is built to
+#: count its work (the proxy's error on grids and k-NN graphs)
+ROWS_PROXY_SPREAD = 2.0
+#: the automatic choice weighs the dissection's rows from this many vertices (below, Dijkstra's
+#: searches take milliseconds, less than the row solve's first compile)
+ROWS_MIN_N = 2000
+
+
+def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, host_memory,
+                        forced: bool) -> tuple[dict | None, str]:
+    """The working set of the row solve's statistics and why it is chosen, or ``(None, why not)``:
+    weighted non-negative statistics where the graph's separators are small and the cost model
+    prices the ordering, the elimination and every source's row below Dijkstra's searches
+    (``forced``: asked for by name, only the memory plan decides)."""
+    from .dissection import plan as dissect
+
+    if not forced:
+        if g.n < ROWS_MIN_N:
+            return None, f"fewer than {ROWS_MIN_N} vertices: the searches take milliseconds"
+        if not costs.nd_rows_plausible(g):
+            return None, "no small separators for the nested dissection's rows"
+        rates = costs.this_machine()
+        searches = costs.estimate(g, "dijkstra", "cpu", dtype=dt, rates=rates, result=False) * sources / max(g.n, 1)
+        proxy = costs.nd_rows_stats_seconds(g, sources, dt.itemsize, rates)
+        if proxy > ROWS_PROXY_SPREAD * searches:
+            return None, f"the nested dissection's rows estimated {proxy:.3g} s against {searches:.3g} s"
+    nd = dissect(g, 1, _ROWS.leaves["cpu"], 1)
+    if not forced:
+        counted = costs.nd_rows_stats_seconds(g, sources, dt.itemsize, rates, ordering=nd)
+        if counted >= searches:
+            return None, f"the nested dissection's rows estimated {counted:.3g} s against {searches:.3g} s"
+    try:
+        memory = plan_rows_memory(g, nd, dt, histogram, host_memory)
+    except MemoryPlanError as exc:
+        if forced:
+            raise
+        return None, f"the nested dissection's rows do not fit: {exc}"
+    if forced:
+        return memory, f"method {_ROWS.name!r} requested"
+    return memory, (f"{_ROWS.why}: estimated {counted:.3g} s (ordering built, elimination and "
+                    f"{sources} rows) against {searches:.3g} s for Dijkstra's searches")
+
+
+def plan_rows_memory(g: Graph, nd, dtype: np.dtype, histogram: bool, host_memory=None) -> dict:
+    """The row solve's working set: the factors (and their packed copy), the elimination's peak, per thread
+    one block of sources' columns (layout size x block) and its scratch; the accumulators and the
+    graph's CSR. The block of sources shrinks from `ROWS_BLOCK` to fit, or `MemoryPlanError`."""
+    from .sizes import host_available
+    from .supernodal import boundaries, factor_bytes
+
+    threads = thread_count()
+    limit = parse_size(host_memory) if host_memory is not None else host_available()
+    item = dtype.itemsize
+    kept, peak = factor_bytes(nd, boundaries(g, nd), item)
+    widest = int((nd.end - nd.own_start).max(initial=0))
+    # the factors twice: per node as `Factors` holds them, and packed flat for the kernels
+    fixed = 6 * 8 * g.n + 2 * (g.n + 1 + g.nnz) * 8 + 2 * kept + (threads * 8 * g.n if histogram else 0)
+    block = ROWS_BLOCK
+    while block > 8 and fixed + threads * (nd.size + widest) * block * item > limit:
+        block //= 2
+    need = max(fixed + peak, fixed + threads * (nd.size + widest) * block * item)
+    if need > limit:
+        raise MemoryPlanError(
+            f"the nested dissection's rows for n={g.n} need {format_size(need)} of RAM (factors "
+            f"{format_size(kept)}, {threads} threads), but {format_size(limit)} are allowed "
+            f"(host_memory). Ways out: method='dijkstra', or fewer threads (NUMBA_NUM_THREADS)")
+    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads, "block_rows": int(block),
+            "factor_bytes": int(kept)}
+
+
+#: sources per block of the row solve (the lanes of its inner loops): 256 ran 1.3-1.6x faster than
+#: 64 on a 100x100 grid (2-core dev box, 2026-11-28)
+ROWS_BLOCK = 256
 
 
 #: weighted statistics on the GPU: nested-dissection FW in core, its rows reduced on the device

@@ -225,8 +225,11 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
     direction : {"out", "in"}
         Distances from each source ("out") or to it ("in": the searches run on the
         reversed graph; networkx's closeness and harmonic centrality use these).
-    method : {"auto", "bfs", "dijkstra", "johnson"}
-        The search (`choose_stats_method` for "auto").
+    method : {"auto", "bfs", "dijkstra", "johnson", "nd-rows"}
+        The search (`choose_stats_method` for "auto"); "nd-rows": rows of the distance matrix from
+        the nested dissection's elimination (non-negative weights), which "auto" takes on the CPU
+        where the cost model prices it below Dijkstra (graphs with small separators: grids, meshes,
+        roads, k-NN graphs).
     backend : {"auto", "cpu", "gpu"}
         Where the searches run. The GPU runs the bit-parallel BFS (unit weights) on blocks
         of sources, and for non-negative weights (``method="auto"``) nested-dissection
@@ -310,6 +313,8 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
             raise
         give_back_memory()  # so that the next call plans against the whole card
         hist = None
+    elif chosen == "nd-rows":
+        acc, hist = _dissection_rows(g, src, mask, dt, histogram, plan.block_rows, progress)
     elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
     else:
@@ -409,6 +414,28 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     if carry is not None and carry.any():
         total = np.array([int(t) + int(c) * CARRY_UNIT for t, c in zip(total, carry)], dtype=object)
     return (count, total, ecc, harmonic), None if hist is None else hist.sum(axis=0)
+
+
+def _dissection_rows(g, src, mask, dt, histogram, block_rows, progress):
+    """Rows from the nested dissection's factors (`apsp.supernodal`), each block of sources
+    reduced where it is computed and dropped (`apsp.cpu.rowsolve.rows_stats`)."""
+    from .cpu.reductions import CARRY_UNIT
+    from .dissection import plan
+    from .methods import METHOD, load
+    from .progress import progress_bar
+    from .supernodal import ROWS_LEAF, eliminate
+
+    nd = plan(g, 1, ROWS_LEAF, 1)
+    factors = eliminate(g, dt, nd)
+    rows_stats = load(METHOD["nd-rows"].row_engines["cpu"])
+    with progress_bar(len(src), progress, desc=f"stats nd-rows n={g.n}", unit="source") as bar:
+        (count, total, carry, ecc, harmonic), hist = rows_stats(
+            factors, nd.position[src], nd.position, mask, histogram, block_rows, max_bins=MAX_HISTOGRAM_BINS,
+            on_block=bar.update)
+    del factors
+    if carry is not None and carry.any():
+        total = np.array([int(t) + int(c) * CARRY_UNIT for t, c in zip(total, carry)], dtype=object)
+    return (count, total, ecc, harmonic), hist
 
 
 def _block_histogram(block, unreachable, mask, ecc, hist):

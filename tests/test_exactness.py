@@ -64,7 +64,8 @@ def boundary_graph(rng, n, negative=False):
     return EdgeList(n, src, dst, w)
 
 
-METHODS = [("fw", "cpu"), ("reference", "cpu"), ("dijkstra", "cpu"), ("johnson", "cpu"), ("auto", "cpu")]
+METHODS = [("fw", "cpu"), ("reference", "cpu"), ("dijkstra", "cpu"), ("johnson", "cpu"), ("nd-rows", "cpu"),
+           ("auto", "cpu")]
 if HAS_TRITON:
     METHODS.append(("fw", "gpu"))
 

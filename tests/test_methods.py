@@ -19,7 +19,7 @@ def test_every_registered_solver_and_every_record_function_resolves():
             if fn:
                 assert callable(methods.load(fn)), (m.name, fn)
     assert engine.REGISTRY is methods.REGISTRY
-    assert methods.METHODS == ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "reference")
+    assert methods.METHODS == ("auto", "fw", "nd-fw", "bfs", "dijkstra", "johnson", "nd-rows", "reference")
 
 
 def _dense(src, dst, weights):

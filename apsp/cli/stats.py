@@ -57,7 +57,8 @@ def add_stats_parser(command) -> None:
                    help="also count the distances by value (integer distances only)")
     p.add_argument("--method", default="auto", choices=STATS_METHODS,
                    help="the searches (default: BFS for unit weights, Dijkstra, Johnson with "
-                        "negative weights)")
+                        "negative weights; nd-rows, the nested dissection's rows, where the cost "
+                        "model prices them below Dijkstra)")
     p.add_argument("--dtype", default=None, choices=WEIGHTED_DTYPES,
                    help="distance type of weighted searches (default: the narrowest exact one)")
     p.add_argument("--backend", default="auto", choices=BACKENDS,

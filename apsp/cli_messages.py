@@ -155,4 +155,9 @@ def cli_message(exc: BaseException, args) -> str:
         except (ValueError, OSError, KeyError):
             first = 0
         return negative_cycle_message(exc, first, inp, getattr(args, "_labels", None))
+    if isinstance(exc, MemoryError) and not str(exc):  # Python's own, raised where an allocation failed
+        from .sizes import format_size, memory_allowed
+
+        limit, words = memory_allowed()
+        return f"out of memory ({format_size(limit)} {words}); try --host-memory or a smaller input"
     return cli_words(str(exc), output=getattr(args, "output", None))

@@ -384,7 +384,7 @@ class RamAllowed:
 
     def __call__(self, need: int) -> int:
         if self.value is None:
-            if need < sizes.RAM_READ_FROM and not sizes.budget_set():
+            if sizes.unread_below(need):
                 return sizes.RAM_READ_FROM  # what the attempt may take unread: more than it needs
             self.value = memory_allowed()[0]
         return self.value

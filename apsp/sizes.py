@@ -148,6 +148,13 @@ def budget_set() -> bool:
     return _HOST_LIMIT.get() is not None
 
 
+def unread_below(need: int) -> bool:
+    """Whether ``need`` bytes pass without reading the machine's memory: below `RAM_READ_FROM`,
+    with no budget given and no address-space limit (under ``ulimit -v`` what is left of the
+    address space may be less than that, and only the read says so)."""
+    return need < RAM_READ_FROM and not budget_set() and not _address_limited()
+
+
 def _address_limited() -> bool:
     """Whether an address-space limit (``ulimit -v``, RLIMIT_AS) is set on this process."""
     try:
@@ -197,8 +204,8 @@ def check_memory(need: int, what: str, hold: bool = False) -> None:
     they exceed `memory_allowed` (beside what a `working_set` holds under a budget given); the
     message says what is needed and what is allowed. ``hold``: inside a `working_set`, the
     bytes stay counted as held after the check. Without a budget, needs below `RAM_READ_FROM`
-    pass unread."""
-    if need < RAM_READ_FROM and not budget_set():
+    pass unread (`unread_below`)."""
+    if unread_below(need):
         return
     limit, words = memory_allowed()
     held = held_bytes()

@@ -42,3 +42,21 @@ def test_cli_under_a_small_address_space_answers_or_refuses_clearly(tmp_path):
     else:
         assert "Traceback" not in run.stderr, run.stderr[-3000:]
         assert "apsp: error:" in run.stderr and "limit" in run.stderr
+
+
+def test_small_needs_are_checked_under_an_address_space_limit(tmp_path):
+    # below `RAM_READ_FROM` a need passes unread, except where ulimit -v may leave less than that
+    code = ("from apsp import sizes; import resource; "
+            "print(sizes.unread_below(1), sizes._address_limited())")
+    run = run_limited(["-c", code], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True"]
+
+
+def test_a_bare_memory_error_is_told_in_words():
+    from types import SimpleNamespace
+
+    from apsp.cli_messages import cli_message
+
+    message = cli_message(MemoryError(), SimpleNamespace())
+    assert message.startswith("out of memory (") and "--host-memory" in message

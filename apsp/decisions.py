@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import exactness
+from .memory_plans import MemoryPlan
 from .methods import METHOD
 
 if TYPE_CHECKING:
     from .engine import SolveOptions
     from .errors import MemoryPlanError
     from .gpu import MachineFacts
-    from .outofcore import StreamPlan
 
 __all__ = ["MemoryPlan", "Plan", "StatsPlan", "Step"]
 
@@ -115,37 +115,6 @@ class Plan:
                 "memory": [None if s.opts.memory is None else s.opts.memory.summary() for s in self.steps],
                 "reasons": dict(self.reasons), "estimates": dict(self.estimates),
                 "skipped": list(self.skipped), "fallback": self.fallback}
-
-
-@dataclass(frozen=True)
-class MemoryPlan:
-    """Where a solve keeps its data and what it needs (bytes)."""
-
-    method: str
-    backend: str
-    n: int
-    dtype: np.dtype
-    host_bytes: int
-    gpu_bytes: int = 0
-    host_limit: int = 0
-    gpu_limit: int = 0
-    #: the matrix is streamed through the GPU (or RAM) in stripes
-    out_of_core: bool = False
-    #: the streamed matrix lives in a scratch file (else in RAM)
-    matrix_on_disk: bool = False
-    scratch_dir: str | None = None
-    #: `apsp.outofcore.StreamPlan` when out_of_core (nd-fw streams node by node, without one)
-    stream: StreamPlan | None = None
-    #: in-core dense FW on the GPU: the device matrix's side, n padded to whole kernel tiles
-    padded: int | None = None
-
-    def summary(self) -> dict:
-        out = {"host_bytes": self.host_bytes, "gpu_bytes": self.gpu_bytes, "out_of_core": self.out_of_core}
-        if self.out_of_core:
-            out["matrix_on_disk"] = self.matrix_on_disk
-            if self.stream is not None:  # nd-fw streams node by node, without a stripe plan
-                out.update(self.stream.summary())
-        return out
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ from .progress import progress_bar
 
 if TYPE_CHECKING:
     from .exactness import HopDtypes
-    from .plan import MemoryPlan
+    from .memory_plans import MemoryPlan
 
 #: Floyd-Warshall's default tile edge per engine (measured; the one table is `apsp.methods.TABLE`)
 DEFAULT_BLOCK = METHOD["fw"].blocks
@@ -131,7 +131,7 @@ class SolveOptions:
     #: the GPU runtime the plan chose for in-core FW: "torch" or "driver" (the CUDA driver, no torch);
     #: None = torch
     runtime: str | None = None
-    #: the plan's `apsp.plan.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
+    #: the plan's `apsp.memory_plans.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
     memory: MemoryPlan | None = None
     #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
     nd_gpu: NdGpuBudget | None = None

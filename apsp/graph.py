@@ -493,11 +493,33 @@ class Graph:
         return self._mask is not None
 
     def edges_in_rows(self, i0: int, i1: int) -> np.ndarray:
-        """Where rows ``i0:i1`` of ``dense`` hold an edge: finite entries other than ``null_value``."""
+        """Where rows ``i0:i1`` of ``dense`` hold an edge: finite entries other than ``null_value``.
+
+        Parameters
+        ----------
+        i0, i1 : int
+            The rows, ``i0:i1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            A boolean ``(i1 - i0) x n`` array.
+        """
         return self.edges_at(np.s_[i0:i1])
 
     def edges_at(self, index) -> np.ndarray:
-        """Where the entries ``dense[index]`` hold an edge (the kept mask's part, else numpy's test of them)."""
+        """Where the entries ``dense[index]`` hold an edge (the kept mask's part, else numpy's test of them).
+
+        Parameters
+        ----------
+        index : numpy index
+            Any index of ``dense`` (a slice of rows, a boolean or integer selection).
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans shaped as ``dense[index]``.
+        """
         assert self.dense is not None, "edges_at of a dense graph"
         if self._mask is not None:
             return self._mask[index]

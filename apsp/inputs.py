@@ -6,7 +6,7 @@ that never uses one never loads it) and turns them into what apsp reads:
 
 * a networkx graph: its nodes, in ``G``'s order, named by their labels (`Result.labels`); its
   edges' ``weight`` attribute (1 where an edge has none; a multigraph's lightest parallel edge), an
-  undirected graph's edges both ways (`apsp.networkx_backend.ApspGraph`, the backend's conversion);
+  undirected graph's edges both ways (`apsp.networkx_graph.ApspGraph`, the backend's conversion);
 * an edge table (pandas or polars ``DataFrame``): columns ``source`` and ``target`` (any labels:
   integers, strings, or other values by their ``str``) and an optional ``weight`` (default 1); the
   vertices are the labels that appear, sorted, and keep them;
@@ -94,7 +94,7 @@ def from_dlpack(obj) -> np.ndarray:
 
 def from_networkx(G, weight: str = "weight") -> EdgeList:
     """A networkx graph's edges, its nodes kept as labels (see the module docstring)."""
-    from .networkx_backend import ApspGraph
+    from .networkx_graph import ApspGraph
 
     converted = ApspGraph.from_networkx(G, {weight: 1})
     n = len(converted.nodes)

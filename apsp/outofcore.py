@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .memory_plans import StreamPlan
 from . import exactness
 from .engine import Finalized, SolveOptions, SolveOutput, check_block, run
 from .errors import MemoryPlanError
@@ -146,53 +147,6 @@ MAX_BLOCK = 8192
 MIN_GPU_ROWS = 256
 #: kernels index a buffer with 32-bit offsets
 MAX_BUFFER_ELEMENTS = 2 ** 31 - 1
-
-
-@dataclass(frozen=True)
-class StreamPlan:
-    """Tile sizes of an out-of-core solve.
-
-    ``n`` is the host matrix's side (padded on a GPU), ``n_pivots`` the real
-    vertices, ``block`` the pivot panel width B, ``rows`` the stripe height,
-    ``buffers`` the number of stripe buffers.
-    """
-
-    n: int
-    n_pivots: int
-    itemsize: int
-    block: int
-    rows: int
-    buffers: int
-    budget: int
-    where: str = "GPU"
-
-    @property
-    def panel_bytes(self) -> int:
-        # current and next round's row and column panels, the pivot block and (on a GPU) its
-        # transpose; in RAM also phase 2's copy of the panel it updates (the old values it reads)
-        in_ram = self.where == "RAM"
-        return ((4 + in_ram) * self.block * self.n + (2 - in_ram) * self.block * self.block) * self.itemsize
-
-    @property
-    def device_bytes(self) -> int:
-        return self.panel_bytes + self.buffers * self.rows * self.n * self.itemsize
-
-    @property
-    def staging_bytes(self) -> int:
-        """Pinned bounce buffers when the host matrix is not pinned (two in, two out)."""
-        return 4 * self.rows * self.n * self.itemsize if self.where == "GPU" else 0
-
-    @property
-    def rounds(self) -> int:
-        return -(-self.n_pivots // self.block) if self.n_pivots else 0
-
-    @property
-    def stripes(self) -> int:
-        return -(-self.n // self.rows)
-
-    def summary(self) -> dict:
-        return {"ooc_block": self.block, "ooc_rows": self.rows, "ooc_buffers": self.buffers,
-                "ooc_rounds": self.rounds, "ooc_stripes": self.stripes, "ooc_device_bytes": self.device_bytes}
 
 
 def plan_stream(n: int, n_pivots: int, itemsize: int, budget: int, depth: int = 3, align: int = 1,

@@ -191,7 +191,7 @@ def _front_edges(graph, nd: Dissection, dtype):
 def eliminate(graph, dtype, nd: Dissection) -> Factors:
     """The factors of ``graph`` over the dissection ``nd`` (no padding: ``pad=1``) in ``dtype``
     (non-negative weights; `ValueError` otherwise)."""
-    from .cpu.rowsolve import eliminate_front, extend_add, extend_add_block
+    from .cpu.fronts import eliminate_front, extend_add, extend_add_block
 
     dt = np.dtype(dtype)
     if graph.has_negative_weights:

@@ -1,4 +1,5 @@
-"""The CPU engine of `apsp.supernodal`: the elimination's front kernels and the row solve.
+"""The CPU engine of `apsp.supernodal`: the row solve (the elimination's front kernels are in
+`apsp.cpu.fronts`).
 
 `solve_block` runs the upward and downward passes of one block of sources through the whole
 tree in one kernel call (no Python per node); `rows_stats` splits sorted sources over threads
@@ -16,39 +17,6 @@ from numba import njit
 
 from .reductions import CARRY_UNIT, _add_compensated
 from .threads import run_split, thread_count
-
-
-@njit(cache=True, nogil=True)
-def eliminate_front(front, nv, inf):
-    """Floyd-Warshall with pivots ``0..nv-1`` on the whole square ``front``, in place."""
-    m = front.shape[0]
-    for k in range(nv):
-        rowk = front[k]
-        for i in range(m):
-            x = front[i, k]
-            if x < inf:
-                ri = front[i]
-                for j in range(m):
-                    ri[j] = min(ri[j], x + rowk[j])
-
-
-@njit(cache=True, nogil=True)
-def extend_add(front, li, lj, w):
-    """``front[li[e], lj[e]] = min(front[li[e], lj[e]], w[e])`` for every edge e."""
-    for e in range(li.shape[0]):
-        if w[e] < front[li[e], lj[e]]:
-            front[li[e], lj[e]] = w[e]
-
-
-@njit(cache=True, nogil=True)
-def extend_add_block(front, at, s):
-    """``front[at][:, at] = min(front[at][:, at], s)``: a child's Schur complement."""
-    for i in range(at.shape[0]):
-        fi = front[at[i]]
-        si = s[i]
-        for j in range(at.shape[0]):
-            if si[j] < fi[at[j]]:
-                fi[at[j]] = si[j]
 
 
 @njit(cache=True, nogil=True)

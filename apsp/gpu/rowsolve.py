@@ -342,21 +342,88 @@ def row_stats(packed: Packed, src: np.ndarray, mask: np.ndarray, rows: int):
     """``(count, total, ecc, harmonic)`` (numpy, in ``src``'s order) of the sources ``src`` over the
     targets in ``mask``, reduced on the device block by block by `apsp.gpu.reductions.reduce_selected`
     (the reduction nd-fw's statistics use): at most ``rows`` rows of distances exist at a time."""
+    nd = packed.nd
+    pos = np.asarray(nd.position, dtype=np.int64)[np.asarray(src, dtype=np.int64)]
+    cols = np.asarray(nd.position, dtype=np.int64)[np.flatnonzero(mask)]
+    acc, _ = _reduce_sources(packed, pos, cols, rows)
+    return tuple(a.cpu().numpy() for a in acc)
+
+
+#: elements of a gathered band of rows for the device histogram (its int64 copy and mask beside it)
+HISTOGRAM_BAND = 1 << 24
+
+
+def _reduce_sources(packed: Packed, pos: np.ndarray, cols: np.ndarray, rows: int, histogram: bool = False,
+                    max_bins: int = 1 << 24, on_block=None):
+    """The device accumulators ``[count, total, ecc, harmonic]`` of the sources at layout positions
+    ``pos`` (in that order) over the layout columns ``cols``, and the histogram of their distances
+    (a device tensor, or None): blocks of at most ``rows`` layout positions, each reduced and dropped."""
     from .reductions import reduce_selected
 
-    nd, dev = packed.nd, packed.device
-    src = np.asarray(src, dtype=np.int64)
+    dev = packed.device
     wide = torch.float64 if packed.dtype.kind == "f" else torch.int64
     limit = exactness.reachable_limit(packed.dtype, packed.negative)
-    pos = np.asarray(nd.position, dtype=np.int64)[src]
-    cols = torch.from_numpy(np.asarray(nd.position, dtype=np.int64)[np.flatnonzero(mask)]).to(dev)
-    acc = [torch.zeros(len(src), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    at_cols = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(dev)
+    acc = [torch.zeros(len(pos), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    hist = torch.zeros(1, dtype=torch.int64, device=dev) if histogram else None
 
     def reduce_block(s0: int, s1: int, d: torch.Tensor) -> None:
+        nonlocal hist
         mine = np.flatnonzero((pos >= s0) & (pos < s1))
         at = torch.from_numpy(mine).to(dev)
-        for total, part in zip(acc, reduce_selected(d, torch.from_numpy(pos[mine] - s0).to(dev), cols, limit, wide)):
+        local = torch.from_numpy(pos[mine] - s0).to(dev)
+        parts = reduce_selected(d, local, at_cols, limit, wide)
+        for total, part in zip(acc, parts):
             total[at] = part
+        if hist is not None:
+            hist = _histogram_block(d, local, at_cols, limit, parts[2], hist, max_bins)
+        if on_block is not None:
+            on_block(len(mine))
 
     reduce_rows(packed, layout_blocks(pos, rows), reduce_block)
-    return tuple(a.cpu().numpy() for a in acc)
+    return acc, hist
+
+
+def _histogram_block(d, local, cols, limit, ecc, hist, max_bins: int):
+    """``hist`` grown to the block's largest distance (``ecc``) and counting the reached distances
+    of the rows ``local`` of ``d`` over ``cols`` (a band of rows at a time)."""
+    bins = int(ecc.max().item()) + 1 if len(ecc) else 1
+    if bins > max_bins:
+        raise ValueError(f"histogram=True: a distance of {bins - 1} needs more than {max_bins} bins; "
+                         "leave the histogram out")
+    if bins > len(hist):
+        hist = torch.nn.functional.pad(hist, (0, bins - len(hist)))
+    band = max(1, HISTOGRAM_BAND // max(1, len(cols)))
+    for i0 in range(0, len(local), band):
+        part = d.index_select(0, local[i0:i0 + band]).index_select(1, cols)
+        hist += torch.bincount(part[part <= limit].to(torch.int64), minlength=len(hist))[:len(hist)]
+    return hist
+
+
+def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: np.ndarray, histogram: bool,
+               block_rows: int, threads: int | None = None, max_bins: int = 1 << 24, on_block=None, *,
+               device=None):
+    """`apsp.cpu.rowsolve.rows_stats` on the device: the statistics' accumulators of the sources at
+    layout positions ``positions`` (in that order) over the vertices where ``targets`` is true
+    (``vertex_position``: each vertex's layout position), ``((count, total, carry, ecc, harmonic),
+    histogram or None)`` as numpy arrays, carry None for float distances. The factors ``f`` (from
+    `apsp.supernodal.eliminate`) are uploaded once to ``device`` (None: `apsp.gpu.default_device`);
+    blocks of at most ``block_rows`` consecutive layout positions are solved, reduced on the device
+    (`apsp.gpu.reductions.reduce_selected`) and dropped. Integer sums are int64 words, exact for
+    distances of at most 32 bits (every one below 2**31, fewer than 2**32 targets), so carry is
+    zero; 64-bit integer distances are refused (`ValueError`). ``threads`` is ignored (one device)."""
+    from . import default_device
+
+    dt = np.dtype(f.dtype)
+    if dt.kind in "iu" and dt.itemsize > 4:
+        raise ValueError(f"the GPU row solve sums {dt.name} distances in int64 words, which they may overflow; "
+                         "use the CPU's (backend='cpu') or a 32-bit dtype")
+    if histogram and dt.kind == "f":
+        raise ValueError("histogram=True needs integer distances")
+    packed = upload(f, device if device is not None else default_device())
+    pos = np.asarray(positions, dtype=np.int64)
+    cols = np.asarray(vertex_position, dtype=np.int64)[np.flatnonzero(targets)]
+    acc, hist = _reduce_sources(packed, pos, cols, max(1, int(block_rows)), histogram, max_bins, on_block)
+    count, total, ecc, harmonic = (a.cpu().numpy() for a in acc)
+    carry = np.zeros(len(pos), dtype=np.int64) if dt.kind in "iu" else None
+    return (count, total, carry, ecc, harmonic), None if hist is None else hist.cpu().numpy()

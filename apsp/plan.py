@@ -893,9 +893,10 @@ def _stats_backend(backend: str, method: Method, bit_parallel: bool, histogram: 
     on_gpu = "gpu" in method.backends
     if backend == "gpu":
         if not on_gpu:
-            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and, with "
-                             "method='auto', non-negative weights whose nested-dissection matrix fits "
-                             f"the card; this graph needs {method.name!r} here: use backend='cpu'")
+            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and non-negative "
+                             "weights (method='auto': nd-fw in core or the nested dissection's rows; "
+                             "method='nd-rows'); this graph needs "
+                             f"{method.name!r} here: use backend='cpu'")
         if histogram:
             raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
         ok, why = facts.available(explicit=True)

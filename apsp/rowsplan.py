@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from . import costs
-from .errors import MemoryPlanError
+from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import MachineFacts
 from .graph import Graph
 from .sizes import format_size, parse_size
@@ -79,7 +79,9 @@ def rows_on_gpu(g: Graph, dt: np.dtype, sources: int, forced: bool, explicit: bo
 
     usable, why = facts.available(explicit=explicit)
     if not usable:
-        return None, (f"no GPU: {why}" if forced and explicit else "")
+        if forced and explicit:
+            raise BackendUnavailableError(f"backend='gpu': {why}")
+        return None, ""
     if dt.kind in "iu" and dt.itemsize > 4:
         if forced and explicit:
             raise ValueError(f"the GPU row solve sums distances in int64 words: {dt.name} distances need "

@@ -169,3 +169,15 @@ def test_plan_keeps_small_graphs_negative_weights_and_int64_off_the_gpu_rows(mon
     p = plan_module.make_stats_plan(_weighted_grid(60), dtype="int64", sources=3600, gpu_memory=40 << 20)
     assert p.method != "nd-rows" or p.backend == "cpu"
     assert plan_module.make_stats_plan(small, "nd-rows", "cpu", sources=small.n).backend == "cpu"
+
+
+def test_plan_refuses_the_rows_on_a_gpu_that_is_not_there(monkeypatch):
+    import apsp.gpu
+    from apsp import plan as plan_module
+
+    none = apsp.gpu.MachineFacts(False, "no CUDA device", False, 0, None)
+    monkeypatch.setattr(plan_module, "_facts", lambda device=None: none)
+    g = _weighted_grid(5)
+    with pytest.raises(apsp.BackendUnavailableError, match="no CUDA device"):
+        plan_module.make_stats_plan(g, "nd-rows", "gpu", sources=g.n)
+    assert plan_module.make_stats_plan(g, "nd-rows", sources=g.n).backend == "cpu"

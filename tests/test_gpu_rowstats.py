@@ -181,3 +181,18 @@ def test_plan_refuses_the_rows_on_a_gpu_that_is_not_there(monkeypatch):
     with pytest.raises(apsp.BackendUnavailableError, match="no CUDA device"):
         plan_module.make_stats_plan(g, "nd-rows", "gpu", sources=g.n)
     assert plan_module.make_stats_plan(g, "nd-rows", sources=g.n).backend == "cpu"
+
+
+def test_the_card_plan_covers_the_uploaded_factors_and_one_block(rng, monkeypatch):
+    from apsp.gpu.rowsolve import device_bytes
+    from apsp.rowsplan import gpu_rows_memory
+    from apsp.supernodal import ROWS_LEAF
+
+    plan_module = _h200(monkeypatch)
+    g = _grid(rng, 12)
+    nd = plan(g, 1, ROWS_LEAF, 1)
+    for dtype in ("int32", "float64"):
+        dt = np.dtype(dtype)
+        memory = gpu_rows_memory(g, nd, dt, g.n, False, None, None, plan_module._facts(), 0)
+        assert memory["block_rows"] == g.n
+        assert memory["gpu_bytes"] >= device_bytes(eliminate(g, dt, nd)) + g.n * nd.size * dt.itemsize

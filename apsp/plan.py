@@ -731,8 +731,8 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
     batched = record.rows == "few" and not few_sources_for_bfs(g, sources)
     rows_note = ""
     if facts is not None and method in ("auto", _ROWS.name) and chosen in ("dijkstra", _ROWS.name):
-        rows_memory, rows_note = _rows_on_gpu(g, dt, sources, method, backend, histogram, host_memory,
-                                              gpu_memory, facts)
+        rows_memory, rows_note, facts = _rows_on_gpu(g, dt, sources, method, backend, histogram, host_memory,
+                                                     gpu_memory, facts)
         if rows_memory is not None:
             return StatsPlan(_ROWS.name, rows_note, "gpu", dt, False, rows_memory, facts.measured())
     if facts is not None and method == "auto" and "gpu" not in record.backends and not g.has_negative_weights \
@@ -803,14 +803,14 @@ def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, h
 
 
 def _rows_on_gpu(g: Graph, dt: np.dtype, sources: int, method: str, backend: str, histogram: bool, host_memory,
-                 gpu_memory, facts: MachineFacts) -> tuple[dict | None, str]:
+                 gpu_memory, facts: MachineFacts) -> tuple[dict | None, str, MachineFacts]:
     """`apsp.rowsplan.rows_on_gpu` against the routes this call could take instead: Dijkstra's
     searches and the CPU row solve unless the GPU is asked for, nd-fw's in-core statistics where its
     matrix fits the card (method "auto")."""
     if backend == "cpu" or g.has_negative_weights:
-        return None, ""
+        return None, "", facts
 
-    def others(nd) -> dict[str, float]:
+    def others(nd, facts: MachineFacts) -> dict[str, float]:
         rates = costs.rates_for(facts.name)
         out = {}
         if backend == "auto":

@@ -67,10 +67,12 @@ def gpu_rows_memory(g: Graph, nd, dt: np.dtype, sources: int, histogram: bool, h
 
 
 def rows_on_gpu(g: Graph, dt: np.dtype, sources: int, forced: bool, explicit: bool, histogram: bool, host_memory,
-                gpu_memory, facts: MachineFacts, headroom: int, others: Callable[[object], dict[str, float]],
-                min_n: int, leaf: int) -> tuple[dict | None, str]:
-    """``(memory, reason)`` where the row solve's statistics run on the GPU, else ``(None, why not)``
-    (``why`` empty where the route was not weighed at all). ``forced``: method 'nd-rows' asked for
+                gpu_memory, facts: MachineFacts, headroom: int,
+                others: Callable[[object, MachineFacts], dict[str, float]],
+                min_n: int, leaf: int) -> tuple[dict | None, str, MachineFacts]:
+    """``(memory, reason, facts)`` where the row solve's statistics run on the GPU, else ``(None,
+    why not, facts)`` (``why`` empty where the route was not weighed at all); ``facts`` with the
+    card's free memory read where it was (once a plan). ``forced``: method 'nd-rows' asked for
     (the cheaper backend of the two, or the GPU alone where ``explicit``); else the automatic
     choice weighs it on graphs of ``min_n`` vertices or more with small separators against
     ``others(ordering)``: the other routes' estimates in seconds by name. ``explicit``: backend
@@ -81,30 +83,31 @@ def rows_on_gpu(g: Graph, dt: np.dtype, sources: int, forced: bool, explicit: bo
     if not usable:
         if forced and explicit:
             raise BackendUnavailableError(f"backend='gpu': {why}")
-        return None, ""
+        return None, "", facts
     if dt.kind in "iu" and dt.itemsize > 4:
         if forced and explicit:
             raise ValueError(f"the GPU row solve sums distances in int64 words: {dt.name} distances need "
                              "backend='cpu'")
-        return None, f"{dt.name} distances: the device sums are int64 words"
+        return None, f"{dt.name} distances: the device sums are int64 words", facts
     if not forced and (g.n < min_n or not costs.nd_rows_plausible(g)):
-        return None, ""
+        return None, "", facts
     nd = dissect(g, 1, leaf, 1)
+    facts = facts.measured()
     try:
         memory = gpu_rows_memory(g, nd, dt, sources, histogram, host_memory, gpu_memory, facts, headroom)
     except MemoryPlanError as exc:
         if forced and explicit:
             raise
-        return None, f"they do not fit: {exc}"
+        return None, f"they do not fit: {exc}", facts
     rates = costs.rates_for(facts.name)
     mine = costs.nd_rows_gpu_stats_seconds(g, sources, dt.itemsize, rates, nd, memory["block_rows"],
                                            memory["factor_bytes"])
-    estimates = others(nd)
+    estimates = others(nd, facts)
     versus = ", ".join(f"{s:.3g} s for {name}" for name, s in estimates.items())
     if forced and explicit:
         return memory, f"method 'nd-rows' requested on the GPU: estimated {mine:.3g} s" + (
-            f" against {versus}" if versus else "")
+            f" against {versus}" if versus else ""), facts
     if any(s <= mine for s in estimates.values()):
-        return None, f"estimated {mine:.3g} s on the GPU against {versus}"
+        return None, f"estimated {mine:.3g} s on the GPU against {versus}", facts
     return memory, (f"rows of the nested dissection's elimination on the GPU, reduced there block by block "
-                    f"({memory['block_rows']} sources): estimated {mine:.3g} s against {versus}")
+                    f"({memory['block_rows']} sources): estimated {mine:.3g} s against {versus}"), facts

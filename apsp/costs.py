@@ -601,9 +601,9 @@ ND_ROWS_GPU_SHARE = 0.55
 ND_ROWS_LAUNCH_SECONDS = 2e-5
 #: launches per node of the upward pass (its product, the boundary's gather, product and scatter)
 ND_ROWS_UPWARD_LAUNCHES = 6
-#: the device reductions (`apsp.gpu.reductions.reduce_selected`): (source, target) pairs a second,
-#: about ten passes of 8 bytes over each pair at an H200's bandwidth; not timed yet
-ND_ROWS_GPU_REDUCE_RATE = 3e10
+#: the device reductions (`apsp.gpu.rowsolve.reduce_columns`: one read of each distance, a float64
+#: division per reached pair): (source, target) pairs a second; not timed yet
+ND_ROWS_GPU_REDUCE_RATE = 2e11
 #: the factors' copy to the device, bytes a second
 ND_ROWS_UPLOAD_RATE = 1e10
 

@@ -23,15 +23,15 @@ from .sizes import format_size, parse_size
 GPU_ROWS_BLOCK = 4096
 #: the smallest block the plan shrinks to before refusing
 GPU_ROWS_MIN_BLOCK = 64
-#: the device reductions' scratch beside the block: per (source, target) pair of a band the gathered
-#: rows and their temporaries (`reduce_selected`), at most its bands' (about 1 GiB of gathered
-#: values) and the histogram's
-GPU_ROWS_PAIR_BYTES = 40
-GPU_ROWS_SCRATCH = 2 << 30
+#: the scratch beside the block: per (source, target) pair of a band the histogram's gathered
+#: values and their temporaries (`apsp.gpu.rowsolve.HISTOGRAM_BAND` values a band), at most
+#: `GPU_ROWS_SCRATCH`; without a histogram the reductions read the block in place
+GPU_ROWS_PAIR_BYTES = 24
+GPU_ROWS_SCRATCH = 1 << 30
 
 
-def _scratch(block: int, n: int) -> int:
-    return min(block * n * GPU_ROWS_PAIR_BYTES, GPU_ROWS_SCRATCH)
+def _scratch(block: int, n: int, histogram: bool) -> int:
+    return min(block * n * GPU_ROWS_PAIR_BYTES, GPU_ROWS_SCRATCH) if histogram else 1 << 20
 
 
 def gpu_rows_memory(g: Graph, nd, dt: np.dtype, sources: int, histogram: bool, host_memory, gpu_memory,
@@ -46,9 +46,9 @@ def gpu_rows_memory(g: Graph, nd, dt: np.dtype, sources: int, histogram: bool, h
     on_card = kept + 40 * nd.nodes  # `apsp.gpu.rowsolve.device_bytes`, bounded without the factors
     gpu_limit = parse_size(gpu_memory) if gpu_memory is not None else (facts.measured().free or 0) - headroom
     block = max(1, min(GPU_ROWS_BLOCK, sources))
-    while block > GPU_ROWS_MIN_BLOCK and on_card + block * nd.size * item + _scratch(block, g.n) > gpu_limit:
+    while block > GPU_ROWS_MIN_BLOCK and on_card + block * nd.size * item + _scratch(block, g.n, histogram) > gpu_limit:
         block //= 2
-    gpu_need = on_card + block * nd.size * item + _scratch(block, g.n)
+    gpu_need = on_card + block * nd.size * item + _scratch(block, g.n, histogram)
     if gpu_need > gpu_limit:
         raise MemoryPlanError(
             f"the nested dissection's rows on the GPU for n={g.n} need {format_size(gpu_need)} on the card "

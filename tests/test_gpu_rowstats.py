@@ -196,3 +196,37 @@ def test_the_card_plan_covers_the_uploaded_factors_and_one_block(rng, monkeypatc
         memory = gpu_rows_memory(g, nd, dt, g.n, False, None, None, plan_module._facts(), 0)
         assert memory["block_rows"] == g.n
         assert memory["gpu_bytes"] >= device_bytes(eliminate(g, dt, nd)) + g.n * nd.size * dt.itemsize
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("column_major", [True, False])
+def test_the_reduction_kernel_equals_reduce_selected(rng, dtype, column_major):
+    """One pass over the block without gathering it gives `reduce_selected`'s accumulators (integer
+    ones equal, the float sums within rounding: they are summed in another order)."""
+    import torch
+
+    from apsp import exactness
+    from apsp.gpu import default_device
+    from apsp.gpu.reductions import reduce_selected
+    from apsp.gpu.rowsolve import reduce_columns
+
+    dt = np.dtype(dtype)
+    rows_n, cols_n = 37, 53  # several row and column tiles, ragged
+    inf = exactness.inf_value(dt)
+    x = (rng.uniform(0, 100, (rows_n, cols_n)) if dt.kind == "f" else rng.integers(0, 100, (rows_n, cols_n))).astype(dt)
+    x[rng.random(x.shape) < 0.2] = 0
+    x[rng.random(x.shape) < 0.3] = inf
+    x[3] = inf  # a row reaching nothing
+    d = torch.from_numpy(np.asfortranarray(x) if column_major else x).to(default_device())
+    rows = torch.from_numpy(rng.choice(rows_n, 21, replace=False)).to(d.device)
+    cols = torch.from_numpy(np.append(rng.permutation(cols_n)[:40], 3)).to(d.device)
+    wide = torch.float64 if dt.kind == "f" else torch.int64
+    limit = exactness.reachable_limit(dt, False)
+    got = [a.cpu().numpy() for a in reduce_columns(d, rows, cols, limit, wide)]
+    want = [a.cpu().numpy() for a in reduce_selected(d, rows, cols, limit, wide)]
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == b.dtype
+        if k in (0, 2) or dt.kind != "f" and k == 1:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -593,6 +593,43 @@ def nd_rows_stats_seconds(g: Graph, sources: int, itemsize: int, rates: Rates, o
             + sources * g.n * ND_ROWS_REDUCE_SECONDS / scale + rates.search_call_seconds)
 
 
+#: the GPU row solve's downward level kernel against dense FW's GPU rate: 9.1-9.3 T updates/s a
+#: second against the dense product's ceiling of 16.3 (int32, H200, `apsp.gpu.rowsolve`'s tile table)
+ND_ROWS_GPU_SHARE = 0.55
+#: one launch of the GPU row solve from Python (a level of the downward pass; the upward pass's
+#: products, gathers and scatters at each node above a block's sources); not timed yet
+ND_ROWS_LAUNCH_SECONDS = 2e-5
+#: launches per node of the upward pass (its product, the boundary's gather, product and scatter)
+ND_ROWS_UPWARD_LAUNCHES = 6
+#: the device reductions (`apsp.gpu.rowsolve.reduce_columns`: one read of each distance, a float64
+#: division per reached pair): (source, target) pairs a second; not timed yet
+ND_ROWS_GPU_REDUCE_RATE = 2e11
+#: the factors' copy to the device, bytes a second
+ND_ROWS_UPLOAD_RATE = 1e10
+
+
+def nd_rows_gpu_stats_seconds(g: Graph, sources: int, itemsize: int, rates: Rates, ordering,
+                              block_rows: int, factor_bytes: int = 0) -> float:
+    """The row solve's statistics on the GPU (`apsp.gpu.rowsolve.rows_stats`) for ``sources``
+    sources over the built dissection ``ordering``: the elimination on the host (as
+    `nd_rows_stats_seconds`), the factors' upload, every source's row at the level kernel's share of
+    the GPU min-plus rate, the launches (per block: one a level downward, `ND_ROWS_UPWARD_LAUNCHES`
+    a node upward over the block's leaves and their ancestors) and the device reductions."""
+    from .supernodal import ROWS_LEAF
+
+    row, elim = nd_rows_work(g, ordering)
+    width = max(1.0, itemsize / 4.0)
+    host = ordering.nodes * ND_ROWS_NODE_SECONDS + elim * width / (ND_ROWS_SHARE * rates.ndfw_cpu)
+    speedup = dict(rates.fw_gpu_dtype_speedup).get(itemsize, 1.0)
+    device = sources * row / (ND_ROWS_GPU_SHARE * rates.fw_gpu * speedup)
+    levels = len(ordering.levels())
+    blocks = -(-max(sources, 0) // max(block_rows, 1))
+    upward = ND_ROWS_UPWARD_LAUNCHES * (min(block_rows, g.n) / ROWS_LEAF + levels)
+    launches = blocks * (levels + upward) * ND_ROWS_LAUNCH_SECONDS
+    return (host + factor_bytes / ND_ROWS_UPLOAD_RATE + device + launches
+            + sources * g.n / ND_ROWS_GPU_REDUCE_RATE + rates.gpu_call_seconds)
+
+
 def nd_rows_seconds(g: Graph, on_gpu: bool, itemsize: int, rates: Rates, ordering=None) -> float:
     """Rows of every source by the row solve (`nd_rows_stats_seconds` without the reductions)."""
     row, elim = nd_rows_work(g, ordering)

@@ -121,14 +121,16 @@ class Plan:
 class StatsPlan:
     """Every decision of one `apsp.distance_stats` call (`make_stats_plan`)."""
 
-    #: the search whose rows are reduced ("bfs", "dijkstra", "johnson"), or "nd-fw" on the GPU
+    #: the search whose rows are reduced ("bfs", "dijkstra", "johnson"), "nd-rows" (the nested
+    #: dissection's rows, on either backend), or "nd-fw" on the GPU
     method: str
     reason: str
     backend: str
     dtype: np.dtype
     #: the bit-parallel BFS (64 sources a sweep) rather than one search per source
     bit_parallel: bool
-    #: the working set: host bytes and limit, threads, the block of search rows
+    #: the working set: host bytes and limit, threads, the block of search rows (nd-rows on the
+    #: GPU: also ``gpu_bytes``/``gpu_limit`` and ``factor_bytes``; its block of sources a launch)
     memory: dict
     #: the machine as the plan found it (free memory read where the GPU runs)
     machine: MachineFacts | None = None

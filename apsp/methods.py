@@ -74,8 +74,8 @@ class Method:
     #: what the statistics say when they choose it for a graph's weights
     why: str = ""
     #: backend -> the row engine of a dissection's factors (`apsp.supernodal.Factors`): the
-    #: statistics' blocks of rows, reduced where computed (``rows_stats(...)``). A GPU engine
-    #: (``apsp.gpu.rowsolve``) goes in as ``"gpu"`` once it exists
+    #: statistics' blocks of rows, reduced where computed (``rows_stats(...)``; the GPU's takes the
+    #: device as the keyword ``device``)
     row_engines: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: the backends it runs on (its solvers' keys)
     backends: tuple[str, ...] = field(init=False)
@@ -149,7 +149,8 @@ TABLE: tuple[Method, ...] = (
     Method("nd-rows", MappingProxyType({"cpu": "apsp.cpu.rowsolve:solve"}),
            weights="non-negative", ladder="worst-case", rows="search", candidate="never",
            leaves=MappingProxyType({"cpu": 64}), estimate="apsp.costs:nd_rows_seconds",
-           row_engines=MappingProxyType({"cpu": "apsp.cpu.rowsolve:rows_stats"}),
+           row_engines=MappingProxyType({"cpu": "apsp.cpu.rowsolve:rows_stats",
+                                          "gpu": "apsp.gpu.rowsolve:rows_stats"}),
            why="non-negative weights on a graph with small separators: rows of the distance matrix "
                "from the nested dissection's elimination, block by block"),
     Method("reference", MappingProxyType({"cpu": "apsp.cpu.reference:solve"}),

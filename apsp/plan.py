@@ -36,6 +36,7 @@ from .gpu import MachineFacts, gpu_available  # noqa: F401  (`gpu_available`: th
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned, staging_bytes
 from .graph import Graph
 from .methods import BACKENDS, FUNCTIONS, METHOD, METHODS, STATS_METHODS, TABLE, Method
+from .rowsplan import rows_on_gpu
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 #: decisions are logged here at INFO level
@@ -708,7 +709,9 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
     The search (`choose_stats_method`); its dtype (hop counts in int64, else the narrowest exact
     one); where it runs (the GPU runs the bit-parallel BFS without the histogram, and for
     non-negative weights under "auto" nd-fw in core when it is estimated faster than Dijkstra
-    here and fits the card: `_weighted_on_gpu`); the working set (`plan_stats_memory`). The machine
+    here and fits the card: `_weighted_on_gpu`; nd-rows there, `_rows_on_gpu`, where it is
+    estimated faster than those and the CPU's rows, or asked for with backend "gpu"); the working
+    set (`plan_stats_memory`, `plan_rows_memory`, `apsp.rowsplan.gpu_rows_memory`). The machine
     is asked once (``device``: this process's GPU, default `apsp.gpu.rank_device`'s), unless the
     backend is "cpu".
     """
@@ -726,6 +729,12 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
     if histogram and dt.kind == "f":
         raise ValueError("histogram=True needs integer distances; these weights are fractional")
     batched = record.rows == "few" and not few_sources_for_bfs(g, sources)
+    rows_note = ""
+    if facts is not None and method in ("auto", _ROWS.name) and chosen in ("dijkstra", _ROWS.name):
+        rows_memory, rows_note, facts = _rows_on_gpu(g, dt, sources, method, backend, histogram, host_memory,
+                                                     gpu_memory, facts)
+        if rows_memory is not None:
+            return StatsPlan(_ROWS.name, rows_note, "gpu", dt, False, rows_memory, facts.measured())
     if facts is not None and method == "auto" and "gpu" not in record.backends and not g.has_negative_weights \
             and _weighted_on_gpu(g, dt, backend, histogram, gpu_memory, chosen, facts):
         where, chosen, reason = "gpu", _STATS_ON_GPU.name, _STATS_ON_GPU.why
@@ -740,6 +749,8 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
             reason = f"{reason} ({why})"
     if memory is None:
         memory = plan_stats_memory(g, dt, batched or where == "gpu", histogram, host_memory)
+    if rows_note:
+        reason = f"{reason}; the nested dissection's rows on the GPU: {rows_note}"
     if where == "gpu":
         assert facts is not None
         facts = facts.measured()
@@ -789,6 +800,30 @@ def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, h
         return memory, f"method {_ROWS.name!r} requested"
     return memory, (f"{_ROWS.why}: estimated {counted:.3g} s (ordering built, elimination and "
                     f"{sources} rows) against {searches:.3g} s for Dijkstra's searches")
+
+
+def _rows_on_gpu(g: Graph, dt: np.dtype, sources: int, method: str, backend: str, histogram: bool, host_memory,
+                 gpu_memory, facts: MachineFacts) -> tuple[dict | None, str, MachineFacts]:
+    """`apsp.rowsplan.rows_on_gpu` against the routes this call could take instead: Dijkstra's
+    searches and the CPU row solve unless the GPU is asked for, nd-fw's in-core statistics where its
+    matrix fits the card (method "auto")."""
+    if backend == "cpu" or g.has_negative_weights:
+        return None, "", facts
+
+    def others(nd, facts: MachineFacts) -> dict[str, float]:
+        rates = costs.rates_for(facts.name)
+        out = {}
+        if backend == "auto":
+            out["the CPU's rows"] = costs.nd_rows_stats_seconds(g, sources, dt.itemsize, rates, ordering=nd)
+            if method == "auto":
+                out["Dijkstra's searches"] = costs.estimate(g, "dijkstra", "cpu", dtype=dt, rates=rates,
+                                                            result=False) * sources / max(g.n, 1)
+        if method == "auto" and _weighted_on_gpu(g, dt, "gpu", histogram, gpu_memory, "dijkstra", facts):
+            out["nd-fw in core"] = costs.estimate(g, _STATS_ON_GPU.name, "gpu", dtype=dt, rates=rates, result=False)
+        return out
+
+    return rows_on_gpu(g, dt, sources, method == _ROWS.name, backend == "gpu", histogram, host_memory, gpu_memory,
+                       facts, GPU_HEADROOM, others, ROWS_MIN_N, _ROWS.leaves["cpu"])
 
 
 def plan_rows_memory(g: Graph, nd, dtype: np.dtype, histogram: bool, host_memory=None) -> dict:
@@ -858,9 +893,10 @@ def _stats_backend(backend: str, method: Method, bit_parallel: bool, histogram: 
     on_gpu = "gpu" in method.backends
     if backend == "gpu":
         if not on_gpu:
-            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and, with "
-                             "method='auto', non-negative weights whose nested-dissection matrix fits "
-                             f"the card; this graph needs {method.name!r} here: use backend='cpu'")
+            raise ValueError("backend='gpu' reduces hop distances (unit weights, by BFS) and non-negative "
+                             "weights (method='auto': nd-fw in core or the nested dissection's rows; "
+                             "method='nd-rows'); this graph needs "
+                             f"{method.name!r} here: use backend='cpu'")
         if histogram:
             raise ValueError("histogram=True runs on the CPU only: use backend='cpu'")
         ok, why = facts.available(explicit=True)

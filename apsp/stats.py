@@ -232,9 +232,11 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
         roads, k-NN graphs).
     backend : {"auto", "cpu", "gpu"}
         Where the searches run. The GPU runs the bit-parallel BFS (unit weights) on blocks
-        of sources, and for non-negative weights (``method="auto"``) nested-dissection
-        Floyd-Warshall in core, its rows reduced on the device; "auto" takes it when a CUDA
-        device is usable and, for weights, nd-fw there is estimated faster than Dijkstra here.
+        of sources, and for non-negative weights nested-dissection Floyd-Warshall in core
+        (``method="auto"``), its rows reduced on the device, or "nd-rows" (the factors
+        uploaded once, blocks of sources' rows solved and reduced there; 32-bit integer or
+        float distances): the plan prices them against Dijkstra and the CPU's rows; "auto"
+        weighs the GPU when a CUDA device is usable.
     dtype : dtype-like, optional
         The distance dtype of weighted searches (default the narrowest exact one);
         hop counts are always integers.
@@ -301,19 +303,23 @@ def distance_stats(graph: GraphLike, sources: ArrayLike | None = None, *, target
         facts = plan.machine  # measured once by the plan
         assert facts is not None  # the plan runs on the GPU
         try:
-            if plan.by_dissection:
+            if chosen == _ROWS_METHOD:
+                acc, hist = _dissection_rows(g, src, mask, dt, histogram, plan.block_rows, progress,
+                                             backend="gpu", device=facts.device)
+            elif plan.by_dissection:
                 acc, gpu_info = ndfw_stats(g, src, mask, dt, budget=nd_gpu_budget(g, SolveOptions(dtype=dt), facts),
                                            device=facts.device, progress=progress)
             else:
                 acc, gpu_info = bfs_stats(g, src, mask, words=reduction_words(g, facts, gpu_memory),
                                           device=facts.device, progress=progress)
                 batched = True
+            if chosen != _ROWS_METHOD:
+                hist = None
         except BaseException as exc:  # the card as it was found, also after a failure
             give_back_memory(exc)
             raise
         give_back_memory()  # so that the next call plans against the whole card
-        hist = None
-    elif chosen == "nd-rows":
+    elif chosen == _ROWS_METHOD:
         acc, hist = _dissection_rows(g, src, mask, dt, histogram, plan.block_rows, progress)
     elif batched:
         acc, hist = _bfs_batched(g, src, mask, histogram, progress)
@@ -416,9 +422,14 @@ def _searched(g, src, mask, kind, dt, histogram, block_rows, progress):
     return (count, total, ecc, harmonic), None if hist is None else hist.sum(axis=0)
 
 
-def _dissection_rows(g, src, mask, dt, histogram, block_rows, progress):
-    """Rows from the nested dissection's factors (`apsp.supernodal`), each block of sources
-    reduced where it is computed and dropped (`apsp.cpu.rowsolve.rows_stats`)."""
+#: the method whose rows come from the nested dissection's factors, on either backend
+_ROWS_METHOD = "nd-rows"
+
+
+def _dissection_rows(g, src, mask, dt, histogram, block_rows, progress, backend="cpu", device=None):
+    """Rows from the nested dissection's factors (`apsp.supernodal`, eliminated on the host), each
+    block of sources reduced where it is computed and dropped: the method record's row engine of
+    ``backend`` (`apsp.cpu.rowsolve.rows_stats`, or `apsp.gpu.rowsolve.rows_stats` on ``device``)."""
     from .cpu.reductions import CARRY_UNIT
     from .dissection import plan
     from .methods import METHOD, load
@@ -427,11 +438,12 @@ def _dissection_rows(g, src, mask, dt, histogram, block_rows, progress):
 
     nd = plan(g, 1, ROWS_LEAF, 1)
     factors = eliminate(g, dt, nd)
-    rows_stats = load(METHOD["nd-rows"].row_engines["cpu"])
+    rows_stats = load(METHOD[_ROWS_METHOD].row_engines[backend])
+    on_device = {} if backend == "cpu" else {"device": device}
     with progress_bar(len(src), progress, desc=f"stats nd-rows n={g.n}", unit="source") as bar:
         (count, total, carry, ecc, harmonic), hist = rows_stats(
             factors, nd.position[src], nd.position, mask, histogram, block_rows, max_bins=MAX_HISTOGRAM_BINS,
-            on_block=bar.update)
+            on_block=bar.update, **on_device)
     del factors
     if carry is not None and carry.any():
         total = np.array([int(t) + int(c) * CARRY_UNIT for t, c in zip(total, carry)], dtype=object)

@@ -133,6 +133,8 @@ def stats_command(args, compute) -> int:
               f"method={st.method} ({st.reason}) on the {st.info['backend']}; "
               f"dtype={st.dtype.name}; working set "
               f"{plan['host_bytes']} bytes on {plan['threads']} threads"
+              f"{', ' + str(plan['gpu_bytes']) + ' bytes on the card' if 'gpu_bytes' in plan else ''}"
+              f"{', blocks of ' + str(plan['block_rows']) + ' sources' if st.method == 'nd-rows' else ''}"
               f"{' per rank, ' + str(st.info['ranks']) + ' ranks' if 'ranks' in st.info else ''}",
               file=sys.stderr)
     if args.profile:

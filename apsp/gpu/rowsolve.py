@@ -93,6 +93,65 @@ def _down_level_kernel(d_ptr, down_ptr, bidx_ptr, vstart_ptr, vlen_ptr, blen_ptr
     tl.store(c_ptrs, acc, mask=tile_ok)
 
 
+@triton.jit
+def _reduce_kernel(d_ptr, rows_ptr, cols_ptr, limit_ptr, count_ptr, total_ptr, ecc_ptr, harmonic_ptr, R, C,
+                   stride_dm, stride_dn, FLOAT: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Per row ``rows[i]`` of D over the columns ``cols`` (in their order): the reached count (a
+    value at most ``limit``), their sum and largest (int64 for integers, float64 for floats) and
+    the sum of 1/d over the reached non-zero ones, at ``i`` of the outputs. One program per
+    BLOCK_R rows; D read once, a gathered column tile at a time (contiguous along the rows of a
+    column-major D)."""
+    pid = tl.program_id(0)
+    r = pid * BLOCK_R + tl.arange(0, BLOCK_R)
+    r_ok = r < R
+    rows = tl.load(rows_ptr + r, mask=r_ok, other=0).to(tl.int64)
+    limit = tl.load(limit_ptr)
+    wide = tl.float64 if FLOAT else tl.int64
+    count = tl.zeros([BLOCK_R], dtype=tl.int64)
+    total = tl.zeros([BLOCK_R], dtype=wide)
+    ecc = tl.zeros([BLOCK_R], dtype=wide)
+    harmonic = tl.zeros([BLOCK_R], dtype=tl.float64)
+    for c0 in range(0, C, BLOCK_C):
+        c = c0 + tl.arange(0, BLOCK_C)
+        c_ok = c < C
+        cols = tl.load(cols_ptr + c, mask=c_ok, other=0).to(tl.int64)
+        ok = r_ok[:, None] & c_ok[None, :]
+        x = tl.load(d_ptr + rows[:, None] * stride_dm + cols[None, :] * stride_dn, mask=ok, other=0)
+        reached = ok & (x <= limit)
+        values = tl.where(reached, x, 0).to(wide)
+        count += tl.sum(reached.to(tl.int64), axis=1)
+        total += tl.sum(values, axis=1)
+        ecc = tl.maximum(ecc, tl.max(values, axis=1))
+        far = reached & (x != 0)
+        harmonic += tl.sum(tl.where(far, 1.0 / tl.where(far, x, 1).to(tl.float64), 0.0), axis=1)
+    tl.store(count_ptr + r, count, mask=r_ok)
+    tl.store(total_ptr + r, total, mask=r_ok)
+    tl.store(ecc_ptr + r, ecc, mask=r_ok)
+    tl.store(harmonic_ptr + r, harmonic, mask=r_ok)
+
+
+#: the reduction kernel's tile: rows a program, gathered columns a step (the interpreter's: smaller)
+REDUCE_TILE = (64, 64)
+INTERPRETER_REDUCE_TILE = (16, 16)
+
+
+def reduce_columns(d, rows: torch.Tensor, cols: torch.Tensor, limit, wide) -> list[torch.Tensor]:
+    """``[count, total, ecc, harmonic]`` of the rows ``rows`` of ``d`` over its columns ``cols``, as
+    `apsp.gpu.reductions.reduce_selected` gives them, in one pass over the block without gathering
+    it (`_reduce_kernel`; integer sums int64, exact while every value is below 2**31 and fewer than
+    2**32 columns are summed)."""
+    dev = d.device
+    out = [torch.zeros(len(rows), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    if len(rows) == 0:
+        return out
+    block_r, block_c = INTERPRETER_REDUCE_TILE if capability_of(d) is None else REDUCE_TILE
+    bound = torch.tensor([limit], dtype=d.dtype, device=dev)
+    _reduce_kernel[(triton.cdiv(len(rows), block_r),)](
+        d, rows, cols, bound, *out, len(rows), len(cols), d.stride(0), d.stride(1),
+        FLOAT=d.dtype.is_floating_point, BLOCK_R=block_r, BLOCK_C=block_c)
+    return out
+
+
 # --------------------------------------------------------------------------- launch configuration
 class LevelConfig(NamedTuple):
     """Launch configuration of the downward level kernel."""
@@ -340,23 +399,89 @@ def layout_blocks(positions: np.ndarray, rows: int) -> list[tuple[int, int]]:
 
 def row_stats(packed: Packed, src: np.ndarray, mask: np.ndarray, rows: int):
     """``(count, total, ecc, harmonic)`` (numpy, in ``src``'s order) of the sources ``src`` over the
-    targets in ``mask``, reduced on the device block by block by `apsp.gpu.reductions.reduce_selected`
-    (the reduction nd-fw's statistics use): at most ``rows`` rows of distances exist at a time."""
-    from .reductions import reduce_selected
+    targets in ``mask``, reduced on the device block by block by `reduce_columns` (the accumulators of
+    `apsp.gpu.reductions.reduce_selected`, which nd-fw's statistics use): at most ``rows`` rows of
+    distances exist at a time."""
+    nd = packed.nd
+    pos = np.asarray(nd.position, dtype=np.int64)[np.asarray(src, dtype=np.int64)]
+    cols = np.asarray(nd.position, dtype=np.int64)[np.flatnonzero(mask)]
+    acc, _ = _reduce_sources(packed, pos, cols, rows)
+    return tuple(a.cpu().numpy() for a in acc)
 
-    nd, dev = packed.nd, packed.device
-    src = np.asarray(src, dtype=np.int64)
+
+#: elements of a gathered band of rows for the device histogram (its int64 copy and mask beside it)
+HISTOGRAM_BAND = 1 << 24
+
+
+def _reduce_sources(packed: Packed, pos: np.ndarray, cols: np.ndarray, rows: int, histogram: bool = False,
+                    max_bins: int = 1 << 24, on_block=None):
+    """The device accumulators ``[count, total, ecc, harmonic]`` of the sources at layout positions
+    ``pos`` (in that order) over the layout columns ``cols``, and the histogram of their distances
+    (a device tensor, or None): blocks of at most ``rows`` layout positions, each reduced and dropped."""
+    dev = packed.device
     wide = torch.float64 if packed.dtype.kind == "f" else torch.int64
     limit = exactness.reachable_limit(packed.dtype, packed.negative)
-    pos = np.asarray(nd.position, dtype=np.int64)[src]
-    cols = torch.from_numpy(np.asarray(nd.position, dtype=np.int64)[np.flatnonzero(mask)]).to(dev)
-    acc = [torch.zeros(len(src), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    at_cols = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(dev)
+    acc = [torch.zeros(len(pos), dtype=t, device=dev) for t in (torch.int64, wide, wide, torch.float64)]
+    hist = torch.zeros(1, dtype=torch.int64, device=dev) if histogram else None
 
     def reduce_block(s0: int, s1: int, d: torch.Tensor) -> None:
+        nonlocal hist
         mine = np.flatnonzero((pos >= s0) & (pos < s1))
         at = torch.from_numpy(mine).to(dev)
-        for total, part in zip(acc, reduce_selected(d, torch.from_numpy(pos[mine] - s0).to(dev), cols, limit, wide)):
+        local = torch.from_numpy(pos[mine] - s0).to(dev)
+        parts = reduce_columns(d, local, at_cols, limit, wide)
+        for total, part in zip(acc, parts):
             total[at] = part
+        if hist is not None:
+            hist = _histogram_block(d, local, at_cols, limit, parts[2], hist, max_bins)
+        if on_block is not None:
+            on_block(len(mine))
 
     reduce_rows(packed, layout_blocks(pos, rows), reduce_block)
-    return tuple(a.cpu().numpy() for a in acc)
+    return acc, hist
+
+
+def _histogram_block(d, local, cols, limit, ecc, hist, max_bins: int):
+    """``hist`` grown to the block's largest distance (``ecc``) and counting the reached distances
+    of the rows ``local`` of ``d`` over ``cols`` (a band of rows at a time)."""
+    bins = int(ecc.max().item()) + 1 if len(ecc) else 1
+    if bins > max_bins:
+        raise ValueError(f"histogram=True: a distance of {bins - 1} needs more than {max_bins} bins; "
+                         "leave the histogram out")
+    if bins > len(hist):
+        hist = torch.nn.functional.pad(hist, (0, bins - len(hist)))
+    band = max(1, HISTOGRAM_BAND // max(1, len(cols)))
+    for i0 in range(0, len(local), band):
+        part = d.index_select(0, local[i0:i0 + band]).index_select(1, cols)
+        hist += torch.bincount(part[part <= limit].to(torch.int64), minlength=len(hist))[:len(hist)]
+    return hist
+
+
+def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: np.ndarray, histogram: bool,
+               block_rows: int, threads: int | None = None, max_bins: int = 1 << 24, on_block=None, *,
+               device=None):
+    """`apsp.cpu.rowsolve.rows_stats` on the device: the statistics' accumulators of the sources at
+    layout positions ``positions`` (in that order) over the vertices where ``targets`` is true
+    (``vertex_position``: each vertex's layout position), ``((count, total, carry, ecc, harmonic),
+    histogram or None)`` as numpy arrays, carry None for float distances. The factors ``f`` (from
+    `apsp.supernodal.eliminate`) are uploaded once to ``device`` (None: `apsp.gpu.default_device`);
+    blocks of at most ``block_rows`` consecutive layout positions are solved, reduced on the device
+    (`reduce_columns`) and dropped. Integer sums are int64 words, exact for
+    distances of at most 32 bits (every one below 2**31, fewer than 2**32 targets), so carry is
+    zero; 64-bit integer distances are refused (`ValueError`). ``threads`` is ignored (one device)."""
+    from . import default_device
+
+    dt = np.dtype(f.dtype)
+    if dt.kind in "iu" and dt.itemsize > 4:
+        raise ValueError(f"the GPU row solve sums {dt.name} distances in int64 words, which they may overflow; "
+                         "use the CPU's (backend='cpu') or a 32-bit dtype")
+    if histogram and dt.kind == "f":
+        raise ValueError("histogram=True needs integer distances")
+    packed = upload(f, device if device is not None else default_device())
+    pos = np.asarray(positions, dtype=np.int64)
+    cols = np.asarray(vertex_position, dtype=np.int64)[np.flatnonzero(targets)]
+    acc, hist = _reduce_sources(packed, pos, cols, max(1, int(block_rows)), histogram, max_bins, on_block)
+    count, total, ecc, harmonic = (a.cpu().numpy() for a in acc)
+    carry = np.zeros(len(pos), dtype=np.int64) if dt.kind in "iu" else None
+    return (count, total, carry, ecc, harmonic), None if hist is None else hist.cpu().numpy()

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "apsp", "apsp.api", "apsp.graph", "apsp.generate", "apsp.datasets", "apsp.scipy_compat", "apsp.networkx_backend",
+    "apsp", "apsp.api", "apsp.graph", "apsp.generate", "apsp.datasets", "apsp.scipy_compat", "apsp.networkx_graph",
     "apsp.scipy_searches", "apsp.choices", "apsp.inputs", "apsp.info", "apsp.errors", "apsp.paths", "apsp.sizes", "apsp.engine", "apsp.outofcore", "apsp.checkpoint",
     "apsp.cpu.blocked", "apsp.cpu.reference", "apsp.cpu.bfs", "apsp.cpu.searches",
     "apsp.io", "apsp.io.atomic", "apsp.io.homework", "apsp.io.edgelist", "apsp.io.npy",

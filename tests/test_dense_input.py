@@ -65,6 +65,10 @@ def _inputs(rng, n):
 @pytest.mark.parametrize("n", [1, 6, 67])
 def test_facts_and_start_matrix_equal_numpys_reading(n, rng):
     for name, a, null in _inputs(rng, n):
+        if name == "float32-strong-null" and np.lib.NumpyVersion(np.__version__) < "2.0.0":
+            # numpy 1.x's own != compares a float64 scalar in float32 (value-based casting); apsp
+            # compares as numpy 2 does on every numpy, as scipy does (it reads the matrix in float64)
+            continue
         if name == "read-only":
             a.flags.writeable = False
         g = Graph.from_dense(a, null_value=null)

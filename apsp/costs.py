@@ -64,9 +64,12 @@ class Rates:
     #: a round of nd-fw on cores not busy with other work (the busy case is the next field): 2.5 ms,
     #: between the 1 ms of an idle pair and a load average near 1 (BENCHMARKS.md section 21)
     nd_round_cpu_seconds: float = 2.5e-3
-    #: the same with the cores busy with other work: a round's parallel region waits for a
-    #: thread the scheduler gave away (`rates_for` switches to it by the load average)
-    nd_round_cpu_busy_seconds: float = 1.5e-2
+    #: the same with the cores busy with other work (`rates_for` switches to it by the load average):
+    #: 5 ms, road-6000's 67 rounds with a busy-loop process on one of the 2 cores (0.50 s, of which
+    #: 0.16 s is the updates at `ndfw_cpu`; BENCHMARKS.md section 28). It was 15 ms while the rounds'
+    #: parallel regions waited at OpenMP's barriers for a preempted thread; the rounds' ranges are
+    #: now handed to whichever thread is free
+    nd_round_cpu_busy_seconds: float = 5e-3
     dijkstra_cpu: float = 1.3e8
     bfs_cpu: float = 1.2e9
     #: a Dijkstra or Johnson call's fixed cost (the searches' graph and queue, the threads' start):

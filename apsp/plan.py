@@ -36,7 +36,7 @@ from .gpu import MachineFacts, gpu_available  # noqa: F401  (`gpu_available`: th
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned, staging_bytes
 from .graph import Graph
 from .methods import BACKENDS, FUNCTIONS, METHOD, METHODS, STATS_METHODS, TABLE, Method
-from .rowsplan import rows_on_gpu
+from .rowsplan import cpu_rows_memory, rows_on_gpu
 from .sizes import disk_available, format_size, matrix_bytes, memory_allowed, parse_size
 
 #: decisions are logged here at INFO level
@@ -711,7 +711,7 @@ def make_stats_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype
     non-negative weights under "auto" nd-fw in core when it is estimated faster than Dijkstra
     here and fits the card: `_weighted_on_gpu`; nd-rows there, `_rows_on_gpu`, where it is
     estimated faster than those and the CPU's rows, or asked for with backend "gpu"); the working
-    set (`plan_stats_memory`, `plan_rows_memory`, `apsp.rowsplan.gpu_rows_memory`). The machine
+    set (`plan_stats_memory`, `apsp.rowsplan.cpu_rows_memory` and `gpu_rows_memory`). The machine
     is asked once (``device``: this process's GPU, default `apsp.gpu.rank_device`'s), unless the
     backend is "cpu".
     """
@@ -791,7 +791,7 @@ def _rows_by_dissection(g: Graph, dt: np.dtype, sources: int, histogram: bool, h
         if counted >= searches:
             return None, f"the nested dissection's rows estimated {counted:.3g} s against {searches:.3g} s"
     try:
-        memory = plan_rows_memory(g, nd, dt, histogram, host_memory)
+        memory = cpu_rows_memory(g, nd, dt, histogram, host_memory)
     except MemoryPlanError as exc:
         if forced:
             raise
@@ -824,38 +824,6 @@ def _rows_on_gpu(g: Graph, dt: np.dtype, sources: int, method: str, backend: str
 
     return rows_on_gpu(g, dt, sources, method == _ROWS.name, backend == "gpu", histogram, host_memory, gpu_memory,
                        facts, GPU_HEADROOM, others, ROWS_MIN_N, _ROWS.leaves["cpu"])
-
-
-def plan_rows_memory(g: Graph, nd, dtype: np.dtype, histogram: bool, host_memory=None) -> dict:
-    """The row solve's working set: the factors (and their packed copy), the elimination's peak, per thread
-    one block of sources' columns (layout size x block) and its scratch; the accumulators and the
-    graph's CSR. The block of sources shrinks from `ROWS_BLOCK` to fit, or `MemoryPlanError`."""
-    from .sizes import host_available
-    from .supernodal import boundaries, factor_bytes
-
-    threads = thread_count()
-    limit = parse_size(host_memory) if host_memory is not None else host_available()
-    item = dtype.itemsize
-    kept, peak = factor_bytes(nd, boundaries(g, nd), item)
-    widest = int((nd.end - nd.own_start).max(initial=0))
-    # the factors twice: per node as `Factors` holds them, and packed flat for the kernels
-    fixed = 6 * 8 * g.n + 2 * (g.n + 1 + g.nnz) * 8 + 2 * kept + (threads * 8 * g.n if histogram else 0)
-    block = ROWS_BLOCK
-    while block > 8 and fixed + threads * (nd.size + widest) * block * item > limit:
-        block //= 2
-    need = max(fixed + peak, fixed + threads * (nd.size + widest) * block * item)
-    if need > limit:
-        raise MemoryPlanError(
-            f"the nested dissection's rows for n={g.n} need {format_size(need)} of RAM (factors "
-            f"{format_size(kept)}, {threads} threads), but {format_size(limit)} are allowed "
-            f"(host_memory). Ways out: method='dijkstra', or fewer threads (NUMBA_NUM_THREADS)")
-    return {"host_bytes": int(need), "host_limit": int(limit), "threads": threads, "block_rows": int(block),
-            "factor_bytes": int(kept)}
-
-
-#: sources per block of the row solve (the lanes of its inner loops): 256 ran 1.3-1.6x faster than
-#: 64 on a 100x100 grid (2-core dev box, 2026-11-28)
-ROWS_BLOCK = 256
 
 
 #: weighted statistics on the GPU: nested-dissection FW in core, its rows reduced on the device

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from contextlib import contextmanager, suppress
 
 from ..errors import APSPError
@@ -24,6 +25,11 @@ from ..errors import APSPError
 #: test-only fault injection: "RANK:STAGE" makes that rank raise at that stage,
 #: "RANK:STAGE:kill" makes it die by SIGKILL there (as the OOM killer would)
 TEST_FAULT_ENV = "APSP_DISTRIBUTED_TEST_FAULT"
+
+#: seconds a failing rank waits between printing why and ``MPI_Abort``: MPICH's hydra
+#: kills every process on an abort and can drop stderr still in its forwarding pipes
+#: (about one abort in six lost its message on a 2-core box without the wait)
+ABORT_GRACE_S = 0.5
 
 
 class RankFailedError(APSPError, RuntimeError):
@@ -91,6 +97,8 @@ def abort_job(comm, stage: str, exc: BaseException, cleanup=None) -> None:
     if cleanup is not None:
         with suppress(Exception):  # best effort while aborting
             cleanup()
+    sys.stdout.flush()
+    time.sleep(ABORT_GRACE_S)
     comm.Abort(1)
 
 

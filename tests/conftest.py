@@ -82,9 +82,17 @@ def _cap_examples(test) -> None:
 
 def pytest_configure(config):
     seed = config.getoption("seed")
+    if seed is None:  # a pytest-xdist worker: the seed its controller drew
+        seed = getattr(config, "workerinput", {}).get(SEED_ENV)
     if seed is None:
         seed = int(os.environ.get(SEED_ENV) or np.random.SeedSequence().entropy % 2 ** 32)
     config.stash[RUN_SEED] = seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist's controller: every worker draws from the run's one seed (the header's)."""
+    node.workerinput[SEED_ENV] = node.config.stash[RUN_SEED]
 
 
 def pytest_report_header(config):

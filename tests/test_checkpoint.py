@@ -331,8 +331,9 @@ def test_interrupted_process_leaves_no_output(tmp_path, rng, sig):
                  "--checkpoint-every", "0"], env)
     _wait_for(ck, proc)
     proc.send_signal(sig)
-    assert proc.wait(timeout=60) == 130
+    rc = proc.wait(timeout=60)
     err = proc.stderr.read().decode()
+    assert rc == 130, f"exit {rc}, {'an output' if out.exists() else 'no output'} written; stderr: {err!r}"
     assert "interrupted; no output written" in err and "--resume" in err
     assert not out.exists()
     # without one: nothing at all is left behind

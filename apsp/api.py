@@ -14,7 +14,7 @@ import numpy as np
 
 from . import exactness
 from .choices import BACKENDS, METHODS, OUTPUTS, check_choice
-from .engine import check_keywords, get_solver
+from .engine import SolveRequest, check_keywords, get_solver
 from .graph import EdgeList, Graph, lightest_edges, vertex_indices
 from .jit import book_compile, compile_seconds, compiling
 from .plan import make_plan
@@ -181,7 +181,7 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
         and ``jax.dlpack.from_dlpack`` take the result without a copy), "numpy" for anything else
         (a CPU torch tensor included).
     **options
-        The keyword fields of `apsp.engine.SolveOptions` (an unknown name is a `TypeError`):
+        The fields of `apsp.engine.SolveRequest` (an unknown name is a `TypeError`):
         memory (``gpu_memory``, ``host_memory``, ``out_of_core``, ``scratch_dir``, ``ooc_rows``),
         checkpoints (``checkpoint``, ``resume``, ``checkpoint_every``, ``on_round``), engines.
 
@@ -220,16 +220,17 @@ def shortest_paths(graph: GraphLike, method: Method = "auto", backend: Backend =
             raise ValueError(f"the graph is on {home}, but device={options['device']!r} was asked for: "
                              "move the array there first, or leave device unset")
     options["output"] = output or ("torch" if home else "numpy")
+    request = SolveRequest(progress=progress, **options)
     src = None if sources is None else source_vertices(sources, g.n, g.labels)
     t_plan = time.perf_counter()
     plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
-                     successors=return_successors, progress=progress, sources=src, **options)
+                     successors=return_successors, sources=src, request=request)
     note = None
     if on_card and plan.backend != "gpu":
         # the CPU engines read host memory: one copy of the matrix, planned as a host input is
         g, note = card.host_graph(), "copied to the host: the plan runs on the CPU"
         plan = make_plan(g, method, backend, dtype, block_size=block_size, predecessors=return_predecessors,
-                         successors=return_successors, progress=progress, sources=src, **options)
+                         successors=return_successors, sources=src, request=request)
     stages = {"validate": t_plan - t0, "setup": time.perf_counter() - t_plan}
     book_compile(stages, compile_seconds() - compiled, "validate")  # a dense input's kernels, first run
     result = run_plan(g, plan, stages)
@@ -394,7 +395,7 @@ def run_plan(g, plan, timings: dict) -> Result:
     result = Result(distances=out.dist, method=step.method, backend=where, dtype=_dtype_of(out.dist),
                   block_size=out.block_size, predecessors=out.predecessors, successors=out.successors,
                   timings=timings, info=info, sources=plan.sources, labels=g.labels)
-    output = plan.steps[0].opts.output
+    output = plan.steps[0].opts.request.output
     if output == "torch" and isinstance(result.distances, np.ndarray):
         result = result.on_device(plan.machine.device if where == "gpu" else "cpu")
     return result

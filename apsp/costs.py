@@ -44,6 +44,7 @@ from .methods import FUNCTIONS, METHOD, SEARCHES, TABLE
 from .sizes import matrix_bytes
 
 if TYPE_CHECKING:
+    from .engine import SolveOptions
     from .engine import NdGpuBudget
     from .gpu import MachineFacts
     from .dissection import Dissection
@@ -899,7 +900,7 @@ REDUCTIONS_SHARE = 0.9
 REDUCTIONS_HEADROOM = 1 << 30
 
 
-def nd_gpu_budget(graph, opts, facts: MachineFacts, memory=None) -> NdGpuBudget:
+def nd_gpu_budget(graph, opts: SolveOptions, facts: MachineFacts, memory=None) -> NdGpuBudget:
     """GPU nd-fw's gather budget and batch model (`apsp.engine.NdGpuBudget`). Streamed (``memory``
     out of core): the GPU budget less the planned panels. In core: `ND_GATHER_SHARE` of the device
     memory the engine's load leaves free (the layout matrix, its column panel, the edges uploaded

@@ -54,11 +54,15 @@ result in vertex order.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 from dataclasses import dataclass
 
 import numpy as np
 
 from .methods import METHOD
+
+if TYPE_CHECKING:
+    from .engine import SolveOptions
 
 _ND = METHOD["nd-fw"]
 
@@ -522,12 +526,12 @@ _ORDERINGS = OrderingCache()
 DEFAULTS = {b: (_ND.blocks[b], _ND.leaves[b]) for b in _ND.leaves}
 
 
-def dissection_for(graph, opts, backend: str) -> tuple[Dissection, int]:
+def dissection_for(graph, opts: SolveOptions, backend: str) -> tuple[Dissection, int]:
     """The dissection the ``backend``'s solver runs with these options, and its tile: the tile
-    ``opts.block_size``, leaves of ``opts.leaf_size``, else `DEFAULTS` (cached on the graph, so the
+    ``opts.block_size``, leaves of ``opts.request.leaf_size``, else `DEFAULTS` (cached on the graph, so the
     memory plan and the solver share it)."""
     tile = opts.block_size or DEFAULTS[backend][0]  # `SolveOptions` holds positive ints or None
-    return plan(graph, tile, opts.leaf_size or DEFAULTS[backend][1]), tile
+    return plan(graph, tile, opts.request.leaf_size or DEFAULTS[backend][1]), tile
 
 
 def default_plan(graph, backend: str) -> Dissection:
@@ -579,7 +583,7 @@ class ScheduleEngine:
         return np.sort(bad[bad >= 0])
 
 
-def solve_with(graph, opts, backend: str, make_engine, stage_names=("prepare", "compute", "finalize")):
+def solve_with(graph, opts: SolveOptions, backend: str, make_engine, stage_names=("prepare", "compute", "finalize")):
     """Both solvers' common part: the dissection (tile ``opts.block_size``, leaf ``leaf_size=``, else
     ``DEFAULTS[backend]``) and ``make_engine(nd, tile)`` run by the skeleton. Returns ``(out, engine)``,
     the skeleton's `SolveOutput` with ``order`` and its three stages under ``stage_names`` in its timings."""

@@ -105,38 +105,15 @@ def check_block(value, name: str = "block_size") -> int | None:
 
 
 @dataclass(frozen=True)
-class SolveOptions:
-    """Everything a solve is asked to do besides the graph; validated when built.
+class SolveRequest:
+    """The keyword options of `apsp.shortest_paths`, as the caller asked for them; validated when built.
 
-    The fields after ``progress`` are the keyword options of `apsp.shortest_paths` (``device`` among
-    them is replaced by the plan's, `apsp.gpu.MachineFacts.device`); those before it are the plan's
-    decisions for one step: the dtype, the block and paths asked for, the source rows, the cut-off
-    band, and the GPU runtime, memory plan, nd-fw budget (`NdGpuBudget`) and BFS hop dtypes.
+    The public layer builds one per call; `apsp.plan.make_plan` reads it (budgets, checkpoints,
+    streaming asked for) and hands it, unchanged, to every step's `SolveOptions` beside the plan's
+    decisions. Engines read their knobs here and never a decision: ``device`` is the one asked for,
+    the step's is `SolveOptions.device`.
     """
 
-    #: distance dtype; None only for BFS, which then picks it from the diameter
-    dtype: np.dtype | None
-    #: blocking factor for Floyd-Warshall (the pivot panel width out of core); None = the engine's default
-    block_size: int | None = None
-    #: also return a predecessor matrix (scipy convention: int32, -9999 for none)
-    predecessors: bool = False
-    #: also return a successor (next-hop) matrix (int32, -9999 for none)
-    successors: bool = False
-    #: only these source rows (int array); None = all n (searches only: Dijkstra, Johnson, BFS)
-    sources: np.ndarray | None = None
-    #: ``(lo, hi)`` of `apsp.exactness.cutoff_band` when the result must be checked for cut-off
-    #: distances; an engine that can read its result cheaply on its device reports
-    #: ``info["cutoff_suspected"]``, else the public layer checks on the host
-    cutoff_band: tuple[int, int] | None = None
-    #: the GPU runtime the plan chose for in-core FW: "torch" or "driver" (the CUDA driver, no torch);
-    #: None = torch
-    runtime: str | None = None
-    #: the plan's `apsp.memory_plans.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
-    memory: MemoryPlan | None = None
-    #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
-    nd_gpu: NdGpuBudget | None = None
-    #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
-    hops: HopDtypes | None = None
     #: show a progress bar: True, False, or None = only on a terminal
     progress: bool | None = None
     #: the distances as "numpy" arrays on the host, or as "torch" tensors (left on the GPU where the
@@ -182,13 +159,11 @@ class SolveOptions:
 
     def __post_init__(self):
         set_ = object.__setattr__.__get__(self)  # frozen: normalise in place once, while building
-        for name in ("block_size", "ooc_rows", "threads", "push_factor", "block_vertices", "block_words", "num_warps",
+        for name in ("ooc_rows", "threads", "push_factor", "block_vertices", "block_words", "num_warps",
                      "leaf_size"):
             set_(name, check_block(getattr(self, name), name))
         if self.out_of_core not in (None, True, False):
             raise ValueError(f"out_of_core must be None, True or False, got {self.out_of_core!r}")
-        if self.runtime not in (None, "torch", "driver"):
-            raise ValueError(f"unknown GPU runtime {self.runtime!r}; choose 'torch' or 'driver'")
         if self.output not in (None, "numpy", "torch"):
             raise ValueError(f"unknown output {self.output!r}; choose one of numpy, torch")
         if self.variant not in GPU_VARIANTS:
@@ -205,9 +180,62 @@ class SolveOptions:
             set_("checkpoint", os.fspath(self.checkpoint))
 
 
-#: the keyword options of `apsp.shortest_paths` that become `SolveOptions` fields as they are
-_FIELDS = tuple(f.name for f in dataclasses.fields(SolveOptions))
-KEYWORD_OPTIONS = _FIELDS[_FIELDS.index("progress"):]
+#: the keyword options of `apsp.shortest_paths` (the fields of `SolveRequest`)
+KEYWORD_OPTIONS = tuple(f.name for f in dataclasses.fields(SolveRequest))
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """One step of a plan, as its solver runs it: the plan's decisions, and the caller's `SolveRequest`.
+
+    The decisions: the dtype, the block, the path matrices and source rows asked for, the cut-off
+    band, the device, and the GPU runtime, memory plan, nd-fw budget (`NdGpuBudget`) and BFS hop
+    dtypes. Made by `apsp.plan.make_plan` (or, for an engine's own inner solve, by that engine).
+    """
+
+    #: distance dtype; None only for BFS, which then picks it from the diameter
+    dtype: np.dtype | None
+    #: blocking factor for Floyd-Warshall (the pivot panel width out of core); None = the engine's default
+    block_size: int | None = None
+    #: also return a predecessor matrix (scipy convention: int32, -9999 for none)
+    predecessors: bool = False
+    #: also return a successor (next-hop) matrix (int32, -9999 for none)
+    successors: bool = False
+    #: only these source rows (int array); None = all n (searches only: Dijkstra, Johnson, BFS)
+    sources: np.ndarray | None = None
+    #: ``(lo, hi)`` of `apsp.exactness.cutoff_band` when the result must be checked for cut-off
+    #: distances; an engine that can read its result cheaply on its device reports
+    #: ``info["cutoff_suspected"]``, else the public layer checks on the host
+    cutoff_band: tuple[int, int] | None = None
+    #: the torch device the GPU engines run on (`apsp.gpu.MachineFacts.device`); None = the current one
+    device: str | None = None
+    #: the GPU runtime the plan chose for in-core FW: "torch" or "driver" (the CUDA driver, no torch);
+    #: None = torch
+    runtime: str | None = None
+    #: the plan's `apsp.memory_plans.MemoryPlan` for this attempt (the streamed solvers read their tiles there)
+    memory: MemoryPlan | None = None
+    #: GPU nd-fw's gather budget and batch model (`NdGpuBudget`), decided by the plan
+    nd_gpu: NdGpuBudget | None = None
+    #: GPU BFS's hop-count dtypes (`apsp.exactness.HopDtypes`), decided by the plan
+    hops: HopDtypes | None = None
+    #: what the caller asked for besides (progress, checkpoints, budgets, engine knobs)
+    request: SolveRequest = SolveRequest()
+
+    @classmethod
+    def build(cls, dtype: np.dtype | None, **fields) -> SolveOptions:
+        """Options from one flat set of keywords, each sorted to the decisions or to the request:
+        an engine's own inner solve, a test, a benchmark.
+
+        >>> SolveOptions.build(np.dtype(np.int32), block_size=8, progress=False).request.progress
+        False
+        """
+        asked = {k: fields.pop(k) for k in KEYWORD_OPTIONS if k in fields and k != "device"}
+        return cls(dtype, **fields, request=SolveRequest(**asked))
+
+    def __post_init__(self):
+        object.__setattr__(self, "block_size", check_block(self.block_size, "block_size"))
+        if self.runtime not in (None, "torch", "driver"):
+            raise ValueError(f"unknown GPU runtime {self.runtime!r}; choose 'torch' or 'driver'")
 
 
 def check_keywords(options: dict, parameters: tuple = ()) -> None:
@@ -339,11 +367,11 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
     block = requested or default_block
     assert block is not None, "run() needs block, opts.block_size or default_block"
     session = None
-    if opts.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
+    if opts.request.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
         from .checkpoint import CheckpointSession
 
-        session = CheckpointSession(opts.checkpoint, graph, opts.dtype, solver, block, opts.checkpoint_every,
-                                    opts.resume)
+        session = CheckpointSession(opts.request.checkpoint, graph, opts.dtype, solver, block, opts.request.checkpoint_every,
+                                    opts.request.resume)
     if session is not None and not engine.resumes_anywhere:
         block = session.block_for(requested, block)  # block: default_block unless one was requested
     start = 0
@@ -353,7 +381,7 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
     else:
         engine.load(graph)
     t1 = time.perf_counter()
-    drive(engine, block, start, opts.progress, opts.on_round, session)
+    drive(engine, block, start, opts.request.progress, opts.request.on_round, session)
     if session is not None:
         session.finish()
     t2 = time.perf_counter()

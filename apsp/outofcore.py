@@ -511,9 +511,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
 
         # a matrix in a file (bigger than RAM) is not page-locked: copies are staged
         engine = GPUStreamEngine(dt, graph.has_negative_weights, host.array, stream, device=opts.device,
-                                 pin_host=opts.pin_host and not host.on_disk)
+                                 pin_host=opts.request.pin_host and not host.on_disk)
     else:
-        engine = cpu_stream_engine(dt, graph.has_negative_weights, host, threads=opts.threads)
+        engine = cpu_stream_engine(dt, graph.has_negative_weights, host, threads=opts.request.threads)
     try:
         out = run(graph, opts, StreamSolve(graph, host, engine, stream, cutoff_band=opts.cutoff_band),
                   solver="fw-out-of-core", block=stream.block)

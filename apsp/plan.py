@@ -30,7 +30,7 @@ from . import costs, exactness, sizes
 from .costs import search_bytes
 from .cpu.threads import thread_count
 from .decisions import MemoryPlan, Plan, StatsPlan, Step
-from .engine import DEFAULT_BLOCK, SolveOptions
+from .engine import DEFAULT_BLOCK, SolveOptions, SolveRequest
 from .errors import BackendUnavailableError, MemoryPlanError
 from .gpu import MachineFacts, gpu_available  # noqa: F401  (`gpu_available`: the public layer asks the plan)
 from .gpu.footprint import GPU_PAD, INTERPRETER_PAD, gpu_padded, nd_aligned, staging_bytes
@@ -155,8 +155,8 @@ def gpu_runtime(opts: SolveOptions) -> str:
         return forced
     from . import gpu
 
-    plain = (opts.variant == "blocked" and not (opts.successors or opts.predecessors)
-             and opts.device in (None, 0, "cuda", "cuda:0") and opts.output != "torch")
+    plain = (opts.request.variant == "blocked" and not (opts.successors or opts.predecessors)
+             and opts.device in (None, 0, "cuda", "cuda:0") and opts.request.output != "torch")
     return "driver" if plain and gpu.torch_free() else "torch"
 
 
@@ -165,7 +165,7 @@ def gpu_runtime(opts: SolveOptions) -> str:
 SWEEP_SHARE = 1 / 32
 
 
-def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, options: dict,
+def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, request: SolveRequest,
               rates: costs.Rates, integral: bool):
     """The dtype attempts, narrowest first, and the narrow ones skipped (with why); ``integral``:
     integer dtypes may hold the distances (the graph's whole weights, unless a caller's rule says
@@ -189,8 +189,8 @@ def _attempts(g: Graph, chosen: str, where: str, dtype, rows_by_search: bool, op
         # rate), verified after the solve when only the data can show that it fits
         attempts = exactness.dtype_attempts(g.distance_bound, g.has_negative_weights, integral,
                                             g.max_abs_weight, dtype)
-        if options.get("checkpoint") and options.get("resume"):
-            attempts = _resumable(attempts, options["checkpoint"])
+        if request.checkpoint and request.resume:
+            attempts = _resumable(attempts, request.checkpoint)
         # the searches run only where what they hold is small next to the solve (the allocator may
         # keep their freed pages until the solve's peak): on sparse graphs, where they pay
         if attempts[0].checked and len(attempts) > 1 and costs.worth_searching(g, chosen, where,
@@ -227,8 +227,12 @@ def _resumable(attempts: list, path) -> list:
 def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None, *,
               block_size: int | None = None, predecessors: bool = False, successors: bool = False,
               progress: bool | None = None, sources: np.ndarray | None = None,
-              integers_below: int | float | None = None, **options: Any) -> Plan:
+              integers_below: int | float | None = None, request: SolveRequest | None = None,
+              **options: Any) -> Plan:
     """The plan of `apsp.shortest_paths` for ``g`` (arguments as there; ``sources`` as indices).
+
+    ``request``: the keyword options as the public layer validated them (`SolveRequest`); else
+    ``progress`` and ``options`` make one.
 
     ``integers_below``: integer dtypes only where every distance is below it (the scipy drop-in:
     float64 sums are exact to 2**53, and larger ones must round as scipy's do).
@@ -247,15 +251,16 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     ('fw', 'cpu', 256, [('int16', True, 'fw'), ('int32', False, 'fw')])
     """
     estimates: dict = {}
+    request = request or SolveRequest(progress=progress, **options)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     picked = None
-    machine = machine_facts(options.get("device"))
+    machine = machine_facts(request.device)
     if method == "auto":
         only = None  # a checkpoint, or streaming asked for: the methods that can
-        if options.get("checkpoint") or options.get("out_of_core"):
-            only = tuple(m.name for m in TABLE if (m.checkpointable or not options.get("checkpoint")) and (
-                m.streams_everywhere or not options.get("out_of_core")))
+        if request.checkpoint or request.out_of_core:
+            only = tuple(m.name for m in TABLE if (m.checkpointable or not request.checkpoint) and (
+                m.streams_everywhere or not request.out_of_core))
         picked = auto_pick(g, backend, None if sources is None else len(sources), estimates, methods=only,
                            machine=machine)
     chosen = method if picked is None else picked[0]
@@ -272,15 +277,14 @@ def make_plan(g: Graph, method: str = "auto", backend: str = "auto", dtype=None,
     if rows_by_search:
         where = "cpu"
     integral = g.integral_for(dtype) and (integers_below is None or g.distance_bound <= integers_below)
-    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, options, machine[1], integral)
-    if options.get("checkpoint"):
-        _check_checkpoint(options["checkpoint"], options.get("resume"), record)
+    attempts, skipped = _attempts(g, chosen, where, dtype, rows_by_search, request, machine[1], integral)
+    if request.checkpoint:
+        _check_checkpoint(request.checkpoint, request.resume, record)
     facts = machine[0].measured() if where == "gpu" else machine[0]  # free memory: read once
-    if where == "gpu":
-        options = {**options, "device": facts.device}
     steps, fallback, runtime = _steps(g, method, record, where, attempts, rows_by_search, dict(
-        block_size=block_size, predecessors=predecessors, successors=successors, progress=progress,
-        sources=sources if rows_by_search else None, **options), facts)
+        block_size=block_size, predecessors=predecessors, successors=successors,
+        sources=sources if rows_by_search else None, request=request,
+        device=facts.device if where == "gpu" else request.device), facts)
     first = METHOD[steps[0].method]
     fell_back = fallback is not None and first.name != chosen
     reasons = {"method": (f"{fallback}; dense Floyd-Warshall can stream the matrix" if fell_back
@@ -313,7 +317,7 @@ def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, ro
     block its engine runs with; and why nd-fw gave way (its fallback), the GPU runtime."""
     steps: list[Step] = []
     fallback, runtime = None, None
-    host_limit = RamAllowed(asked.get("host_memory"))  # one reading of the RAM for every attempt
+    host_limit = RamAllowed(asked["request"].host_memory)  # one reading of the RAM for every attempt
     for attempt in attempts:
         band = exactness.cutoff_band(attempt.dtype, g.max_abs_weight) if attempt.checked else None
         opts = SolveOptions(dtype=attempt.dtype, cutoff_band=band, **asked)
@@ -344,10 +348,10 @@ def _steps(g: Graph, method: str, record: Method, where: str, attempts: list, ro
         # the method's own here; left to the engine where another rule owns it: a stream's tile plan,
         # a resumed checkpoint's block (`_resumed_block`), the GPU's other variants (the benchmark's)
         block = opts.block_size if step.blocks else None
-        if step.blocks and block is None and not streamed and opts.variant == "blocked":
+        if step.blocks and block is None and not streamed and opts.request.variant == "blocked":
             block = step.blocks.get(where)
-            if opts.resume and opts.checkpoint:
-                block = _resumed_block(opts.checkpoint, block)
+            if opts.request.resume and opts.request.checkpoint:
+                block = _resumed_block(opts.request.checkpoint, block)
         steps.append(Step(step.name, step.keys[2 if streamed else 1 if rows_by_search else 0],
                           replace(opts, block_size=block, memory=memory), attempt.checked, attempt.cast_to,
                           refusal))
@@ -451,7 +455,7 @@ def _smaller_dtypes(graph, dt: np.dtype) -> list:
     return out
 
 
-def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
+def plan_memory(graph, method: str, backend: str, opts: SolveOptions, cast_to=None,
                 host_limit: int | RamAllowed | None = None,
                 facts: MachineFacts | None = None) -> MemoryPlan:
     """Check that the solve fits, decide in-core or out-of-core, or refuse.
@@ -486,7 +490,7 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
     >>> from apsp.graph import Graph
     >>> from apsp.engine import SolveOptions
     >>> g = Graph.from_dense(np.ones((1000, 1000)))
-    >>> opts = SolveOptions(dtype=np.dtype(np.int32), host_memory="1MB")
+    >>> opts = SolveOptions(dtype=np.dtype(np.int32), request=SolveRequest(host_memory="1MB"))
     >>> plan_memory(g, "fw", "cpu", opts)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -498,8 +502,8 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
     if backend == "gpu" and facts is None:
         facts = _facts(opts.device)
     interpreted = backend == "gpu" and facts is not None and facts.interpreted
-    scratch = str(opts.scratch_dir) if opts.scratch_dir else tempfile.gettempdir()
-    force = opts.out_of_core
+    scratch = str(opts.request.scratch_dir) if opts.request.scratch_dir else tempfile.gettempdir()
+    force = opts.request.out_of_core
     block = opts.block_size or DEFAULT_BLOCK["gpu"]
     layout, nd = 0, None
     record = METHOD[method]
@@ -512,9 +516,9 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
         layout = nd.size
     host, gpu = incore_needs(n, dt, method, backend, paths, graph.dense is not None, block, interpreted,
                              layout, opts.cutoff_band is not None)
-    if backend == "gpu" and method == "fw" and opts.output == "torch":
+    if backend == "gpu" and method == "fw" and opts.request.output == "torch":
         host -= matrix_bytes(n, dt) + paths * matrix_bytes(n, np.int32)  # the result stays on the device
-    if getattr(opts, "sources", None) is not None:  # searches write k rows only
+    if opts.sources is not None:  # searches write k rows only
         k = len(opts.sources)
         host = k * n * (dt.itemsize + 4 * paths) + search_bytes(
             n, graph.nnz, dt.itemsize, method, workers=min(k, 4 * thread_count()))
@@ -529,15 +533,15 @@ def plan_memory(graph, method: str, backend: str, opts, cast_to=None,
     if graph.dense is not None:
         dense = (matrix_bytes(n, np.bool_) if graph.holds_edge_mask else 0) + thread_count() * costs.WORKER_BYTES
     host += ordering + dense
-    if cast_to is not None and not opts.out_of_core:  # the cast result beside the solved one
-        rows = n if getattr(opts, "sources", None) is None else len(opts.sources)
+    if cast_to is not None and not opts.request.out_of_core:  # the cast result beside the solved one
+        rows = n if opts.sources is None else len(opts.sources)
         host += rows * n * np.dtype(cast_to).itemsize
     if not isinstance(host_limit, int):
-        host_limit = (host_limit or RamAllowed(opts.host_memory))(host + (gpu if interpreted else 0))
+        host_limit = (host_limit or RamAllowed(opts.request.host_memory))(host + (gpu if interpreted else 0))
     gpu_limit = 0
     if backend == "gpu":
-        if opts.gpu_memory is not None:
-            gpu_limit = parse_size(opts.gpu_memory)
+        if opts.request.gpu_memory is not None:
+            gpu_limit = parse_size(opts.request.gpu_memory)
         elif interpreted:
             gpu_limit = host_limit
         else:
@@ -589,7 +593,7 @@ def _plan_nd_stream(plan: MemoryPlan, nd, interpreted: bool) -> MemoryPlan:
     return plan
 
 
-def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool) -> MemoryPlan:
+def _plan_stream(plan: MemoryPlan, graph, opts: SolveOptions, forced: bool, interpreted: bool) -> MemoryPlan:
     n, dt = plan.n, plan.dtype
     gpu = plan.backend == "gpu"
     align = (INTERPRETER_PAD if interpreted else GPU_PAD) if gpu else 1
@@ -607,7 +611,7 @@ def _plan_stream(plan: MemoryPlan, graph, opts, forced: bool, interpreted: bool)
     from .outofcore import plan_stream
 
     stream = plan_stream(n_host, n, dt.itemsize, budget, depth=depth, align=align,
-                         block=opts.block_size, rows=opts.ooc_rows,
+                         block=opts.block_size, rows=opts.request.ooc_rows,
                          where="GPU" if gpu else "RAM")
     plan = replace(plan, out_of_core=True, matrix_on_disk=on_disk, stream=stream,
                    gpu_bytes=stream.device_bytes if gpu else 0,

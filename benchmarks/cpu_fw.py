@@ -61,7 +61,7 @@ def make_graph(n: int, density: float, seed: int):
 
 
 def our_solve(graph, dt, block, paths=False):
-    opts = SolveOptions(dtype=np.dtype(dt), block_size=block, progress=False,
+    opts = SolveOptions.build(dtype=np.dtype(dt), block_size=block, progress=False,
                         successors=paths, predecessors=paths)
     return blocked.solve(graph, opts)
 

@@ -52,7 +52,7 @@ def schedule_run(g, dt, device, tile, leaf, nd=None, batch=True):
 
     nd = nd or plan(g, tile, leaf)
     # the plan's gather budget and batch model, as a solve gets them (batch False: launches are free)
-    budget = nd_gpu_budget(g, SolveOptions(dtype=np.dtype(dt), block_size=tile, leaf_size=leaf),
+    budget = nd_gpu_budget(g, SolveOptions.build(dtype=np.dtype(dt), block_size=tile, leaf_size=leaf),
                            machine_facts(str(device)))
     if not batch:
         budget = dataclasses.replace(budget, launch_seconds=0.0)

@@ -176,7 +176,7 @@ def gpu_solve(e: EdgeList, **extra):
 
     g = apsp.as_graph(e)
     parents = extra.pop("parents", True)
-    return gpu_bfs.solve(g, SolveOptions(dtype=extra.pop("dtype", None), predecessors=parents,
+    return gpu_bfs.solve(g, SolveOptions.build(dtype=extra.pop("dtype", None), predecessors=parents,
                                          successors=parents, **extra))
 
 

@@ -36,7 +36,7 @@ def _oracle(graph: Graph, dt) -> np.ndarray:
 
 
 def _solve(graph: Graph, dt, block=None, **kw):
-    return blocked.solve(graph, SolveOptions(dtype=np.dtype(dt), block_size=block, progress=False, **kw))
+    return blocked.solve(graph, SolveOptions.build(dtype=np.dtype(dt), block_size=block, progress=False, **kw))
 
 
 @st.composite

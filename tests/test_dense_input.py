@@ -97,7 +97,7 @@ def test_no_edge_mask_is_kept_or_planned(rng):
     assert not g.holds_edge_mask
     rows, cols = np.nonzero(a)
     sparse = Graph.from_edges(EdgeList(n, rows, cols, a[rows, cols]))
-    opts = SolveOptions(dtype=np.dtype(np.int16))
+    opts = SolveOptions.build(dtype=np.dtype(np.int16))
     extra = plan_memory(g, "fw", "cpu", opts).host_bytes - plan_memory(sparse, "fw", "cpu", opts).host_bytes
     assert extra == thread_count() * costs.WORKER_BYTES  # the readers' pages, no n x n mask
     # a dtype numpy reads keeps its mask, and the plan counts it

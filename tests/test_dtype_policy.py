@@ -152,7 +152,7 @@ def test_gpu_solvers_check_for_cutoff_on_the_device(rng, method):
     for total in (INF16 // 2, INF16 - 1, INF16 + 1):
         g = boundary_graph(rng, total, 40)
         band = exactness.cutoff_band(np.int16, g.max_abs_weight)
-        opts = SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False, cutoff_band=band, leaf_size=8)
+        opts = SolveOptions.build(dtype=np.dtype(np.int16), block_size=16, progress=False, cutoff_band=band, leaf_size=8)
         if method == "nd-fw":  # the engine reads its gather budget and batch model from the plan
             opts = dataclasses.replace(opts, nd_gpu=nd_gpu_budget(g, opts, machine_facts(opts.device)))
         out = get_solver(method, "gpu")(g, opts)
@@ -168,7 +168,7 @@ def test_cpu_fw_checks_for_cutoff_as_it_marks_unreachable(rng):
     for total in (INF16 // 2, INF16 - 1, INF16 + 1):
         g = boundary_graph(rng, total, 40)
         band = exactness.cutoff_band(np.int16, g.max_abs_weight)
-        out = blocked.solve(g, SolveOptions(dtype=np.dtype(np.int16), block_size=16, progress=False,
+        out = blocked.solve(g, SolveOptions.build(dtype=np.dtype(np.int16), block_size=16, progress=False,
                                             cutoff_band=band))
         assert out.info["cutoff_suspected"] == exactness.cutoff_suspected(out.dist, band) == (total > INF16 // 2)
 

@@ -209,7 +209,7 @@ def test_the_torch_free_path_is_taken_only_where_it_can_serve(monkeypatch):
     from apsp.plan import gpu_runtime as default_runtime
 
     monkeypatch.delenv("APSP_GPU_RUNTIME", raising=False)
-    plain = SolveOptions(dtype=np.dtype(np.int32))
+    plain = SolveOptions.build(dtype=np.dtype(np.int32))
     assert "torch" in sys.modules and default_runtime(plain) == "torch"  # torch imported: its runtime
     monkeypatch.setenv("APSP_GPU_RUNTIME", "driver")
     assert default_runtime(plain) == "driver"
@@ -230,10 +230,10 @@ def test_the_solver_takes_the_runtime_the_options_name():
 
     g = random_graph(np.random.default_rng(1), 5, 0.5)
     with pytest.raises(ValueError, match="unknown GPU runtime"):
-        SolveOptions(dtype=np.dtype(np.int32), runtime="cuda")
+        SolveOptions.build(dtype=np.dtype(np.int32), runtime="cuda")
     with pytest.raises(ValueError, match="distances with the blocked variant only"):
-        fw.solve(g, SolveOptions(dtype=np.dtype(np.int32), runtime="driver", successors=True))
-    out = fw.solve(g, SolveOptions(dtype=np.dtype(np.int32), runtime="torch", progress=False))
+        fw.solve(g, SolveOptions.build(dtype=np.dtype(np.int32), runtime="driver", successors=True))
+    out = fw.solve(g, SolveOptions.build(dtype=np.dtype(np.int32), runtime="torch", progress=False))
     assert "gpu_runtime" not in out.info
 
 

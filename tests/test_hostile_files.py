@@ -143,7 +143,7 @@ g = Graph.from_edges(e)
 small = EdgeList(40, e.src[:60] % 40, e.dst[:60] % 40, e.weight[:60])
 apsp.shortest_paths(small, method=method, backend="cpu", return_successors=paths)  # compile first
 dt = exactness.choose_dtype(g.distance_bound, g.has_negative_weights, g.integral)
-plan = plan_memory(g, method, "cpu", SolveOptions(dtype=dt, successors=paths))
+plan = plan_memory(g, method, "cpu", SolveOptions.build(dtype=dt, successors=paths))
 page = os.sysconf("SC_PAGE_SIZE")
 before = int(open("/proc/self/statm").read().split()[1]) * page
 peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -67,7 +67,7 @@ before = status("VmRSS")
 r = apsp.shortest_paths(g, backend="cpu", **options)
 rise = status("VmHWM") - before
 sources = options.get("sources")
-planned = plan_memory(g, r.method, "cpu", SolveOptions(
+planned = plan_memory(g, r.method, "cpu", SolveOptions.build(
     dtype=r.dtype, host_memory=options.get("host_memory"), out_of_core=options.get("out_of_core"),
     sources=None if sources is None else np.asarray(sources))).host_bytes
 print(json.dumps({"planned": planned, "rise": rise, "method": r.method, "dtype": r.dtype.name,
@@ -121,7 +121,7 @@ def test_a_budget_below_the_plan_is_refused(options):
     src = options.get("sources")
     g = Graph.from_edges(e) if not options.get("unweighted") else Graph.from_edges(
         EdgeList(n, e.src, e.dst, np.ones(e.m, dtype=np.int64)))
-    need = plan_memory(g, r.method, "cpu", SolveOptions(
+    need = plan_memory(g, r.method, "cpu", SolveOptions.build(
         dtype=None if r.method == "bfs" else r.dtype,
         sources=None if src is None else np.asarray(src))).host_bytes
     with pytest.raises(MemoryPlanError, match="needs"):
@@ -159,7 +159,7 @@ else:
     given = g = Graph.from_edges(EdgeList(n, src, dst, w))
     g.nnz, g.max_abs_weight
 # the plan of the call's first attempt, made before anything the call builds is cached
-planned = plan_memory(g, method, "cpu", SolveOptions(dtype=np.dtype(np.int16))).host_bytes
+planned = plan_memory(g, method, "cpu", SolveOptions.build(dtype=np.dtype(np.int16))).host_bytes
 del g
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # VmHWM := VmRSS

@@ -193,7 +193,7 @@ def test_dissection_time_grows_with_edges_not_isolated_vertices():
 def _solve_cpu(g, dt, **kw):
     from apsp.cpu import ndfw
 
-    opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
+    opts = SolveOptions.build(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
                         leaf_size=kw.pop("leaf", 6), **kw)
     return ndfw.solve(g, opts)
 
@@ -244,7 +244,7 @@ def _solve_gpu(g, dt, gather=True, batch="auto", **kw):
     from apsp.gpu import machine_facts, ndfw
     from apsp.costs import nd_gpu_budget
 
-    opts = SolveOptions(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
+    opts = SolveOptions.build(dtype=np.dtype(dt), block_size=kw.pop("tile", 4), progress=False,
                         leaf_size=kw.pop("leaf", 6), **kw)
     # the plan's budget, with the gather and the batch model forced as asked
     budget = nd_gpu_budget(g, opts, machine_facts(opts.device))

@@ -22,16 +22,34 @@ def test_unknown_keyword_names_the_nearest_valid_one():
 
 
 def test_options_are_frozen_and_checked_once():
-    opts = SolveOptions(dtype=np.dtype(np.int32), block_size=8.0, checkpoint_every=0)
+    opts = SolveOptions.build(dtype=np.dtype(np.int32), block_size=8.0, checkpoint_every=0)
     assert opts.block_size == 8 and isinstance(opts.block_size, int)
     with pytest.raises(AttributeError):
         opts.block_size = 4
     for bad in (dict(block_size=0), dict(block_size=2.5), dict(out_of_core="yes"), dict(variant="fast"),
                 dict(checkpoint_every=-1), dict(resume=True), dict(ooc_rows=0)):
         with pytest.raises(ValueError):
-            SolveOptions(dtype=None, **bad)
+            SolveOptions.build(dtype=None, **bad)
     with pytest.raises(TypeError):
-        SolveOptions(dtype=None, on_round=3)
+        SolveOptions.build(dtype=None, on_round=3)
+
+
+def test_a_plan_hands_every_step_the_one_request_beside_its_decisions():
+    from dataclasses import fields
+
+    from apsp.engine import SolveRequest
+
+    decided = {f.name for f in fields(SolveOptions)} - {"request"}
+    asked = {f.name for f in fields(SolveRequest)}
+    assert decided & asked == {"device"}  # asked for, and decided (the plan's GPU's)
+    g = Graph.from_dense(np.random.default_rng(0).integers(1, 2000, (40, 40)))  # int16 unsure: 2 steps
+    p = plan.make_plan(g, "fw", "cpu", checkpoint_every=5, progress=False, leaf_size=8)
+    assert len(p.steps) == 2 and len({id(s.opts.request) for s in p.steps}) == 1
+    request = p.steps[0].opts.request
+    assert (request.checkpoint_every, request.progress, request.leaf_size) == (5, False, 8)
+    assert [s.opts.dtype.name for s in p.steps] == ["int16", "int32"] and p.steps[0].opts.block_size == p.block
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        plan.make_plan(g, "fw", "cpu", checkpoint_every=-1)
 
 
 def test_block_size_is_the_out_of_core_pivot_width(rng):

@@ -51,7 +51,7 @@ def assert_valid_paths(edges: EdgeList, dist, succ, pred):
 
 
 def _solve(name, graph, dt, block=None):
-    opts = SolveOptions(dtype=np.dtype(dt), block_size=block, successors=True, predecessors=True,
+    opts = SolveOptions.build(dtype=np.dtype(dt), block_size=block, successors=True, predecessors=True,
                         progress=False)
     return SOLVERS[name](graph, opts)
 
@@ -78,7 +78,7 @@ def test_every_path_valid_and_of_reported_length(case, solver):
     assert out.successors.dtype == np.int32 and out.predecessors.dtype == np.int32
     assert_valid_paths(edges, out.dist, out.successors, out.predecessors)
     if solver == "blocked":  # same distances as without path tracking
-        plain = blocked.solve(graph, SolveOptions(dtype=np.dtype(dt), block_size=block, progress=False))
+        plain = blocked.solve(graph, SolveOptions.build(dtype=np.dtype(dt), block_size=block, progress=False))
         np.testing.assert_array_equal(out.dist, plain.dist)
 
 
@@ -148,7 +148,7 @@ def test_check_and_repair_fix_a_loop_and_keep_good_pointers():
     # 0 <-> 1 with weight 0, 1 -> 2 weight 5, 3 -> 0 weight 1; target 2
     edges = EdgeList(4, [0, 1, 1, 3], [1, 0, 2, 0], [0, 0, 5, 1])
     graph = Graph.from_edges(edges)
-    dist = reference.solve(graph, SolveOptions(dtype=np.dtype(np.int64))).dist
+    dist = reference.solve(graph, SolveOptions.build(dtype=np.dtype(np.int64))).dist
     reach = dist != exactness.unreachable_value(dist.dtype)
     succ = np.full((4, 4), NO_VERTEX, dtype=np.int32)
     succ[0, 2], succ[1, 2], succ[3, 2] = 1, 0, 0  # 0 -> 1 -> 0 loops

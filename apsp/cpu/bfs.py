@@ -287,7 +287,7 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     """
     n = graph.shape[0] if hasattr(graph, "shape") else graph.n
     arrays = csr_arrays(graph)
-    push_factor = opts.push_factor or PUSH_FACTOR
+    push_factor = opts.request.push_factor or PUSH_FACTOR
     may_widen = opts.dtype is None  # no dtype asked for: the narrowest that holds every distance
     dt = np.dtype(AUTO_DTYPES[0] if may_widen else opts.dtype)
     dist = np.empty((n, n), dtype=dt)

@@ -526,18 +526,19 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     --------
     >>> import numpy as np
     >>> from apsp.graph import Graph
-    >>> from apsp.engine import SolveOptions
+    >>> from apsp.engine import SolveOptions, SolveRequest
     >>> g = Graph.from_dense(np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]]))
-    >>> out = solve(g, SolveOptions(dtype=np.dtype(np.int32), successors=True, progress=False))
+    >>> out = solve(g, SolveOptions(dtype=np.dtype(np.int32), successors=True,
+    ...                          request=SolveRequest(progress=False)))
     >>> out.dist.tolist(), out.successors[0].tolist()
     ([[0, 3, 7], [5, 0, 4], [1, 4, 0]], [-9999, 1, 1])
     """
     dt = exactness.as_dtype(opts.dtype)
     want_paths = bool(opts.successors or opts.predecessors)
-    if opts.checkpoint and want_paths:
+    if opts.request.checkpoint and want_paths:
         raise ValueError("checkpoints save distances only; solve paths without checkpoint= "
                          "(or use the GPU backend, which recovers paths after the distances)")
-    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.checkpoint,
+    engine = CPUEngine(dt, graph.has_negative_weights, n=graph.n, whole_when_small=not opts.request.checkpoint,
                        cutoff_band=opts.cutoff_band)
     out = run(graph, opts, engine, solver="fw-cpu", default_block=DEFAULT_BLOCK)
     if want_paths:

@@ -199,8 +199,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     --------
     >>> import numpy as np
     >>> from apsp.graph import Graph
+    >>> from apsp.engine import SolveRequest
     >>> g = Graph.from_dense(np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]]))
-    >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), progress=False)).dist.tolist()
+    >>> solve(g, SolveOptions(dtype=np.dtype(np.int32), request=SolveRequest(progress=False))).dist.tolist()
     [[0, 3, 7], [5, 0, 4], [1, 4, 0]]
     """
     dt = exactness.as_dtype(opts.dtype)

@@ -1,10 +1,14 @@
 """Pointer matrices on the CPU: next hops and predecessors from the final distances, checked
 and repaired (`apsp.paths` says why a check is needed and what the matrices mean)."""
 from __future__ import annotations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..paths import PathError
+
+if TYPE_CHECKING:
+    from ..engine import SolveOptions
 
 # ---------------------------------------------------------------------------
 # Pointer matrices from the final distances, their check and repair
@@ -132,7 +136,7 @@ def pointers_from_distances(dist: np.ndarray, reachable: np.ndarray, graph, succ
     return ptr, (_checked(ptr, reachable, dist, True, in_edges) if check else 0)
 
 
-def recover_pointers(out, graph, dtype, opts) -> None:
+def recover_pointers(out, graph, dtype, opts: SolveOptions) -> None:
     """Fill ``out.successors`` / ``out.predecessors`` (a `SolveOutput` of final distances in vertex
     order) as ``opts`` asks, from the distances; the checks and repairs go to ``out.info``, the
     seconds to ``out.timings["paths"]``. The CPU solvers' path recovery (tracking intermediates

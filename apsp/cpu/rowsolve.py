@@ -11,12 +11,16 @@ range of the layout, so they vectorize.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from .reductions import CARRY_UNIT, _add_compensated
 from .threads import run_split, thread_count
+
+if TYPE_CHECKING:
+    from ..engine import SolveOptions
 
 
 @njit(cache=True, nogil=True)
@@ -271,7 +275,7 @@ def rows_stats(f, positions: np.ndarray, vertex_position: np.ndarray, targets: n
     return acc, total_hist
 
 
-def solve(graph, opts):
+def solve(graph, opts: SolveOptions):
     """Method nd-rows: rows of ``opts.sources`` (None: every vertex) from the nested dissection's
     factors (distances only; non-negative weights), in ``opts.dtype``."""
     from .. import exactness

@@ -719,7 +719,7 @@ def run_searches(graph, opts: SolveOptions, kind: str) -> SolveOutput:
     sources = np.arange(n, dtype=np.int64) if opts.sources is None else np.asarray(opts.sources)
     g = SearchGraph.from_csr(graph.to_csr(), dt)
     rows = search_rows(g, sources, kind, want_pred=bool(opts.predecessors),
-                       want_hop=bool(opts.successors), progress=opts.progress)
+                       want_hop=bool(opts.successors), progress=opts.request.progress)
     info = {"searches": int(len(sources))}
     succ = rows.hop
     if succ is not None and opts.sources is None and loops_possible(graph, dt):

@@ -154,9 +154,9 @@ def solve(graph, opts: SolveOptions) -> SolveOutput:
     """
     device = _device(opts.device)
     n = graph.n
-    block_v = opts.block_vertices or BLOCK_V
-    block_w = opts.block_words or BLOCK_W
-    num_warps = opts.num_warps or NUM_WARPS
+    block_v = opts.request.block_vertices or BLOCK_V
+    block_w = opts.request.block_words or BLOCK_W
+    num_warps = opts.request.num_warps or NUM_WARPS
     timings = {}
     t0 = time.perf_counter()
     _, _, in_ptr, in_idx = (torch.from_numpy(a).to(device) for a in csr_arrays(graph))

@@ -285,15 +285,15 @@ def finished(rt, work, negative: bool, paths_for, suspect: bool | None, mark=lam
 def solve(graph, opts: SolveOptions) -> SolveOutput:
     """GPU Floyd-Warshall in core, registered as ``("fw", "gpu")``: the skeleton (`apsp.engine`) over
     `GPUEngine` on the runtime the plan chose (``opts.runtime``; None: torch)."""
-    variant, paths = opts.variant, bool(opts.successors or opts.predecessors)
-    if opts.checkpoint and variant != "blocked":
+    variant, paths = opts.request.variant, bool(opts.successors or opts.predecessors)
+    if opts.request.checkpoint and variant != "blocked":
         raise ValueError(f"checkpoints need the blocked GPU variant, not {variant!r}")
     if opts.runtime == "driver" and (paths or variant != "blocked"):
         raise ValueError("the CUDA driver runtime solves distances with the blocked variant only; "
                          "paths and other variants need runtime 'torch'")
     on_card = getattr(graph, "device_matrix", None) is not None  # a torch tensor already: torch's runtime
     rt = DriverRuntime() if opts.runtime == "driver" and not on_card else TorchRuntime(opts.device)
-    on_device = opts.output == "torch" and isinstance(rt, TorchRuntime)  # the result stays in its matrix
+    on_device = opts.request.output == "torch" and isinstance(rt, TorchRuntime)  # the result stays in its matrix
     engine = GPUEngine(opts.dtype, graph.has_negative_weights, graph.n, variant=variant, timed=True,
                        cutoff_band=opts.cutoff_band, paths_for=(graph, opts) if paths else None, runtime=rt,
                        n_pad=getattr(opts.memory, "padded", None), prefault=not on_device,

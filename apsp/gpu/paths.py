@@ -16,11 +16,15 @@ whose chain loops is rebuilt on the host by a breadth-first search over tight
 edges towards j, which cannot loop.
 """
 from __future__ import annotations
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import triton
 import triton.language as tl
+
+if TYPE_CHECKING:
+    from ..engine import SolveOptions
 
 NO_VERTEX = -9999  # scipy's "no predecessor"
 
@@ -141,11 +145,12 @@ def _repair_loops(csr, d: torch.Tensor, succ: torch.Tensor, limit, is_float: boo
         succ[:, j] = torch.from_numpy(column).to(succ.device)
 
 
-def successors_and_predecessors(graph, d: torch.Tensor, limit, opts):
+def successors_and_predecessors(graph, d: torch.Tensor, limit, opts: SolveOptions):
     """Device tensors (successors, predecessors) as requested by ``opts``; None where not asked."""
-    csr = graph.to_csr()
-    successors = successor_matrix(csr, d, limit, opts.dtype) if opts.successors else None
+    csr, dt = graph.to_csr(), opts.dtype
+    assert dt is not None  # a solve's distances have one (only BFS picks its own, and returns none)
+    successors = successor_matrix(csr, d, limit, dt) if opts.successors else None
     # predecessors of G are successors of the reversed graph under transposed distances
-    predecessors = (successor_matrix(csr.T.tocsr(), d.t().contiguous(), limit, opts.dtype).t()
+    predecessors = (successor_matrix(csr.T.tocsr(), d.t().contiguous(), limit, dt).t()
                     if opts.predecessors else None)
     return successors, predecessors

@@ -161,7 +161,7 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, devic
     at most 32 bits (int64 sums stay exact) or a float dtype (float64 sums). ``budget``: the plan's
     gather budget and batch model (`apsp.costs.nd_gpu_budget`)."""
     from .. import exactness
-    from ..engine import Finalized, SolveOptions
+    from ..engine import Finalized, SolveOptions, SolveRequest
     from .ndfw import Engine, solve_with
 
     dt = np.dtype(dtype)
@@ -175,7 +175,7 @@ def ndfw_stats(graph, src: np.ndarray, mask: np.ndarray, dtype, *, budget, devic
             out = reduce_selected(self.d, pos[torch.from_numpy(src).to(self.device)], cols, limit, wide)
             return Finalized([a.cpu().numpy() for a in out])  # the reductions stand in for the distances
 
-    opts = SolveOptions(dtype=dt, progress=progress)
+    opts = SolveOptions(dtype=dt, request=SolveRequest(progress=progress))
     out, engine = solve_with(
         graph, opts, "gpu", lambda nd, tile: ReducingEngine(nd, dt, tile, graph.has_negative_weights, device,
                                                             budget),

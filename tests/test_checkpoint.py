@@ -274,10 +274,16 @@ def test_resume_without_a_file_is_one_line_naming_the_options(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the command line
+def _interruptible() -> None:
+    """In the child: Ctrl-C as a terminal delivers it. A test run started in the background of a
+    non-interactive shell (``pytest ... &``) ignores SIGINT, and the solve would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(args, env_extra=None, **kw):
     env = dict(os.environ, PYTHONPATH=str(ROOT), **(env_extra or {}))
     return subprocess.Popen([sys.executable, "-m", "apsp", *args], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_interruptible, **kw)
 
 
 def _slow_solve_args(tmp_path, rng, n=64):

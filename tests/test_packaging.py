@@ -103,9 +103,10 @@ def test_ci_runs_the_readme_test_command_then_the_numpy_scipy_floor():
     readme = (ROOT / "README.md").read_text()
     readme_line = next(line for line in readme.splitlines() if "python -m pytest" in line)
     install = readme_line.split("pip install", 1)[1].split("&&")[0].strip()  # -e ".[test,gpu,mpi]" ...
+    command = readme_line.split("&&", 1)[1].strip()  # python -m pytest -q -n auto
+    assert command.startswith("python -m pytest -q")
     ci_line = next(line for line in ci.splitlines() if "python -m pytest -q" in line and "-e" in line)
-    assert f"pip install -q {install} && python -m pytest -q" in ci_line and ci_line.rstrip().endswith(
-        "python -m pytest -q")
+    assert f"pip install -q {install} && {command}" in ci_line and ci_line.rstrip().endswith(command)
     # the torch before it: the CPU build, from PyTorch's CPU index in the README, the local wheel in CI
     before = readme.split(readme_line, 1)[0].splitlines()[-1]
     assert before == "pip install torch --index-url https://download.pytorch.org/whl/cpu &&"
@@ -254,7 +255,7 @@ def test_ci_type_checks_the_package():
     """CI runs mypy (default mode) on the package in the test venv, after the README's test command,
     and mypy comes with the ``test`` extra."""
     ci = (ROOT / ".ci" / "run").read_text()
-    test_venv = ci.split("python -m pytest -q\n", 1)[1].split("\ndeactivate", 1)[0]
+    test_venv = ci.split("python -m pytest -q -n auto\n", 1)[1].split("\ndeactivate", 1)[0]
     assert "python -m mypy apsp --ignore-missing-imports" in test_venv.splitlines()
     test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert any(dep.startswith("mypy") for dep in test_extra)

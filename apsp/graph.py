@@ -415,7 +415,8 @@ class Graph:
     """
 
     n: int
-    csr: csr_matrix | None = None  # with explicit edges
+    _csr: csr_matrix | None  # the edges as scipy's matrix, made on first use (`csr`)
+    _csr_arrays: tuple | None  # its (indptr, indices, data)
     dense: np.ndarray | None = None  # weights where edge_mask is True
     source: str | None = None
     labels: np.ndarray | None = None
@@ -435,22 +436,46 @@ class Graph:
 
     def __init__(self, n: int, csr: csr_matrix | None = None, dense: np.ndarray | None = None,
                  edge_mask: np.ndarray | None = None, source: str | None = None, labels: np.ndarray | None = None,
-                 null_value: Any = 0.0) -> None:
-        self.n, self.csr, self.dense, self._mask = n, csr, dense, edge_mask
+                 null_value: Any = 0.0, csr_arrays: tuple | None = None) -> None:
+        self.n, self.dense, self._mask = n, dense, edge_mask
+        self.csr = csr
+        if csr_arrays is not None:  # (indptr, indices, data): the scipy matrix made when asked for
+            self._csr_arrays = csr_arrays
         self.source, self.labels, self.null_value = source, labels, null_value
         self.derived = Derived()
         self._rule = None  # the dense edges' `apsp.dense.NullRule`, where the kernels read them
         if dense is not None and edge_mask is None:
             self._dense_rule(dense)
-        if self.csr is not None:
-            facts = _weight_facts(self.csr.data)
-            float_weights = self.csr.data.dtype.kind == "f"
+        if self._csr_arrays is not None:
+            facts = _weight_facts(self._csr_arrays[2])
+            float_weights = self._csr_arrays[2].dtype.kind == "f"
         else:
             assert self.dense is not None, "a graph holds its edges densely or as CSR"
             facts, float_weights = self._dense_facts(self.dense), self.dense.dtype.kind == "f"
         self.nnz, self.max_abs_weight, self.has_negative_weights, self.integral, self.unit_weights = facts
         self.float_weights = float_weights
         self.distance_bound = exactness.distance_bound(self.n, self.max_abs_weight)
+
+    @property
+    def csr(self) -> csr_matrix | None:
+        """The edges as a scipy CSR matrix with sorted, distinct columns in each row; None for a
+        graph kept dense (`to_csr` builds one). A graph built from an edge list keeps its CSR arrays
+        and makes the matrix on first use: scipy.sparse's import (0.25 s) is not on the way of a
+        solve that reads the arrays alone (the dense FW start matrix, the weight facts)."""
+        if self._csr is None and self._csr_arrays is not None:
+            import scipy.sparse as sp
+
+            indptr, indices, data = self._csr_arrays
+            csr = sp.csr_matrix((data, indices, indptr), shape=(self.n, self.n))
+            csr.sort_indices()  # scipy's C++ sort: Numba's own takes seconds to compile
+            csr.has_canonical_format = True  # and the columns are distinct within each row
+            self._csr, self._csr_arrays = csr, (csr.indptr, csr.indices, csr.data)
+        return self._csr
+
+    @csr.setter
+    def csr(self, matrix: csr_matrix | None) -> None:
+        self._csr = matrix
+        self._csr_arrays = None if matrix is None else (matrix.indptr, matrix.indices, matrix.data)
 
     def _dense_facts(self, dense: np.ndarray) -> tuple:
         if self._rule is not None:  # one threaded pass over the matrix, no mask made
@@ -568,8 +593,6 @@ class Graph:
         ValueError
             If an endpoint lies outside ``0..n-1`` or a weight type is not supported.
         """
-        import scipy.sparse as sp
-
         from .sizes import check_memory
 
         n, m = int(edges.n), len(edges.src)
@@ -588,12 +611,11 @@ class Graph:
         if w.dtype.kind not in "iuf":
             w = w.astype(np.float64)
         if w.dtype not in _KERNEL_WEIGHT_DTYPES:
+            import scipy.sparse as sp
+
             # scipy's own dtype check (float16, byte-swapped, ...), which only its COO path makes
             sp.coo_matrix((w[:0], (indices[:0], indices[:0])), shape=(n, n))
-        csr = sp.csr_matrix((w, indices, indptr), shape=(n, n))
-        csr.sort_indices()  # scipy's C++ sort: Numba's own takes seconds to compile
-        csr.has_canonical_format = True  # and the columns are distinct within each row
-        return cls(n=n, csr=csr, source=edges.source, labels=edges.labels)
+        return cls(n=n, csr_arrays=(indptr, indices, w), source=edges.source, labels=edges.labels)
 
     @classmethod
     def from_dense(cls, matrix: np.ndarray, null_value: float | None = 0.0,
@@ -694,11 +716,12 @@ class Graph:
         """
         if self.derived.longest_found is None:
             found = 0.0
-            if self.csr is not None and self.n and self.nnz and not self.has_negative_weights:
+            if self._csr_arrays is not None and self.n and self.nnz and not self.has_negative_weights:
                 from scipy.sparse.csgraph import dijkstra
 
-                forward, backward = self.csr, self.csr.T.tocsr()
-                start = int(np.argmax(np.diff(self.csr.indptr)))
+                forward = self.to_csr()
+                backward = forward.T.tocsr()
+                start = int(np.argmax(np.diff(forward.indptr)))
                 for sweep in range(sweeps):
                     d = dijkstra(backward if sweep % 2 else forward, indices=start)
                     d[~np.isfinite(d)] = -1.0
@@ -713,7 +736,7 @@ class Graph:
     def sweep_bytes(self) -> int:
         """RAM `longest_distance_found` holds while it searches: the reversed edges, scipy's
         float64 copy of a direction with its int32 columns, and its n-long outputs."""
-        w = self.csr.data.itemsize if self.csr is not None else 8
+        w = self._csr_arrays[2].itemsize if self._csr_arrays is not None else 8
         return self.nnz * (4 + w + 8 + 4) + (self.n + 1) * (4 + 4 + 8 + 8 + 8)
 
     # -- conversions ---------------------------------------------------------
@@ -780,9 +803,9 @@ class Graph:
             d.fill(exactness.inf_value(dt))
             np.copyto(d, self.dense[i0:i1], where=self.edges_in_rows(i0, i1), casting="unsafe")
         else:
-            assert self.csr is not None  # a graph holds its edges densely or as CSR
+            assert self._csr_arrays is not None  # a graph holds its edges densely or as CSR
             d.fill(exactness.inf_value(dt))
-            indptr, indices, data = self.csr.indptr, self.csr.indices, self.csr.data
+            indptr, indices, data = self._csr_arrays
             a = i0
             while a < i1:  # rows of at most START_CHUNK_EDGES edges (or one row): bounded temporaries
                 b = max(a + 1, min(i1, int(np.searchsorted(indptr, indptr[a] + START_CHUNK_EDGES, "right")) - 1))

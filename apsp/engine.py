@@ -367,11 +367,12 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
     block = requested or default_block
     assert block is not None, "run() needs block, opts.block_size or default_block"
     session = None
-    if opts.request.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
+    asked = opts.request
+    if asked.checkpoint:  # checkpoints only where asked for: their module is not even loaded otherwise
         from .checkpoint import CheckpointSession
 
-        session = CheckpointSession(opts.request.checkpoint, graph, opts.dtype, solver, block, opts.request.checkpoint_every,
-                                    opts.request.resume)
+        session = CheckpointSession(asked.checkpoint, graph, opts.dtype, solver, block, asked.checkpoint_every,
+                                    asked.resume)
     if session is not None and not engine.resumes_anywhere:
         block = session.block_for(requested, block)  # block: default_block unless one was requested
     start = 0
@@ -381,7 +382,7 @@ def run(graph, opts: SolveOptions, engine: RoundsEngine, solver: str, block: int
     else:
         engine.load(graph)
     t1 = time.perf_counter()
-    drive(engine, block, start, opts.request.progress, opts.request.on_round, session)
+    drive(engine, block, start, asked.progress, asked.on_round, session)
     if session is not None:
         session.finish()
     t2 = time.perf_counter()

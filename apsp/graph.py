@@ -7,6 +7,7 @@ the dense Floyd-Warshall start matrix or to CSR for BFS/Dijkstra.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,10 @@ class EdgeList:
     def m(self) -> int:
         """Number of edges (repeated pairs counted each time)."""
         return int(self.src.shape[0])
+
+
+#: held while a graph makes its scipy matrix from its CSR arrays (`Graph.csr`)
+_CSR_MADE = threading.Lock()
 
 
 def _weight_facts(w: np.ndarray) -> tuple:
@@ -465,11 +470,13 @@ class Graph:
         if self._csr is None and self._csr_arrays is not None:
             import scipy.sparse as sp
 
-            indptr, indices, data = self._csr_arrays
-            csr = sp.csr_matrix((data, indices, indptr), shape=(self.n, self.n))
-            csr.sort_indices()  # scipy's C++ sort: Numba's own takes seconds to compile
-            csr.has_canonical_format = True  # and the columns are distinct within each row
-            self._csr, self._csr_arrays = csr, (csr.indptr, csr.indices, csr.data)
+            with _CSR_MADE:  # the sort works in place on the arrays: one thread makes the matrix
+                if self._csr is None:
+                    indptr, indices, data = self._csr_arrays
+                    csr = sp.csr_matrix((data, indices, indptr), shape=(self.n, self.n))
+                    csr.sort_indices()  # scipy's C++ sort: Numba's own takes seconds to compile
+                    csr.has_canonical_format = True  # and the columns are distinct within each row
+                    self._csr, self._csr_arrays = csr, (csr.indptr, csr.indices, csr.data)
         return self._csr
 
     @csr.setter

@@ -240,3 +240,17 @@ def test_homework_command_imports_no_scipy_sparse_and_the_error_class_still_subc
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "d.txt").read_text() == "0 3 7\nINF 0 4\nINF INF 0\n"
+
+
+def test_readme_command_one_never_imports_scipy_sparse(tmp_path):
+    """README command 1 (knuth-miles, dense FW): the start matrix and the weight facts read the graph's
+    CSR arrays, so scipy.sparse's import (a quarter of a second of the command) stays off its way."""
+    knuth = REPO / "apsp" / "data" / "knuth-miles.txt"
+    code = ("import sys; from apsp.cli.program import main; "
+            f"rc = main([{str(knuth)!r}, 'd.txt', '32', '--backend', 'cpu', '-q']); "
+            "print(rc, 'scipy.sparse' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         capture_output=True, text=True, timeout=600)
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
+    rows = (tmp_path / "d.txt").read_text().splitlines()
+    assert len(rows) == 128 and rows[0].split()[:2] == ["0", "348"]  # the first row of the bundled run
